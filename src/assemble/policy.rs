@@ -1,0 +1,114 @@
+//! The content policy: what text from the agent may leave the machine, and how much of it.
+//!
+//! Names, ids, timings and token counts are always exported. Tool arguments and outputs are
+//! exported by default, cut to a length limit; prompts and model messages only when the user
+//! opts in. Every string taken from input goes through one of the functions here, which run the
+//! secret scrubber first, so nothing reaches a span unscrubbed.
+
+use std::sync::Arc;
+
+use crate::redact::Scrubber;
+
+/// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`'s default here: long enough for a command line or an
+/// error, short enough that a 64 KiB tool output does not become a 64 KiB attribute.
+pub const DEFAULT_MAX_VALUE_LEN: usize = 4096;
+
+/// Names and ids (tool names, models, call ids) are cut to this length.
+const MAX_LABEL_LEN: usize = 256;
+
+/// How far past the cut the scrubber still looks, so that a secret straddling the cut is
+/// matched whole and not left half-visible.
+const SCRUB_MARGIN: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct ContentPolicy {
+    /// Export tool arguments and outputs (`input.value`, `output.value`, `gen_ai.tool.call.*`).
+    pub capture_tool_content: bool,
+    /// Export prompts, stop replies and model messages
+    /// (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`).
+    pub capture_messages: bool,
+    /// Cut content to this many bytes (`OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`).
+    pub max_value_len: usize,
+    pub scrubber: Arc<Scrubber>,
+}
+
+impl Default for ContentPolicy {
+    fn default() -> Self {
+        ContentPolicy {
+            capture_tool_content: true,
+            capture_messages: false,
+            max_value_len: DEFAULT_MAX_VALUE_LEN,
+            scrubber: Arc::new(Scrubber::builtin()),
+        }
+    }
+}
+
+impl ContentPolicy {
+    /// Free text (arguments, outputs, messages): scrubbed, then cut to the value limit.
+    pub fn content(&self, text: &str) -> String {
+        self.clean(text, self.max_value_len)
+    }
+
+    /// A name or an id: scrubbed and cut short.
+    pub fn label(&self, text: &str) -> String {
+        self.clean(text, MAX_LABEL_LEN.min(self.max_value_len.max(16)))
+    }
+
+    fn clean(&self, text: &str, limit: usize) -> String {
+        // Scrub only what can survive the cut, plus a margin.
+        let window = &text[..floor_char_boundary(text, limit.saturating_add(SCRUB_MARGIN))];
+        let scrubbed = self.scrubber.scrub(window);
+        truncate(&scrubbed, limit)
+    }
+}
+
+/// `text` cut to at most `limit` bytes on a character boundary, ending in `…` if it was cut.
+pub fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    const ELLIPSIS: &str = "…";
+    let keep = floor_char_boundary(text, limit.saturating_sub(ELLIPSIS.len()));
+    let mut out = String::with_capacity(keep + ELLIPSIS.len());
+    out.push_str(&text[..keep]);
+    if limit >= ELLIPSIS.len() {
+        out.push_str(ELLIPSIS);
+    }
+    out
+}
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    if at >= text.len() {
+        return text.len();
+    }
+    let mut i = at;
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_on_char_boundaries_within_the_limit() {
+        assert_eq!(truncate("hello", 10), "hello");
+        assert_eq!(truncate("hello world", 8), "hello…");
+        let t = truncate("ééééé", 6);
+        assert!(t.len() <= 6 && t.ends_with('…'), "{t}");
+        assert_eq!(truncate("abc", 0), "");
+    }
+
+    #[test]
+    fn a_secret_across_the_cut_is_scrubbed_not_halved() {
+        let p = ContentPolicy {
+            max_value_len: 20,
+            ..ContentPolicy::default()
+        };
+        let out = p.content("xxxxxxxxxx sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(out, "xxxxxxxxxx [REDAC…");
+        assert!(!out.contains("sk-ant"));
+    }
+}

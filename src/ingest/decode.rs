@@ -1,0 +1,529 @@
+//! Decoding (and encoding) one protocol line, with errors that name the field at fault.
+//!
+//! A line is first read into [`Wire`], a flat struct with every field of every kind as an
+//! option, in one pass that borrows strings and raw JSON from the line. The kind then decides
+//! which fields are required. Only a line that fails is parsed a second time, through
+//! `serde_path_to_error`, to say which field broke: the happy path pays nothing for that.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use thiserror::Error;
+
+use super::protocol::{
+    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo, Usage,
+    PROTOCOL_VERSION,
+};
+
+/// Times must fall before this instant (2100-01-01T00:00:00Z, in Unix milliseconds). A larger
+/// value is almost always micro- or nanoseconds sent where milliseconds were meant, and past
+/// about the year 2554 milliseconds no longer fit in a 64-bit nanosecond timestamp.
+pub const MAX_TIME_MS: u64 = 4_102_444_800_000;
+
+/// Why a line was skipped. The reader adds the source and line number.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DecodeError {
+    #[error("line is {len} bytes, over the {max}-byte cap (raise it with --max-line-bytes)")]
+    TooLong { len: usize, max: usize },
+    #[error("not valid UTF-8 (first bad byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+    #[error("not a JSON object: {message}")]
+    NotJson { message: String },
+    #[error("field `{path}`: {message}")]
+    BadField { path: String, message: String },
+    #[error("missing field `{field}` (required for kind `{kind}`)")]
+    MissingField {
+        kind: &'static str,
+        field: &'static str,
+    },
+    #[error("field `{field}`: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("unknown kind `{0}` (expected one of: session, prompted, calling, called, stopping, call_sent, turn_ended, closed)")]
+    UnknownKind(String),
+    #[error("protocol version {0} is not supported (this exporter reads version 1)")]
+    Version(u64),
+}
+
+/// Decodes one line (without its newline). Blank lines are the caller's to skip.
+pub fn decode_line(line: &[u8]) -> Result<Record<'_>, DecodeError> {
+    let text = std::str::from_utf8(line).map_err(|e| DecodeError::NotUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    let wire: Wire<'_> = match serde_json::from_str(text) {
+        Ok(w) => w,
+        Err(_) => return Err(explain_json_error(text)),
+    };
+    wire.into_record()
+}
+
+/// Encodes a record as one protocol line, without the trailing newline.
+pub fn encode_record(record: &Record<'_>) -> String {
+    // Serializing plain strings, integers and raw JSON cannot fail.
+    serde_json::to_string(&Wire::from_record(record)).expect("protocol records always serialize")
+}
+
+/// Parses a failed line again to find which field broke.
+fn explain_json_error(text: &str) -> DecodeError {
+    let mut de = serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, Wire<'_>>(&mut de) {
+        Ok(_) => DecodeError::NotJson {
+            message: "could not be decoded".into(),
+        },
+        Err(e) => {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            if path == "." || path.is_empty() {
+                DecodeError::NotJson { message }
+            } else {
+                DecodeError::BadField { path, message }
+            }
+        }
+    }
+}
+
+fn borrow_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Json<'de>>, D::Error> {
+    Option::<&'de RawValue>::deserialize(d).map(|o| o.map(|raw| Json(Cow::Borrowed(raw))))
+}
+
+/// Every field of every kind, flat: what a line may carry.
+#[derive(Deserialize, Serialize, Default)]
+struct Wire<'a> {
+    #[serde(default)]
+    v: Option<u64>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    session: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at_ms: Option<u64>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    agent: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    workspace: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    parent: Option<WireParent<'a>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    call: Option<WireCall<'a>>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    output: Option<Json<'a>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    finished_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refused: Option<bool>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    reply: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    held: Option<u32>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    request: Option<WireRequest<'a>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    response: Option<WireResponse<'a>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first_token_ms: Option<u64>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    error: Option<Json<'a>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct WireParent<'a> {
+    #[serde(borrow)]
+    session: Cow<'a, str>,
+    #[serde(borrow)]
+    call: Cow<'a, str>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct WireCall<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    arguments: Option<Json<'a>>,
+    #[serde(borrow, default)]
+    within: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct WireRequest<'a> {
+    #[serde(borrow)]
+    model: Cow<'a, str>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    provider: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    messages: Option<Json<'a>>,
+}
+
+#[derive(Deserialize, Serialize, Default)]
+struct WireResponse<'a> {
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    content: Option<Json<'a>>,
+}
+
+fn need<T>(v: Option<T>, kind: &'static str, field: &'static str) -> Result<T, DecodeError> {
+    v.ok_or(DecodeError::MissingField { kind, field })
+}
+
+fn time(v: u64, field: &'static str) -> Result<u64, DecodeError> {
+    if v >= MAX_TIME_MS {
+        return Err(DecodeError::Invalid {
+            field,
+            reason: format!(
+                "{v} is after the year 2100; times are Unix milliseconds (was this micro- or nanoseconds?)"
+            ),
+        });
+    }
+    Ok(v)
+}
+
+fn need_time(v: Option<u64>, kind: &'static str, field: &'static str) -> Result<u64, DecodeError> {
+    time(need(v, kind, field)?, field)
+}
+
+fn non_empty<'a>(s: Cow<'a, str>, field: &'static str) -> Result<Cow<'a, str>, DecodeError> {
+    if s.is_empty() {
+        return Err(DecodeError::Invalid {
+            field,
+            reason: "must not be empty".into(),
+        });
+    }
+    Ok(s)
+}
+
+fn b<'s, 'a>(c: &'s Cow<'a, str>) -> Cow<'s, str> {
+    Cow::Borrowed(c.as_ref())
+}
+
+fn bo<'s, 'a>(c: &'s Option<Cow<'a, str>>) -> Option<Cow<'s, str>> {
+    c.as_ref().map(|c| Cow::Borrowed(c.as_ref()))
+}
+
+fn bj<'s, 'a>(c: &'s Option<Json<'a>>) -> Option<Json<'s>> {
+    c.as_ref().map(|c| Json(Cow::Borrowed(c.0.as_ref())))
+}
+
+impl<'a> WireCall<'a> {
+    fn into_call(self) -> Result<Call<'a>, DecodeError> {
+        Ok(Call {
+            id: non_empty(self.id, "call.id")?,
+            name: non_empty(self.name, "call.name")?,
+            arguments: self.arguments,
+            within: self.within.filter(|w| !w.is_empty()),
+        })
+    }
+
+    fn from_call<'s>(c: &'s Call<'_>) -> WireCall<'s> {
+        WireCall {
+            id: b(&c.id),
+            name: b(&c.name),
+            arguments: bj(&c.arguments),
+            within: bo(&c.within),
+        }
+    }
+}
+
+impl<'a> Wire<'a> {
+    fn into_record(self) -> Result<Record<'a>, DecodeError> {
+        match self.v {
+            Some(PROTOCOL_VERSION) => {}
+            Some(v) => return Err(DecodeError::Version(v)),
+            None => {
+                return Err(DecodeError::MissingField {
+                    kind: "any",
+                    field: "v",
+                })
+            }
+        }
+        let kind_text = self.kind.ok_or(DecodeError::MissingField {
+            kind: "any",
+            field: "kind",
+        })?;
+        let kind: &'static str = match kind_text.as_ref() {
+            "session" => "session",
+            "prompted" => "prompted",
+            "calling" => "calling",
+            "called" => "called",
+            "stopping" => "stopping",
+            "call_sent" => "call_sent",
+            "turn_ended" => "turn_ended",
+            "closed" => "closed",
+            other => return Err(DecodeError::UnknownKind(truncate_for_error(other))),
+        };
+        let session = non_empty(need(self.session, kind, "session")?, "session")?;
+        let event = match kind {
+            "session" => Event::Session(SessionInfo {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+                agent: self.agent,
+                model: self.model,
+                workspace: self.workspace,
+                parent: self.parent.map(|p| ParentRef {
+                    session: p.session,
+                    call: p.call,
+                }),
+            }),
+            "prompted" => Event::Prompted {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+                text: need(self.text, kind, "text")?,
+            },
+            "calling" => Event::Calling {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+                call: need(self.call, kind, "call")?.into_call()?,
+            },
+            "called" => Event::Called(Called {
+                call: need(self.call, kind, "call")?.into_call()?,
+                output: self.output,
+                started_ms: need_time(self.started_ms, kind, "started_ms")?,
+                finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
+                refused: self.refused.unwrap_or(false),
+            }),
+            "stopping" => Event::Stopping {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+                reply: need(self.reply, kind, "reply")?,
+                held: need(self.held, kind, "held")?,
+            },
+            "call_sent" => {
+                let request = need(self.request, kind, "request")?;
+                Event::CallSent(CallSent {
+                    id: self.id,
+                    request: Request {
+                        model: request.model,
+                        provider: request.provider,
+                        max_tokens: request.max_tokens,
+                        messages: request.messages,
+                    },
+                    response: self.response.map(|r| Response {
+                        id: r.id,
+                        model: r.model,
+                        stop_reason: r.stop_reason,
+                        content: r.content,
+                    }),
+                    usage: self.usage.unwrap_or_default(),
+                    started_ms: need_time(self.started_ms, kind, "started_ms")?,
+                    finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
+                    first_token_ms: self
+                        .first_token_ms
+                        .map(|t| time(t, "first_token_ms"))
+                        .transpose()?,
+                    error: self.error,
+                })
+            }
+            "turn_ended" => Event::TurnEnded {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+                reason: self.reason,
+            },
+            "closed" => Event::Closed {
+                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+            },
+            _ => unreachable!("kind was matched above"),
+        };
+        Ok(Record { session, event })
+    }
+
+    fn from_record<'s>(r: &'s Record<'_>) -> Wire<'s> {
+        let mut w = Wire {
+            v: Some(PROTOCOL_VERSION),
+            kind: Some(Cow::Borrowed(r.event.kind())),
+            session: Some(b(&r.session)),
+            ..Wire::default()
+        };
+        match &r.event {
+            Event::Session(s) => {
+                w.at_ms = Some(s.at_ms);
+                w.agent = bo(&s.agent);
+                w.model = bo(&s.model);
+                w.workspace = bo(&s.workspace);
+                w.parent = s.parent.as_ref().map(|p| WireParent {
+                    session: b(&p.session),
+                    call: b(&p.call),
+                });
+            }
+            Event::Prompted { at_ms, text } => {
+                w.at_ms = Some(*at_ms);
+                w.text = Some(b(text));
+            }
+            Event::Calling { at_ms, call } => {
+                w.at_ms = Some(*at_ms);
+                w.call = Some(WireCall::from_call(call));
+            }
+            Event::Called(c) => {
+                w.call = Some(WireCall::from_call(&c.call));
+                w.output = bj(&c.output);
+                w.started_ms = Some(c.started_ms);
+                w.finished_ms = Some(c.finished_ms);
+                w.refused = c.refused.then_some(true);
+            }
+            Event::Stopping { at_ms, reply, held } => {
+                w.at_ms = Some(*at_ms);
+                w.reply = Some(b(reply));
+                w.held = Some(*held);
+            }
+            Event::CallSent(c) => {
+                w.id = bo(&c.id);
+                w.request = Some(WireRequest {
+                    model: b(&c.request.model),
+                    provider: bo(&c.request.provider),
+                    max_tokens: c.request.max_tokens,
+                    messages: bj(&c.request.messages),
+                });
+                w.response = c.response.as_ref().map(|r| WireResponse {
+                    id: bo(&r.id),
+                    model: bo(&r.model),
+                    stop_reason: bo(&r.stop_reason),
+                    content: bj(&r.content),
+                });
+                w.usage = Some(c.usage);
+                w.started_ms = Some(c.started_ms);
+                w.finished_ms = Some(c.finished_ms);
+                w.first_token_ms = c.first_token_ms;
+                w.error = bj(&c.error);
+            }
+            Event::TurnEnded { at_ms, reason } => {
+                w.at_ms = Some(*at_ms);
+                w.reason = bo(reason);
+            }
+            Event::Closed { at_ms } => w.at_ms = Some(*at_ms),
+        }
+        w
+    }
+}
+
+/// Error messages quote input; a hostile line must not make them huge.
+fn truncate_for_error(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(line: &str) -> String {
+        decode_line(line.as_bytes()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn decodes_a_called_line_and_borrows_its_arguments() {
+        let line = r#"{"v":1,"kind":"called","session":"s1","call":{"id":"c1","name":"run","arguments":{"command":"ls"},"within":"c0"},"output":{"exit_code":0,"timed_out":false},"started_ms":1000,"finished_ms":1250,"extra":"ignored"}"#;
+        let r = decode_line(line.as_bytes()).unwrap();
+        assert_eq!(r.session, "s1");
+        let Event::Called(c) = &r.event else {
+            panic!("wrong kind")
+        };
+        assert_eq!(c.call.id, "c1");
+        assert_eq!(c.call.within.as_deref(), Some("c0"));
+        assert_eq!(c.call.arguments.as_ref().unwrap().get(), r#"{"command":"ls"}"#);
+        assert!(matches!(c.call.arguments, Some(Json(Cow::Borrowed(_)))));
+        assert_eq!((c.started_ms, c.finished_ms, c.refused), (1000, 1250, false));
+    }
+
+    #[test]
+    fn every_kind_round_trips_through_encode() {
+        let lines = [
+            r#"{"v":1,"kind":"session","session":"s","at_ms":1,"agent":"a","model":"m","workspace":"/w","parent":{"session":"p","call":"c"}}"#,
+            r#"{"v":1,"kind":"prompted","session":"s","at_ms":2,"text":"hi"}"#,
+            r#"{"v":1,"kind":"calling","session":"s","at_ms":3,"call":{"id":"c","name":"run","arguments":{"command":"ls"},"within":null}}"#,
+            r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"run","arguments":[1],"within":"d"},"output":"no","started_ms":3,"finished_ms":4,"refused":true}"#,
+            r#"{"v":1,"kind":"stopping","session":"s","at_ms":5,"reply":"done","held":1}"#,
+            r#"{"v":1,"kind":"call_sent","session":"s","id":"m1","request":{"model":"x","provider":"anthropic","max_tokens":10,"messages":[]},"response":{"id":"r","model":"x2","stop_reason":"end_turn","content":[]},"usage":{"input_tokens":1,"output_tokens":2,"cache_read_tokens":3,"cache_write_tokens":4,"reasoning_tokens":5},"started_ms":6,"finished_ms":7,"first_token_ms":6,"error":{"type":"overloaded"}}"#,
+            r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":8,"reason":"end"}"#,
+            r#"{"v":1,"kind":"closed","session":"s","at_ms":9}"#,
+        ];
+        for line in lines {
+            let r = decode_line(line.as_bytes()).unwrap();
+            let again = encode_record(&r);
+            let r2 = decode_line(again.as_bytes()).unwrap();
+            assert_eq!(r, r2, "{line}");
+            assert_eq!(r.clone().into_owned(), r2);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_reason() {
+        assert_eq!(
+            err(r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"run"},"started_ms":1}"#),
+            "missing field `finished_ms` (required for kind `called`)"
+        );
+        assert!(err(r#"{"v":1,"kind":"calling","session":"s","at_ms":1,"call":{"id":5,"name":"x"}}"#)
+            .starts_with("field `call.id`: invalid type: integer `5`, expected a string"));
+        assert!(err(r#"{"v":1,"kind":"prompted","session":"s","at_ms":-1,"text":""}"#)
+            .starts_with("field `at_ms`: invalid value: integer `-1`"));
+        assert!(err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1e999}"#)
+            .starts_with("field `at_ms`: number out of range"));
+        assert!(err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1700000000000000}"#)
+            .starts_with("field `at_ms`: 1700000000000000 is after the year 2100"));
+        assert_eq!(
+            err(r#"{"v":2,"kind":"closed","session":"s","at_ms":1}"#),
+            "protocol version 2 is not supported (this exporter reads version 1)"
+        );
+        assert!(err(r#"{"v":1,"kind":"nope","session":"s"}"#).starts_with("unknown kind `nope`"));
+        assert!(err("not json").starts_with("not a JSON object"));
+        assert!(err(r#"{"v":1,"kind":"closed","session":"","at_ms":1}"#).contains("must not be empty"));
+        assert_eq!(
+            decode_line(b"{\"v\":1,\"kind\":\"closed\",\"session\":\"\xff\"}").unwrap_err(),
+            DecodeError::NotUtf8 { offset: 34 }
+        );
+    }
+
+    #[test]
+    fn deep_nesting_inside_raw_values_does_not_recurse() {
+        let deep = format!(
+            r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":{}1{}}},"started_ms":1,"finished_ms":2}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(decode_line(deep.as_bytes()).is_ok());
+    }
+}

@@ -1,0 +1,286 @@
+//! The host-to-exporter wire protocol, version 1: one JSON object per line.
+//!
+//! `docs/protocol.md` is the human contract; this file is its one Rust copy. Fields may be added,
+//! never renamed. The types borrow from the line they were decoded from (`Cow`), so the hot path
+//! copies nothing it does not keep; `into_owned` makes a record that can cross a channel.
+//!
+//! `arguments`, `output`, `messages`, `content` and `error` are kept as raw JSON text
+//! ([`RawValue`]): the exporter only ever truncates and scrubs them as text, so building a
+//! `serde_json::Value` tree for each would be wasted work.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// The protocol version this crate reads and writes (`"v": 1`).
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// A JSON value kept as its text (borrowed from the line, or owned).
+#[derive(Debug, Clone)]
+pub struct Json<'a>(pub Cow<'a, RawValue>);
+
+impl Json<'_> {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    pub fn into_owned(self) -> Json<'static> {
+        Json(Cow::Owned(self.0.into_owned()))
+    }
+
+    /// Owned JSON from text, checked to be one valid JSON value.
+    pub fn parse(text: &str) -> Result<Json<'static>, serde_json::Error> {
+        RawValue::from_string(text.to_string()).map(|raw| Json(Cow::Owned(raw)))
+    }
+
+    /// Owned JSON from any serializable value.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Json<'static>, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(|raw| Json(Cow::Owned(raw)))
+    }
+}
+
+impl PartialEq for Json<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// One line of the protocol: which session it belongs to and what happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record<'a> {
+    pub session: Cow<'a, str>,
+    pub event: Event<'a>,
+}
+
+/// What happened, one variant per `kind`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'a> {
+    /// `session`: metadata about the session, first line of a session.
+    Session(SessionInfo<'a>),
+    /// `prompted`: albedo's `Prompted(text)`, a turn begins with a user message.
+    Prompted { at_ms: u64, text: Cow<'a, str> },
+    /// `calling`: albedo's `Calling(call)`, a tool call is about to run.
+    Calling { at_ms: u64, call: Call<'a> },
+    /// `called`: albedo's `Called(call, output, started_ms, finished_ms)`.
+    Called(Called<'a>),
+    /// `stopping`: albedo's `Stopping(reply, held)`.
+    Stopping {
+        at_ms: u64,
+        reply: Cow<'a, str>,
+        held: u32,
+    },
+    /// `call_sent`: observe's `CallSent`, one model API call.
+    CallSent(CallSent<'a>),
+    /// `turn_ended`: observe's `TurnEnded`.
+    TurnEnded {
+        at_ms: u64,
+        reason: Option<Cow<'a, str>>,
+    },
+    /// `closed`: the extension's `close()`; the session is over.
+    Closed { at_ms: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionInfo<'a> {
+    pub at_ms: u64,
+    pub agent: Option<Cow<'a, str>>,
+    pub model: Option<Cow<'a, str>>,
+    pub workspace: Option<Cow<'a, str>>,
+    /// Set for a child session started by `agents.spawn`.
+    pub parent: Option<ParentRef<'a>>,
+}
+
+/// The session and the `agents.spawn` call that started a child session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParentRef<'a> {
+    pub session: Cow<'a, str>,
+    pub call: Cow<'a, str>,
+}
+
+/// A tool call: a model tool call, or a call made inside a cell (then `within` is set).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call<'a> {
+    pub id: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    pub arguments: Option<Json<'a>>,
+    /// The `id` of the tool call whose cell made this call.
+    pub within: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Called<'a> {
+    pub call: Call<'a>,
+    pub output: Option<Json<'a>>,
+    pub started_ms: u64,
+    pub finished_ms: u64,
+    /// The call was refused (blocked) by a hook; `output` is the refusal.
+    pub refused: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSent<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub request: Request<'a>,
+    pub response: Option<Response<'a>>,
+    pub usage: Usage,
+    pub started_ms: u64,
+    pub finished_ms: u64,
+    pub first_token_ms: Option<u64>,
+    pub error: Option<Json<'a>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request<'a> {
+    pub model: Cow<'a, str>,
+    pub provider: Option<Cow<'a, str>>,
+    pub max_tokens: Option<u64>,
+    pub messages: Option<Json<'a>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Response<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub model: Option<Cow<'a, str>>,
+    pub stop_reason: Option<Cow<'a, str>>,
+    pub content: Option<Json<'a>>,
+}
+
+/// Token usage as the host reports it: `input_tokens` excludes cached tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// Input tokens as the GenAI semantic conventions count them: cache reads and writes included.
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+}
+
+impl Event<'_> {
+    /// The `kind` string of this event on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Session(_) => "session",
+            Event::Prompted { .. } => "prompted",
+            Event::Calling { .. } => "calling",
+            Event::Called(_) => "called",
+            Event::Stopping { .. } => "stopping",
+            Event::CallSent(_) => "call_sent",
+            Event::TurnEnded { .. } => "turn_ended",
+            Event::Closed { .. } => "closed",
+        }
+    }
+}
+
+fn owned(s: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(s.into_owned())
+}
+
+fn owned_opt(s: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+    s.map(owned)
+}
+
+fn owned_json(j: Option<Json<'_>>) -> Option<Json<'static>> {
+    j.map(Json::into_owned)
+}
+
+impl Call<'_> {
+    pub fn into_owned(self) -> Call<'static> {
+        Call {
+            id: owned(self.id),
+            name: owned(self.name),
+            arguments: owned_json(self.arguments),
+            within: owned_opt(self.within),
+        }
+    }
+}
+
+impl Record<'_> {
+    /// A copy that borrows nothing, to send across threads.
+    pub fn into_owned(self) -> Record<'static> {
+        let event = match self.event {
+            Event::Session(s) => Event::Session(SessionInfo {
+                at_ms: s.at_ms,
+                agent: owned_opt(s.agent),
+                model: owned_opt(s.model),
+                workspace: owned_opt(s.workspace),
+                parent: s.parent.map(|p| ParentRef {
+                    session: owned(p.session),
+                    call: owned(p.call),
+                }),
+            }),
+            Event::Prompted { at_ms, text } => Event::Prompted {
+                at_ms,
+                text: owned(text),
+            },
+            Event::Calling { at_ms, call } => Event::Calling {
+                at_ms,
+                call: call.into_owned(),
+            },
+            Event::Called(c) => Event::Called(Called {
+                call: c.call.into_owned(),
+                output: owned_json(c.output),
+                started_ms: c.started_ms,
+                finished_ms: c.finished_ms,
+                refused: c.refused,
+            }),
+            Event::Stopping { at_ms, reply, held } => Event::Stopping {
+                at_ms,
+                reply: owned(reply),
+                held,
+            },
+            Event::CallSent(c) => Event::CallSent(CallSent {
+                id: owned_opt(c.id),
+                request: Request {
+                    model: owned(c.request.model),
+                    provider: owned_opt(c.request.provider),
+                    max_tokens: c.request.max_tokens,
+                    messages: owned_json(c.request.messages),
+                },
+                response: c.response.map(|r| Response {
+                    id: owned_opt(r.id),
+                    model: owned_opt(r.model),
+                    stop_reason: owned_opt(r.stop_reason),
+                    content: owned_json(r.content),
+                }),
+                usage: c.usage,
+                started_ms: c.started_ms,
+                finished_ms: c.finished_ms,
+                first_token_ms: c.first_token_ms,
+                error: owned_json(c.error),
+            }),
+            Event::TurnEnded { at_ms, reason } => Event::TurnEnded {
+                at_ms,
+                reason: owned_opt(reason),
+            },
+            Event::Closed { at_ms } => Event::Closed { at_ms },
+        };
+        Record {
+            session: owned(self.session),
+            event,
+        }
+    }
+}
