@@ -11,3 +11,8 @@
 pub mod assemble;
 pub mod ingest;
 pub mod redact;
+pub mod config;
+pub mod export;
+pub mod host;
+pub mod pipeline;
+pub mod generate;

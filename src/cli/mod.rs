@@ -1,0 +1,223 @@
+//! Command-line arguments and their resolution against the environment.
+
+mod stream;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use albedo_otel::assemble::{AssembleConfig, ContentPolicy};
+use albedo_otel::config::{self, env, Compression, OtlpOverrides, Protocol};
+use albedo_otel::pipeline::PipelineConfig;
+use albedo_otel::redact::Scrubber;
+
+#[derive(Parser)]
+#[command(
+    name = "albedo-otel",
+    version,
+    about = "OpenTelemetry traces for AI coding agents: every turn, tool call and model call of albedo or Claude Code, with real timing, in Jaeger or Grafana Tempo.",
+    long_about = None,
+    after_help = "Logs go to stderr (filter with ALBEDO_OTEL_LOG, e.g. debug). The collector is set with the standard OTEL_EXPORTER_OTLP_* variables; flags override them."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read protocol events (NDJSON, one per line) from stdin until EOF, then flush and exit 0.
+    /// This is the process albedo's extension starts; SIGTERM also flushes before exit.
+    Run(ExportArgs),
+    /// Replay recorded sessions (protocol NDJSON files; `-` reads stdin), then flush and exit.
+    /// Exits 1 if a file could not be read, 3 if spans could not be delivered.
+    Replay {
+        /// Files to replay, in order.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        #[command(flatten)]
+        export: ExportArgs,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExporterKind {
+    /// OTLP to a collector (gRPC or HTTP).
+    Otlp,
+    /// OTLP/JSON lines to a file (see --file).
+    File,
+    /// A readable tree of each trace on stderr.
+    Console,
+}
+
+#[derive(Args, Clone)]
+pub struct ExportArgs {
+    /// Where spans go [env: OTEL_TRACES_EXPORTER] [default: otlp]
+    #[arg(long, value_enum)]
+    exporter: Option<ExporterKind>,
+    /// File for `--exporter file`; `-` is stdout.
+    #[arg(long, default_value = "albedo-otel-traces.jsonl", value_name = "PATH")]
+    file: String,
+    /// Collector URL, like OTEL_EXPORTER_OTLP_ENDPOINT (over HTTP, /v1/traces is added)
+    /// [default: http://localhost:4318, or http://localhost:4317 for grpc]
+    #[arg(long, value_name = "URL")]
+    endpoint: Option<String>,
+    /// OTLP transport [env: OTEL_EXPORTER_OTLP_PROTOCOL] [default: http/protobuf]
+    #[arg(long, value_enum)]
+    protocol: Option<Protocol>,
+    /// Extra request header KEY=VALUE, repeatable [env: OTEL_EXPORTER_OTLP_HEADERS]
+    #[arg(long = "header", value_name = "KEY=VALUE", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+    /// Per-request timeout, e.g. 10s [env: OTEL_EXPORTER_OTLP_TIMEOUT, in ms]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    timeout: Option<Duration>,
+    /// Request compression [env: OTEL_EXPORTER_OTLP_COMPRESSION] [default: none]
+    #[arg(long, value_enum)]
+    compression: Option<Compression>,
+    /// service.name of the resource [env: OTEL_SERVICE_NAME] [default: albedo]
+    #[arg(long, value_name = "NAME")]
+    service_name: Option<String>,
+    /// Export prompts, stop replies and model messages
+    /// [env: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true]
+    #[arg(long)]
+    capture_messages: bool,
+    /// Do not export tool arguments and outputs [env: ALBEDO_OTEL_CAPTURE_TOOL_CONTENT=false]
+    #[arg(long)]
+    no_tool_content: bool,
+    /// Cut exported text to this many bytes [env: OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT] [default: 4096]
+    #[arg(long, value_name = "BYTES")]
+    max_attribute_length: Option<usize>,
+    /// Also redact matches of REGEX, shown as [REDACTED:KIND]; repeatable
+    #[arg(long = "redact", value_name = "KIND=REGEX", value_parser = parse_header)]
+    redact: Vec<(String, String)>,
+    /// Spans per export request [env: OTEL_BSP_MAX_EXPORT_BATCH_SIZE] [default: 512]
+    #[arg(long, value_name = "N")]
+    batch_size: Option<usize>,
+    /// Longest a span waits before it is sent, e.g. 1s [env: OTEL_BSP_SCHEDULE_DELAY, in ms]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    batch_delay: Option<Duration>,
+    /// Deadline for delivering everything at EOF or SIGTERM, e.g. 5s [env: ALBEDO_OTEL_FLUSH_TIMEOUT, in ms]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    flush_timeout: Option<Duration>,
+    /// Longest accepted input line; longer lines are skipped with an error
+    #[arg(long, default_value_t = albedo_otel::ingest::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    max_line_bytes: usize,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| "expected KEY=VALUE".to_string())
+}
+
+/// Logs go to stderr only: stdout belongs to protocols.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(env::ALBEDO_OTEL_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
+        Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
+    }
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+impl ExportArgs {
+    pub fn exporter_kind(&self) -> Result<ExporterKind> {
+        if let Some(k) = self.exporter {
+            return Ok(k);
+        }
+        match var(env::OTEL_TRACES_EXPORTER).as_deref().map(str::trim) {
+            None | Some("otlp") => Ok(ExporterKind::Otlp),
+            Some("console") => Ok(ExporterKind::Console),
+            Some(other) => anyhow::bail!(
+                "{}={other:?} is not supported here; use otlp or console (or --exporter file)",
+                env::OTEL_TRACES_EXPORTER
+            ),
+        }
+    }
+
+    pub fn otlp_overrides(&self) -> OtlpOverrides {
+        OtlpOverrides {
+            endpoint: self.endpoint.clone(),
+            protocol: self.protocol,
+            headers: self.headers.clone(),
+            timeout: self.timeout,
+            compression: self.compression,
+        }
+    }
+
+    pub fn pipeline_config(&self) -> Result<PipelineConfig> {
+        let mut c = PipelineConfig::default();
+        let capture_messages = self.capture_messages
+            || var(env::OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)
+                .map(|v| config::flag(env::OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, &v))
+                .transpose()?
+                .unwrap_or(false);
+        let capture_tool_content = !self.no_tool_content
+            && var(env::ALBEDO_OTEL_CAPTURE_TOOL_CONTENT)
+                .map(|v| config::flag(env::ALBEDO_OTEL_CAPTURE_TOOL_CONTENT, &v))
+                .transpose()?
+                .unwrap_or(true);
+        let max_value_len = match self.max_attribute_length {
+            Some(n) => n,
+            None => match var(env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT)
+                .map(|v| (env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, v))
+                .or_else(|| var(env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT).map(|v| (env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, v)))
+            {
+                Some((name, v)) => config::count(name, &v)?,
+                None => albedo_otel::assemble::policy::DEFAULT_MAX_VALUE_LEN,
+            },
+        };
+        let scrubber = Scrubber::with_patterns(self.redact.iter().cloned()).context("--redact")?;
+        c.assemble = AssembleConfig {
+            policy: ContentPolicy {
+                capture_tool_content,
+                capture_messages,
+                max_value_len,
+                scrubber: std::sync::Arc::new(scrubber),
+            },
+            ..AssembleConfig::default()
+        };
+        c.batch_size = match self.batch_size {
+            Some(n) if n > 0 => n,
+            Some(_) => anyhow::bail!("--batch-size must be above 0"),
+            None => var(env::OTEL_BSP_MAX_EXPORT_BATCH_SIZE)
+                .map(|v| config::count(env::OTEL_BSP_MAX_EXPORT_BATCH_SIZE, &v))
+                .transpose()?
+                .unwrap_or(c.batch_size),
+        };
+        c.batch_delay = match self.batch_delay {
+            Some(d) => d,
+            None => var(env::OTEL_BSP_SCHEDULE_DELAY)
+                .map(|v| config::duration_ms(env::OTEL_BSP_SCHEDULE_DELAY, &v))
+                .transpose()?
+                .unwrap_or(c.batch_delay),
+        };
+        c.queue_size = var(env::OTEL_BSP_MAX_QUEUE_SIZE)
+            .map(|v| config::count(env::OTEL_BSP_MAX_QUEUE_SIZE, &v))
+            .transpose()?
+            .unwrap_or(c.queue_size);
+        c.flush_timeout = match self.flush_timeout {
+            Some(d) => d,
+            None => var(env::ALBEDO_OTEL_FLUSH_TIMEOUT)
+                .map(|v| config::duration_ms(env::ALBEDO_OTEL_FLUSH_TIMEOUT, &v))
+                .transpose()?
+                .unwrap_or(c.flush_timeout),
+        };
+        Ok(c)
+    }
+}

@@ -1,0 +1,126 @@
+//! `run` and `replay`: read protocol lines, feed the pipeline, close it on EOF or a signal.
+
+use std::fs::File;
+use std::io::Read;
+use std::sync::Arc;
+
+use anyhow::Result;
+use crossbeam_channel::bounded;
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use super::{ExportArgs, ExporterKind};
+use albedo_otel::config::OtlpSettings;
+use albedo_otel::export::console::ConsoleExporter;
+use albedo_otel::export::file::FileExporter;
+use albedo_otel::export::otlp::OtlpExporter;
+use albedo_otel::export::{Exporter, ResourceInfo};
+use albedo_otel::ingest::read_lines;
+use albedo_otel::pipeline;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Run,
+    Replay,
+}
+
+enum Stop {
+    /// Every source was read to its end; `false` if one could not be opened or read.
+    Eof(bool),
+    Signal(&'static str),
+}
+
+pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
+    let kind = args.exporter_kind()?;
+    let config = args.pipeline_config()?;
+    let resource = ResourceInfo::detect(args.service_name.as_deref());
+    let otlp = match kind {
+        ExporterKind::Otlp => {
+            let settings = OtlpSettings::resolve(&args.otlp_overrides(), &|k| std::env::var(k).ok())?;
+            if let Some(hint) = settings.port_hint() {
+                tracing::warn!("{hint}");
+            }
+            Some(settings)
+        }
+        _ => None,
+    };
+    let file = args.file.clone();
+    let (handle, guard) = pipeline::start(config, move || {
+        Ok(match (kind, otlp) {
+            (ExporterKind::Otlp, Some(settings)) => Exporter::Otlp(OtlpExporter::new(settings, resource)?),
+            (ExporterKind::File, _) => Exporter::File(FileExporter::create(&file, resource)?),
+            _ => Exporter::Console(ConsoleExporter::stderr()),
+        })
+    })?;
+    tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
+
+    let (stop_tx, stop_rx) = bounded::<Stop>(2);
+    {
+        let stop_tx = stop_tx.clone();
+        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT])?;
+        std::thread::Builder::new()
+            .name("albedo-otel-signals".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    let name = if sig == SIGTERM { "SIGTERM" } else { "SIGINT" };
+                    let _ = stop_tx.send(Stop::Signal(name));
+                }
+            })?;
+    }
+    {
+        let sources = sources.to_vec();
+        let max_line = args.max_line_bytes;
+        let handle = handle.clone();
+        std::thread::Builder::new()
+            .name("albedo-otel-read".into())
+            .spawn(move || {
+                let mut all_read = true;
+                for source in &sources {
+                    let (name, input): (Arc<str>, Box<dyn Read>) = if source == "-" {
+                        ("stdin".into(), Box::new(std::io::stdin().lock()))
+                    } else {
+                        match File::open(source) {
+                            Ok(f) => (source.as_str().into(), Box::new(f)),
+                            Err(e) => {
+                                tracing::error!("cannot open {source}: {e}");
+                                all_read = false;
+                                continue;
+                            }
+                        }
+                    };
+                    if let Err(e) = read_lines(name.clone(), input, max_line, |chunk| handle.send_lines(chunk)) {
+                        tracing::error!("reading {name}: {e}");
+                        all_read = false;
+                    }
+                }
+                let _ = stop_tx.send(Stop::Eof(all_read));
+            })?;
+    }
+
+    let stop = stop_rx.recv().unwrap_or(Stop::Eof(false));
+    let all_read = match stop {
+        Stop::Eof(ok) => ok,
+        Stop::Signal(name) => {
+            tracing::info!("{name}: flushing and exiting");
+            true
+        }
+    };
+    drop(handle);
+    let summary = guard.close();
+    let lost = summary.failed + summary.in_flight();
+    if lost > 0 {
+        tracing::error!("done: {summary}");
+        if kind == ExporterKind::Otlp {
+            tracing::error!(
+                "is a collector listening? `docker compose -f deploy/docker-compose.yml up -d` starts one; `--exporter console` shows the traces without one"
+            );
+        }
+    } else {
+        tracing::info!("done: {summary}");
+    }
+    Ok(match mode {
+        Mode::Run => 0,
+        Mode::Replay if !all_read => 1,
+        Mode::Replay if lost > 0 => 3,
+        Mode::Replay => 0,
+    })
+}

@@ -1,0 +1,486 @@
+//! Settings from the standard `OTEL_*` variables, with the OpenTelemetry SDKs' precedence.
+//!
+//! For every setting: a value given in code or on the command line wins, then the
+//! signal-specific `OTEL_EXPORTER_OTLP_TRACES_*` variable, then the generic `OTEL_EXPORTER_OTLP_*`
+//! one, then the default. Resolution takes the environment as a function, so it is tested
+//! without touching the process environment.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// Names of the environment variables read, kept in one place.
+pub mod env {
+    pub const OTEL_EXPORTER_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+    pub const OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+    pub const OTEL_EXPORTER_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+    pub const OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+    pub const OTEL_EXPORTER_OTLP_HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
+    pub const OTEL_EXPORTER_OTLP_TRACES_HEADERS: &str = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
+    pub const OTEL_EXPORTER_OTLP_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
+    pub const OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
+    pub const OTEL_EXPORTER_OTLP_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_COMPRESSION";
+    pub const OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION";
+    pub const OTEL_EXPORTER_OTLP_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CERTIFICATE";
+    pub const OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE";
+    pub const OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
+    pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE: &str =
+        "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE";
+    pub const OTEL_EXPORTER_OTLP_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_CLIENT_KEY";
+    pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY";
+    pub const OTEL_TRACES_EXPORTER: &str = "OTEL_TRACES_EXPORTER";
+    pub const OTEL_SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
+    pub const OTEL_RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
+    pub const OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+    pub const OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+    pub const OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: &str =
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+    pub const OTEL_BSP_SCHEDULE_DELAY: &str = "OTEL_BSP_SCHEDULE_DELAY";
+    pub const OTEL_BSP_MAX_EXPORT_BATCH_SIZE: &str = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE";
+    pub const OTEL_BSP_MAX_QUEUE_SIZE: &str = "OTEL_BSP_MAX_QUEUE_SIZE";
+    /// Our own: the deadline for delivering everything at close, EOF or SIGTERM (ms).
+    pub const ALBEDO_OTEL_FLUSH_TIMEOUT: &str = "ALBEDO_OTEL_FLUSH_TIMEOUT";
+    /// Our own: `false` turns off export of tool arguments and outputs.
+    pub const ALBEDO_OTEL_CAPTURE_TOOL_CONTENT: &str = "ALBEDO_OTEL_CAPTURE_TOOL_CONTENT";
+    /// Our own: the log filter (`tracing` syntax), default `info`.
+    pub const ALBEDO_OTEL_LOG: &str = "ALBEDO_OTEL_LOG";
+}
+
+/// Defaults, where the standard leaves them to the implementation.
+pub mod defaults {
+    use std::time::Duration;
+
+    pub const GRPC_ENDPOINT: &str = "http://localhost:4317";
+    pub const HTTP_ENDPOINT: &str = "http://localhost:4318";
+    pub const HTTP_TRACES_PATH: &str = "/v1/traces";
+    pub const TIMEOUT: Duration = Duration::from_secs(10);
+    /// Spans wait at most this long to be sent (the spec's 5 s is long to watch a live agent).
+    pub const BATCH_DELAY: Duration = Duration::from_secs(1);
+    pub const BATCH_SIZE: usize = 512;
+    /// Events a host may hand over before its hook starts dropping (and counting) them.
+    pub const QUEUE_SIZE: usize = 65_536;
+    pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{var}={value:?}: {reason}")]
+    Invalid {
+        var: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// Header values are secrets (API keys); the error names the key only.
+    #[error("{var}: header `{key}` is not a valid HTTP header ({reason})")]
+    Header {
+        var: &'static str,
+        key: String,
+        reason: &'static str,
+    },
+}
+
+fn invalid(var: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        var,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Protocol {
+    #[value(name = "grpc")]
+    Grpc,
+    #[value(name = "http/protobuf")]
+    HttpProtobuf,
+    #[value(name = "http/json")]
+    HttpJson,
+}
+
+impl Protocol {
+    pub fn parse(var: &'static str, s: &str) -> Result<Self, ConfigError> {
+        match s.trim() {
+            "grpc" => Ok(Protocol::Grpc),
+            "http/protobuf" => Ok(Protocol::HttpProtobuf),
+            "http/json" => Ok(Protocol::HttpJson),
+            _ => Err(invalid(var, s, "expected grpc, http/protobuf or http/json")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Grpc => "grpc",
+            Protocol::HttpProtobuf => "http/protobuf",
+            Protocol::HttpJson => "http/json",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Compression {
+    #[default]
+    None,
+    Gzip,
+}
+
+impl Compression {
+    fn parse(var: &'static str, s: &str) -> Result<Self, ConfigError> {
+        match s.trim() {
+            "gzip" => Ok(Compression::Gzip),
+            "none" | "" => Ok(Compression::None),
+            _ => Err(invalid(var, s, "expected gzip or none")),
+        }
+    }
+}
+
+/// Client TLS material, as file paths (PEM).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Trust this CA instead of the system roots.
+    pub ca: Option<String>,
+    pub client_cert: Option<String>,
+    pub client_key: Option<String>,
+}
+
+/// Values given in code or on the command line; each wins over the environment.
+#[derive(Debug, Clone, Default)]
+pub struct OtlpOverrides {
+    /// Like `OTEL_EXPORTER_OTLP_ENDPOINT`: over HTTP, `/v1/traces` is added unless present.
+    pub endpoint: Option<String>,
+    pub protocol: Option<Protocol>,
+    pub headers: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub compression: Option<Compression>,
+}
+
+/// Where and how to send OTLP.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtlpSettings {
+    /// The full URL: for HTTP it includes the path.
+    pub endpoint: String,
+    pub protocol: Protocol,
+    /// Sent with every request. Never logged: they usually carry API keys.
+    pub headers: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub compression: Compression,
+    pub tls: TlsFiles,
+}
+
+impl std::fmt::Debug for OtlpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OtlpSettings")
+            .field("endpoint", &self.endpoint)
+            .field("protocol", &self.protocol)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            )
+            .field("timeout", &self.timeout)
+            .field("compression", &self.compression)
+            .field("tls", &self.tls)
+            .finish()
+    }
+}
+
+/// The first variable of `vars` that is set and not empty, with its name.
+fn first(env: &dyn Fn(&str) -> Option<String>, vars: &[&'static str]) -> Option<(&'static str, String)> {
+    vars.iter()
+        .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (*v, s)))
+}
+
+fn check_url(var: &'static str, url: &str) -> Result<(), ConfigError> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| invalid(var, url, e.to_string()))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        Some(other) => return Err(invalid(var, url, format!("scheme `{other}` is not http or https"))),
+        None => {
+            return Err(invalid(
+                var,
+                url,
+                format!("no scheme; write it as http://{url}"),
+            ))
+        }
+    }
+    if uri.host().is_none() {
+        return Err(invalid(var, url, "no host"));
+    }
+    Ok(())
+}
+
+/// `base` with `/v1/traces` appended to its path, as the spec says for the generic variable.
+fn with_traces_path(base: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if base.ends_with(defaults::HTTP_TRACES_PATH) {
+        base.to_string()
+    } else {
+        format!("{base}{}", defaults::HTTP_TRACES_PATH)
+    }
+}
+
+/// Parses `key=value,key2=value2` (values percent-encoded), as the spec writes headers.
+pub fn parse_headers(var: &'static str, s: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut out = Vec::new();
+    for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = pair.split_once('=') else {
+            // Never echo the pair: it may be a bare secret.
+            return Err(ConfigError::Header {
+                var,
+                key: "(unnamed)".into(),
+                reason: "expected key=value",
+            });
+        };
+        let key = k.trim().to_string();
+        let value = percent_encoding::percent_decode_str(v.trim())
+            .decode_utf8()
+            .map_err(|_| ConfigError::Header {
+                var,
+                key: key.clone(),
+                reason: "value is not UTF-8 once percent-decoded",
+            })?
+            .into_owned();
+        check_header(var, &key, &value)?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+fn check_header(var: &'static str, key: &str, value: &str) -> Result<(), ConfigError> {
+    http::HeaderName::from_bytes(key.as_bytes()).map_err(|_| ConfigError::Header {
+        var,
+        key: key.to_string(),
+        reason: "bad name",
+    })?;
+    http::HeaderValue::from_str(value).map_err(|_| ConfigError::Header {
+        var,
+        key: key.to_string(),
+        reason: "bad value",
+    })?;
+    Ok(())
+}
+
+/// Later lists win for the same key (compared without case, as HTTP does).
+fn merge_headers(layers: Vec<Vec<(String, String)>>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for layer in layers {
+        for (k, v) in layer {
+            out.retain(|(old, _)| !old.eq_ignore_ascii_case(&k));
+            out.push((k, v));
+        }
+    }
+    out
+}
+
+fn millis(var: &'static str, s: &str) -> Result<Duration, ConfigError> {
+    s.trim()
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| invalid(var, s, "expected a whole number of milliseconds"))
+}
+
+/// Reads a `true`/`false` variable.
+pub fn flag(var: &'static str, s: &str) -> Result<bool, ConfigError> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" | "" => Ok(false),
+        _ => Err(invalid(var, s, "expected true or false")),
+    }
+}
+
+/// Reads a positive whole number.
+pub fn count(var: &'static str, s: &str) -> Result<usize, ConfigError> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(invalid(var, s, "expected a whole number above 0")),
+    }
+}
+
+/// A duration in milliseconds from a variable.
+pub fn duration_ms(var: &'static str, s: &str) -> Result<Duration, ConfigError> {
+    millis(var, s)
+}
+
+impl OtlpSettings {
+    /// Resolves every setting: `overrides`, then `OTEL_EXPORTER_OTLP_TRACES_*`, then
+    /// `OTEL_EXPORTER_OTLP_*`, then the defaults.
+    pub fn resolve(
+        overrides: &OtlpOverrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        use self::env::*;
+        let protocol = match overrides.protocol {
+            Some(p) => p,
+            None => match first(env, &[OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL]) {
+                Some((var, v)) => Protocol::parse(var, &v)?,
+                None => Protocol::HttpProtobuf,
+            },
+        };
+        let http = protocol != Protocol::Grpc;
+        let endpoint = if let Some(e) = &overrides.endpoint {
+            check_url("--endpoint", e)?;
+            if http {
+                with_traces_path(e)
+            } else {
+                e.clone()
+            }
+        } else if let Some((var, e)) = first(env, &[OTEL_EXPORTER_OTLP_TRACES_ENDPOINT]) {
+            check_url(var, e.trim())?;
+            e.trim().to_string()
+        } else if let Some((var, e)) = first(env, &[OTEL_EXPORTER_OTLP_ENDPOINT]) {
+            check_url(var, e.trim())?;
+            if http {
+                with_traces_path(e.trim())
+            } else {
+                e.trim().to_string()
+            }
+        } else if http {
+            with_traces_path(defaults::HTTP_ENDPOINT)
+        } else {
+            defaults::GRPC_ENDPOINT.to_string()
+        };
+        let mut layers = Vec::new();
+        for var in [OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS] {
+            if let Some(v) = env(var) {
+                layers.push(parse_headers(var, &v)?);
+            }
+        }
+        for (k, v) in &overrides.headers {
+            check_header("--header", k, v)?;
+        }
+        layers.push(overrides.headers.clone());
+        let headers = merge_headers(layers);
+        let timeout = match overrides.timeout {
+            Some(t) => t,
+            None => match first(env, &[OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT]) {
+                Some((var, v)) => millis(var, &v)?,
+                None => defaults::TIMEOUT,
+            },
+        };
+        let compression = match overrides.compression {
+            Some(c) => c,
+            None => match first(
+                env,
+                &[OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, OTEL_EXPORTER_OTLP_COMPRESSION],
+            ) {
+                Some((var, v)) => Compression::parse(var, &v)?,
+                None => Compression::None,
+            },
+        };
+        let path = |vars: &[&'static str]| first(env, vars).map(|(_, v)| v.trim().to_string());
+        let tls = TlsFiles {
+            ca: path(&[OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE, OTEL_EXPORTER_OTLP_CERTIFICATE]),
+            client_cert: path(&[
+                OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+                OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
+            ]),
+            client_key: path(&[OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY, OTEL_EXPORTER_OTLP_CLIENT_KEY]),
+        };
+        Ok(OtlpSettings {
+            endpoint,
+            protocol,
+            headers,
+            timeout,
+            compression,
+            tls,
+        })
+    }
+
+    /// A hint when the endpoint's port is the usual one of the other protocol.
+    pub fn port_hint(&self) -> Option<String> {
+        let uri: http::Uri = self.endpoint.parse().ok()?;
+        match (self.protocol, uri.port_u16()) {
+            (Protocol::Grpc, Some(4318)) => Some(
+                "port 4318 is usually OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or use port 4317".into(),
+            ),
+            (Protocol::HttpProtobuf | Protocol::HttpJson, Some(4317)) => Some(
+                "port 4317 is usually OTLP/gRPC; set OTEL_EXPORTER_OTLP_PROTOCOL=grpc or use port 4318".into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn resolve(o: &OtlpOverrides, vars: &[(&str, &str)]) -> Result<OtlpSettings, ConfigError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        OtlpSettings::resolve(o, &|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let s = resolve(&OtlpOverrides::default(), &[]).unwrap();
+        assert_eq!(s.protocol, Protocol::HttpProtobuf);
+        assert_eq!(s.endpoint, "http://localhost:4318/v1/traces");
+        assert_eq!(s.timeout, Duration::from_secs(10));
+        let s = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).unwrap();
+        assert_eq!(s.endpoint, "http://localhost:4317");
+    }
+
+    #[test]
+    fn code_then_traces_then_generic_then_default() {
+        let vars = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318/base/"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "100"),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "200"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "a=1,b=x%20y"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "B=2"),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+        ];
+        let s = resolve(&OtlpOverrides::default(), &vars).unwrap();
+        assert_eq!(s.endpoint, "http://generic:4318/base/v1/traces");
+        assert_eq!(s.timeout, Duration::from_millis(200));
+        assert_eq!(s.headers, vec![("a".into(), "1".into()), ("B".into(), "2".into())]);
+        assert_eq!(s.compression, Compression::Gzip);
+
+        let mut vars2 = vars.to_vec();
+        vars2.push(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:9999/custom"));
+        let s = resolve(&OtlpOverrides::default(), &vars2).unwrap();
+        assert_eq!(s.endpoint, "http://traces:9999/custom", "used as is");
+
+        let o = OtlpOverrides {
+            endpoint: Some("http://cli:1234".into()),
+            timeout: Some(Duration::from_millis(5)),
+            headers: vec![("a".into(), "cli".into())],
+            ..OtlpOverrides::default()
+        };
+        let s = resolve(&o, &vars2).unwrap();
+        assert_eq!(s.endpoint, "http://cli:1234/v1/traces");
+        assert_eq!(s.timeout, Duration::from_millis(5));
+        assert_eq!(s.headers[1], ("a".into(), "cli".into()));
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_never_a_header_value() {
+        let e = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\""), "{e}");
+        let e = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "udp")]).unwrap_err();
+        assert!(e.to_string().contains("expected grpc, http/protobuf or http/json"));
+        let e = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=sekrit\nvalue")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("x-api-key") && !e.contains("sekrit"), "{e}");
+        let settings = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20sekrit")],
+        )
+        .unwrap();
+        assert!(!format!("{settings:?}").contains("sekrit"));
+    }
+
+    #[test]
+    fn warns_about_the_other_protocols_port() {
+        let s = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4317")]).unwrap();
+        assert!(s.port_hint().unwrap().contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc"));
+    }
+}

@@ -1,0 +1,145 @@
+//! OTLP over HTTP (protobuf or JSON), with reqwest on rustls.
+
+use std::io::Write;
+use std::time::Duration;
+
+use bytes::Bytes;
+use flate2::write::GzEncoder;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
+use prost::Message;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
+
+use super::{error_chain, tls};
+use crate::config::{Compression, OtlpSettings, Protocol};
+use crate::export::{ExportError, Exported};
+
+pub struct HttpTransport {
+    client: reqwest::Client,
+    endpoint: String,
+    headers: HeaderMap,
+    json: bool,
+    gzip: bool,
+}
+
+impl HttpTransport {
+    pub fn new(settings: &OtlpSettings) -> Result<Self, ExportError> {
+        let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
+        let mut builder = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .connect_timeout(settings.timeout.min(Duration::from_secs(5)))
+            .user_agent(concat!("albedo-otel/", env!("CARGO_PKG_VERSION")));
+        if settings.endpoint.starts_with("https://") {
+            let files = tls::load(&settings.tls)?;
+            if let Some(pem) = &files.ca {
+                let certs = reqwest::Certificate::from_pem_bundle(pem)
+                    .map_err(|e| setup(format!("bad CA certificate: {e}")))?;
+                builder = builder.tls_certs_only(certs);
+            }
+            if let Some((cert, key)) = &files.identity {
+                let mut pem = cert.clone();
+                pem.push(b'\n');
+                pem.extend_from_slice(key);
+                let identity = reqwest::Identity::from_pem(&pem)
+                    .map_err(|e| setup(format!("bad client certificate or key: {e}")))?;
+                builder = builder.identity(identity);
+            }
+        }
+        let client = builder.build().map_err(|e| setup(error_chain(&e)))?;
+        let mut headers = HeaderMap::new();
+        for (k, v) in &settings.headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| setup(format!("header `{k}` has a bad name")))?;
+            let mut value =
+                HeaderValue::from_str(v).map_err(|_| setup(format!("header `{k}` has a bad value")))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let json = settings.protocol == Protocol::HttpJson;
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(if json { "application/json" } else { "application/x-protobuf" }),
+        );
+        let gzip = settings.compression == Compression::Gzip;
+        if gzip {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        Ok(HttpTransport {
+            client,
+            endpoint: settings.endpoint.clone(),
+            headers,
+            json,
+            gzip,
+        })
+    }
+
+    /// Whether the body must be OTLP/JSON rather than protobuf.
+    pub fn wants_json(&self) -> bool {
+        self.json
+    }
+
+    pub async fn send(&mut self, body: Bytes, spans: u64) -> Result<Exported, ExportError> {
+        let body = if self.gzip { gzip(&body) } else { body };
+        let response = self
+            .client
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| ExportError::Unreachable {
+                endpoint: self.endpoint.clone(),
+                reason: error_chain(&e),
+            })?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let is_protobuf = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/x-protobuf"));
+        let bytes = response.bytes().await.unwrap_or_default();
+        if status.is_success() {
+            let rejected = if is_protobuf {
+                ExportTraceServiceResponse::decode(bytes)
+                    .ok()
+                    .and_then(|r| r.partial_success)
+                    .map_or(0, |p| {
+                        if p.rejected_spans > 0 {
+                            tracing::warn!(rejected = p.rejected_spans, message = %p.error_message, "the collector rejected part of a batch");
+                        }
+                        p.rejected_spans.max(0) as u64
+                    })
+            } else {
+                0
+            };
+            return Ok(Exported {
+                accepted: spans.saturating_sub(rejected),
+                rejected,
+            });
+        }
+        // The statuses the OTLP spec calls retryable.
+        let retryable = matches!(status.as_u16(), 429 | 502 | 503 | 504);
+        let message = if is_protobuf {
+            String::new()
+        } else {
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).trim().to_string()
+        };
+        Err(ExportError::Rejected {
+            endpoint: self.endpoint.clone(),
+            status: format!("HTTP {status}"),
+            message,
+            retryable,
+            retry_after,
+        })
+    }
+}
+
+fn gzip(body: &[u8]) -> Bytes {
+    let mut enc = GzEncoder::new(Vec::with_capacity(body.len() / 4), flate2::Compression::fast());
+    enc.write_all(body).expect("writing to memory cannot fail");
+    Bytes::from(enc.finish().expect("writing to memory cannot fail"))
+}

@@ -1,0 +1,265 @@
+//! The running exporter: threads, bounded channels and deadlines that join the stages.
+//!
+//! ```text
+//!  stdin reader ──lines──┐
+//!                        ├─> assemble thread ──batches──> export thread ──> collector
+//!  host hook ──events────┘   (decode, assemble, batch)    (encode, send, retry)
+//! ```
+//!
+//! Every channel is bounded. Lines from a stream wait for room (back-pressure reaches the
+//! writer through the pipe); events from an in-process hook never wait: when the queue is full
+//! they are dropped, counted, and warned about once. Closing is staged, inputs first: the
+//! assemble thread drains what was handed over, ends every open turn, and passes its last batch
+//! on; the export thread delivers what it holds; the guard waits for both, up to a deadline.
+
+mod delivery;
+mod stats;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
+
+pub use stats::{Stats, Summary};
+
+use crate::assemble::AssembleConfig;
+use crate::config::defaults;
+use crate::export::{ExportError, Exporter};
+use crate::ingest::{LineChunk, Record};
+
+/// How the pipeline batches, queues, retries and closes.
+#[derive(Debug, Clone)]
+pub struct PipelineConfig {
+    pub assemble: AssembleConfig,
+    /// Spans per export request (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
+    pub batch_size: usize,
+    /// Longest a span waits before it is sent (`OTEL_BSP_SCHEDULE_DELAY`).
+    pub batch_delay: Duration,
+    /// Events the in-process hook may queue before it drops (`OTEL_BSP_MAX_QUEUE_SIZE`).
+    pub queue_size: usize,
+    /// Deadline for delivering everything at close.
+    pub flush_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            assemble: AssembleConfig::default(),
+            batch_size: defaults::BATCH_SIZE,
+            batch_delay: defaults::BATCH_DELAY,
+            queue_size: defaults::QUEUE_SIZE,
+            flush_timeout: defaults::FLUSH_TIMEOUT,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// Exponential backoff for sends that may succeed later (collector down, 503, UNAVAILABLE).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// Give up on a batch after this long.
+    pub max_elapsed: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            max_elapsed: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Chunks of lines in flight to the assemble thread; each is at most one read (256 KiB).
+const LINE_QUEUE: usize = 16;
+/// Batches in flight to the export thread.
+const BATCH_QUEUE: usize = 8;
+
+pub(crate) enum Control {
+    /// Reply once everything handed over before this is exported.
+    Flush(Sender<()>),
+    Shutdown,
+}
+
+/// When the close began and by when it must end; read by the export thread's retry loop.
+pub(crate) type Deadline = Arc<Mutex<Option<Instant>>>;
+
+/// Hands input to a running pipeline. Cheap to clone; every clone feeds the same pipeline.
+#[derive(Clone)]
+pub struct PipelineHandle {
+    lines: Sender<LineChunk>,
+    events: Sender<Record<'static>>,
+    control: Sender<Control>,
+    stats: Arc<Stats>,
+    warned_full: Arc<AtomicBool>,
+}
+
+impl PipelineHandle {
+    /// Hands over a chunk of lines, waiting for room. `false` once the pipeline is closed.
+    pub fn send_lines(&self, chunk: LineChunk) -> bool {
+        self.lines.send(chunk).is_ok()
+    }
+
+    /// Hands over one event without ever waiting. A full or closed queue drops the event,
+    /// counts it, and warns the first time.
+    pub fn try_send(&self, event: Record<'static>) -> bool {
+        match self.events.try_send(event) {
+            Ok(()) => true,
+            Err(e) => {
+                Stats::add(&self.stats.dropped_events, 1);
+                if !self.warned_full.swap(true, Ordering::Relaxed) {
+                    let why = match e {
+                        TrySendError::Full(_) => "its queue is full",
+                        TrySendError::Disconnected(_) => "it is closed",
+                    };
+                    tracing::warn!("the exporter is dropping events because {why}; drops are counted and reported at shutdown");
+                }
+                false
+            }
+        }
+    }
+
+    /// Waits until everything handed over so far has been exported (or given up on).
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let (tx, rx) = bounded(1);
+        if self.control.send(Control::Flush(tx)).is_err() {
+            return false;
+        }
+        rx.recv_timeout(timeout).is_ok()
+    }
+
+    pub fn stats(&self) -> Summary {
+        self.stats.summary()
+    }
+}
+
+/// Stops the pipeline when closed or dropped, delivering what it holds within the flush
+/// deadline.
+#[must_use = "dropping the guard closes the exporter: keep it for as long as events flow"]
+pub struct PipelineGuard {
+    control: Sender<Control>,
+    deadline: Deadline,
+    done: Receiver<()>,
+    stats: Arc<Stats>,
+    flush_timeout: Duration,
+    threads: Vec<JoinHandle<()>>,
+    closed: bool,
+    target: String,
+}
+
+impl PipelineGuard {
+    /// Closes the pipeline and returns the final counts. Waits at most the flush timeout.
+    pub fn close(mut self) -> Summary {
+        self.shutdown(self.flush_timeout)
+    }
+
+    /// Like [`close`](Self::close), with another deadline.
+    pub fn close_within(mut self, timeout: Duration) -> Summary {
+        self.shutdown(timeout)
+    }
+
+    fn shutdown(&mut self, timeout: Duration) -> Summary {
+        if self.closed {
+            return self.stats.summary();
+        }
+        self.closed = true;
+        let deadline = Instant::now() + timeout;
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) = Some(deadline);
+        let _ = self.control.send(Control::Shutdown);
+        let finished = self.done.recv_deadline(deadline).is_ok();
+        if finished {
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
+        }
+        let mut summary = self.stats.summary();
+        if !finished {
+            // Whatever is still in flight will not make it: say so, and count it.
+            let lost = summary.in_flight();
+            Stats::add(&self.stats.failed, lost);
+            tracing::error!(
+                "the flush deadline of {} passed with {lost} spans not delivered to {}",
+                humantime::format_duration(timeout),
+                self.target
+            );
+            summary = self.stats.summary();
+        }
+        summary
+    }
+}
+
+impl Drop for PipelineGuard {
+    fn drop(&mut self) {
+        if !self.closed {
+            let summary = self.shutdown(self.flush_timeout);
+            tracing::info!("exporter closed: {summary}");
+        }
+    }
+}
+
+/// Starts the threads. The exporter is created inside the export thread's runtime (the gRPC
+/// client needs one), so it is passed as a function.
+pub fn start<F>(config: PipelineConfig, make_exporter: F) -> Result<(PipelineHandle, PipelineGuard), ExportError>
+where
+    F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
+{
+    let stats = Arc::new(Stats::default());
+    let (lines_tx, lines_rx) = bounded(LINE_QUEUE);
+    let (events_tx, events_rx) = bounded(config.queue_size.max(1));
+    let (control_tx, control_rx) = unbounded();
+    let (batch_tx, batch_rx) = bounded(BATCH_QUEUE);
+    let (done_tx, done_rx) = bounded(1);
+    let (ready_tx, ready_rx) = bounded(1);
+    let deadline: Deadline = Arc::new(Mutex::new(None));
+
+    let export_thread = {
+        let stats = stats.clone();
+        let deadline = deadline.clone();
+        let retry = config.retry;
+        std::thread::Builder::new()
+            .name("albedo-otel-export".into())
+            .spawn(move || delivery::run(make_exporter, ready_tx, batch_rx, done_tx, stats, deadline, retry))
+            .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
+    };
+    let target = match ready_rx.recv() {
+        Ok(Ok(target)) => target,
+        Ok(Err(e)) => {
+            let _ = export_thread.join();
+            return Err(e);
+        }
+        Err(_) => return Err(ExportError::Setup("the export thread died while starting".into())),
+    };
+    let assemble_thread = {
+        let stats = stats.clone();
+        let config = config.clone();
+        std::thread::Builder::new()
+            .name("albedo-otel-assemble".into())
+            .spawn(move || worker::run(config, lines_rx, events_rx, control_rx, batch_tx, stats))
+            .map_err(|e| ExportError::Setup(format!("cannot start the assemble thread: {e}")))?
+    };
+    let handle = PipelineHandle {
+        lines: lines_tx,
+        events: events_tx,
+        control: control_tx.clone(),
+        stats: stats.clone(),
+        warned_full: Arc::new(AtomicBool::new(false)),
+    };
+    let guard = PipelineGuard {
+        control: control_tx,
+        deadline,
+        done: done_rx,
+        stats,
+        flush_timeout: config.flush_timeout,
+        threads: vec![assemble_thread, export_thread],
+        closed: false,
+        target,
+    };
+    Ok((handle, guard))
+}

@@ -1,0 +1,109 @@
+//! Counters for everything that enters, leaves, or is lost, so that no loss is silent.
+//!
+//! Every place that can drop data counts it here, and the totals are logged at shutdown and
+//! returned to whoever closes the pipeline.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub(crate) lines: AtomicU64,
+    pub(crate) events: AtomicU64,
+    pub(crate) bad_lines: AtomicU64,
+    pub(crate) dropped_events: AtomicU64,
+    pub(crate) repairs: AtomicU64,
+    pub(crate) spans: AtomicU64,
+    pub(crate) exported: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) failed: AtomicU64,
+    pub(crate) export_errors: AtomicU64,
+}
+
+/// A snapshot of the counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Non-blank input lines read.
+    pub lines: u64,
+    /// Events accepted (from lines or from the in-process hook).
+    pub events: u64,
+    /// Lines skipped as malformed.
+    pub bad_lines: u64,
+    /// Events the in-process hook dropped because the queue was full or closed.
+    pub dropped_events: u64,
+    /// Repairs made to out-of-order or inconsistent input.
+    pub repairs: u64,
+    /// Spans assembled.
+    pub spans: u64,
+    /// Spans the receiver accepted.
+    pub exported: u64,
+    /// Spans the receiver refused (OTLP partial success).
+    pub rejected: u64,
+    /// Spans given up on: undeliverable, or still undelivered at the flush deadline.
+    pub failed: u64,
+    /// Failed delivery attempts, retried or not.
+    pub export_errors: u64,
+}
+
+impl Stats {
+    pub fn summary(&self) -> Summary {
+        Summary {
+            lines: self.lines.load(Relaxed),
+            events: self.events.load(Relaxed),
+            bad_lines: self.bad_lines.load(Relaxed),
+            dropped_events: self.dropped_events.load(Relaxed),
+            repairs: self.repairs.load(Relaxed),
+            spans: self.spans.load(Relaxed),
+            exported: self.exported.load(Relaxed),
+            rejected: self.rejected.load(Relaxed),
+            failed: self.failed.load(Relaxed),
+            export_errors: self.export_errors.load(Relaxed),
+        }
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Relaxed);
+    }
+}
+
+impl Summary {
+    /// Spans neither delivered, refused, nor given up on: still in flight.
+    pub fn in_flight(&self) -> u64 {
+        self.spans
+            .saturating_sub(self.exported + self.rejected + self.failed)
+    }
+
+    /// Whether anything was lost: dropped events, refused or undelivered spans.
+    pub fn lost_anything(&self) -> bool {
+        self.dropped_events > 0 || self.rejected > 0 || self.failed > 0 || self.in_flight() > 0
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} events, {} spans, {} delivered",
+            self.events, self.spans, self.exported
+        )?;
+        if self.failed > 0 {
+            write!(f, ", {} NOT delivered", self.failed)?;
+        }
+        if self.in_flight() > 0 {
+            write!(f, ", {} still in flight", self.in_flight())?;
+        }
+        if self.rejected > 0 {
+            write!(f, ", {} refused by the collector", self.rejected)?;
+        }
+        if self.bad_lines > 0 {
+            write!(f, "; {} bad lines skipped", self.bad_lines)?;
+        }
+        if self.dropped_events > 0 {
+            write!(f, "; {} events dropped (queue full)", self.dropped_events)?;
+        }
+        if self.repairs > 0 {
+            write!(f, "; {} repairs to out-of-order input", self.repairs)?;
+        }
+        Ok(())
+    }
+}

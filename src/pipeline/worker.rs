@@ -1,0 +1,193 @@
+//! The assemble thread: decodes lines, runs the assembly, and batches spans for export.
+//!
+//! It is the only owner of the assembly state, so the assembly needs no locks; it blocks only
+//! on its inputs (with a timeout that sends a partial batch on time) and, when the export
+//! thread is behind, on handing over a full batch, which is how back-pressure reaches a stream.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, select, Receiver, Sender};
+
+use super::delivery::ToDelivery;
+use super::stats::Stats;
+use super::{Control, PipelineConfig};
+use crate::assemble::{Assembler, Output, Span};
+use crate::ingest::{decode_line, DecodeError, LineChunk, Record};
+
+/// Messages of one kind logged one by one before they are only counted.
+const LOG_LIMIT: u64 = 100;
+
+struct Worker {
+    config: PipelineConfig,
+    assembler: Assembler,
+    out: Output,
+    batch: Vec<Span>,
+    batch_started: Option<Instant>,
+    batch_tx: Sender<ToDelivery>,
+    stats: Arc<Stats>,
+    logged_bad: u64,
+    logged_notes: u64,
+}
+
+pub(super) fn run(
+    config: PipelineConfig,
+    lines: Receiver<LineChunk>,
+    events: Receiver<Record<'static>>,
+    control: Receiver<Control>,
+    batch_tx: Sender<ToDelivery>,
+    stats: Arc<Stats>,
+) {
+    let mut w = Worker {
+        assembler: Assembler::new(config.assemble.clone()),
+        batch: Vec::with_capacity(config.batch_size),
+        config,
+        out: Output::default(),
+        batch_started: None,
+        batch_tx,
+        stats,
+        logged_bad: 0,
+        logged_notes: 0,
+    };
+    let (mut lines, mut events) = (lines, events);
+    loop {
+        let wait = w.time_to_send();
+        select! {
+            recv(lines) -> m => match m {
+                Ok(chunk) => w.lines(&chunk),
+                Err(_) => lines = never(),
+            },
+            recv(events) -> m => match m {
+                Ok(event) => w.event(&event),
+                Err(_) => events = never(),
+            },
+            recv(control) -> m => match m {
+                Ok(Control::Flush(ack)) => {
+                    w.drain(&lines, &events);
+                    w.send_batch();
+                    let _ = w.batch_tx.send(ToDelivery::Flush(ack));
+                }
+                Ok(Control::Shutdown) | Err(_) => break,
+            },
+            default(wait) => {}
+        }
+        if w.batch_due() {
+            w.send_batch();
+        }
+    }
+    // Inputs first: everything already handed over is assembled, then every open turn ends.
+    w.drain(&lines, &events);
+    w.assembler.finish(&mut w.out);
+    w.take_output(None);
+    w.send_batch();
+}
+
+impl Worker {
+    fn time_to_send(&self) -> Duration {
+        match self.batch_started {
+            Some(t) => (t + self.config.batch_delay).saturating_duration_since(Instant::now()),
+            None => Duration::from_secs(3600),
+        }
+    }
+
+    fn batch_due(&self) -> bool {
+        self.batch.len() >= self.config.batch_size
+            || self
+                .batch_started
+                .is_some_and(|t| t.elapsed() >= self.config.batch_delay)
+    }
+
+    /// Takes whatever is already queued, without waiting.
+    fn drain(&mut self, lines: &Receiver<LineChunk>, events: &Receiver<Record<'static>>) {
+        while let Ok(chunk) = lines.try_recv() {
+            self.lines(&chunk);
+        }
+        while let Ok(event) = events.try_recv() {
+            self.event(&event);
+        }
+    }
+
+    fn lines(&mut self, chunk: &LineChunk) {
+        for (number, line) in chunk.lines() {
+            Stats::add(&self.stats.lines, 1);
+            match line.and_then(decode_line) {
+                Ok(record) => {
+                    Stats::add(&self.stats.events, 1);
+                    self.assembler.push(&record, &mut self.out);
+                    self.take_output(Some((&chunk.source, number)));
+                }
+                Err(e) => self.bad_line(&chunk.source, number, &e),
+            }
+            if self.batch.len() >= self.config.batch_size {
+                self.send_batch();
+            }
+        }
+    }
+
+    fn event(&mut self, record: &Record<'_>) {
+        Stats::add(&self.stats.events, 1);
+        self.assembler.push(record, &mut self.out);
+        self.take_output(None);
+        if self.batch.len() >= self.config.batch_size {
+            self.send_batch();
+        }
+    }
+
+    fn bad_line(&mut self, source: &str, number: u64, e: &DecodeError) {
+        Stats::add(&self.stats.bad_lines, 1);
+        self.logged_bad += 1;
+        if self.logged_bad <= LOG_LIMIT {
+            tracing::warn!("{source}:{number}: line skipped: {e}");
+        }
+        if self.logged_bad == LOG_LIMIT {
+            tracing::warn!("{LOG_LIMIT} bad lines so far; further ones are counted, not logged");
+        }
+    }
+
+    /// Moves spans into the batch and logs the assembly's repairs.
+    fn take_output(&mut self, at: Option<(&str, u64)>) {
+        for note in self.out.notes.drain(..) {
+            Stats::add(&self.stats.repairs, 1);
+            let place = match at {
+                Some((source, line)) => format!("{source}:{line}: "),
+                None => String::new(),
+            };
+            if note.is_warning() {
+                self.logged_notes += 1;
+                if self.logged_notes <= LOG_LIMIT {
+                    tracing::warn!("{place}{note}");
+                }
+            } else {
+                tracing::debug!("{place}{note}");
+            }
+        }
+        if !self.out.spans.is_empty() {
+            Stats::add(&self.stats.spans, self.out.spans.len() as u64);
+            if self.batch_started.is_none() {
+                self.batch_started = Some(Instant::now());
+            }
+            self.batch.append(&mut self.out.spans);
+        }
+    }
+
+    fn send_batch(&mut self) {
+        self.batch_started = None;
+        if self.batch.is_empty() {
+            return;
+        }
+        let size = self.config.batch_size;
+        while !self.batch.is_empty() {
+            let rest = if self.batch.len() > size {
+                self.batch.split_off(size)
+            } else {
+                Vec::with_capacity(size)
+            };
+            let batch = std::mem::replace(&mut self.batch, rest);
+            let n = batch.len() as u64;
+            if self.batch_tx.send(ToDelivery::Batch(batch)).is_err() {
+                // The export thread is gone (it failed to start or panicked).
+                Stats::add(&self.stats.failed, n);
+            }
+        }
+    }
+}

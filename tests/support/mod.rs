@@ -1,0 +1,448 @@
+//! Test support: a real OTLP receiver (gRPC and HTTP) on ephemeral loopback ports, and helpers
+//! that turn what it received into span trees a test can compare.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::net::SocketAddr;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+use tonic::codec::CompressionEncoding;
+
+/// One request as the receiver got it.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub via: &'static str,
+    pub gzip: bool,
+    pub headers: Vec<(String, String)>,
+    pub request: ExportTraceServiceRequest,
+}
+
+#[derive(Default)]
+struct State {
+    requests: Mutex<Vec<Received>>,
+    changed: Condvar,
+    /// Answer this many requests with 503 / UNAVAILABLE before accepting.
+    refuse_next: AtomicU64,
+    refused: AtomicU64,
+}
+
+impl State {
+    fn record(&self, r: Received) {
+        self.requests.lock().unwrap().push(r);
+        self.changed.notify_all();
+    }
+
+    fn should_refuse(&self) -> bool {
+        let refuse = self
+            .refuse_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if refuse {
+            self.refused.fetch_add(1, Ordering::SeqCst);
+        }
+        refuse
+    }
+}
+
+/// A receiver listening on 127.0.0.1 for OTLP/gRPC and OTLP/HTTP.
+pub struct Receiver {
+    pub grpc: SocketAddr,
+    pub http: SocketAddr,
+    state: Arc<State>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+struct Grpc(Arc<State>);
+
+#[tonic::async_trait]
+impl TraceService for Grpc {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        if self.0.should_refuse() {
+            return Err(tonic::Status::unavailable("test receiver: refusing on purpose"));
+        }
+        let headers = request
+            .metadata()
+            .iter()
+            .filter_map(|kv| match kv {
+                tonic::metadata::KeyAndValueRef::Ascii(k, v) => {
+                    Some((k.to_string(), v.to_str().unwrap_or("").to_string()))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        let gzip = headers.iter().any(|(k, v)| k == "grpc-encoding" && v == "gzip");
+        self.0.record(Received {
+            via: "grpc",
+            gzip,
+            headers,
+            request: request.into_inner(),
+        });
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+async fn http_export(
+    axum::extract::State(state): axum::extract::State<Arc<State>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    if state.should_refuse() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "refusing on purpose").into_response();
+    }
+    let gzip = headers
+        .get("content-encoding")
+        .is_some_and(|v| v.as_bytes() == b"gzip");
+    let body = if gzip {
+        let mut out = Vec::new();
+        if flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut out).is_err() {
+            return (StatusCode::BAD_REQUEST, "bad gzip").into_response();
+        }
+        out
+    } else {
+        body.to_vec()
+    };
+    let json = headers
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let request = if json {
+        match serde_json::from_slice::<ExportTraceServiceRequest>(&body) {
+            Ok(r) => r,
+            Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        }
+    } else {
+        match ExportTraceServiceRequest::decode(&body[..]) {
+            Ok(r) => r,
+            Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        }
+    };
+    state.record(Received {
+        via: if json { "http/json" } else { "http/protobuf" },
+        gzip,
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect(),
+        request,
+    });
+    (
+        [("content-type", "application/x-protobuf")],
+        ExportTraceServiceResponse::default().encode_to_vec(),
+    )
+        .into_response()
+}
+
+impl Receiver {
+    /// Starts both servers on ports the OS picks.
+    pub fn start() -> Receiver {
+        Self::start_on(None, None)
+    }
+
+    /// Starts on given ports (to restart a receiver where it was), or ephemeral ones.
+    pub fn start_on(grpc: Option<SocketAddr>, http: Option<SocketAddr>) -> Receiver {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let state = Arc::new(State::default());
+        let any = "127.0.0.1:0".parse().unwrap();
+        let (grpc_addr, http_addr) = runtime.block_on(async {
+            let g = tokio::net::TcpListener::bind(grpc.unwrap_or(any)).await.unwrap();
+            let h = tokio::net::TcpListener::bind(http.unwrap_or(any)).await.unwrap();
+            let (ga, ha) = (g.local_addr().unwrap(), h.local_addr().unwrap());
+            let service = TraceServiceServer::new(Grpc(state.clone()))
+                .accept_compressed(CompressionEncoding::Gzip)
+                .max_decoding_message_size(64 << 20);
+            tokio::spawn(
+                tonic::transport::Server::builder()
+                    .add_service(service)
+                    .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
+            );
+            let app = axum::Router::new()
+                .route("/v1/traces", axum::routing::post(http_export))
+                .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
+                .with_state(state.clone());
+            tokio::spawn(async move { axum::serve(h, app).await });
+            (ga, ha)
+        });
+        Receiver {
+            grpc: grpc_addr,
+            http: http_addr,
+            state,
+            runtime: Some(runtime),
+        }
+    }
+
+    pub fn grpc_url(&self) -> String {
+        format!("http://{}", self.grpc)
+    }
+
+    pub fn http_url(&self) -> String {
+        format!("http://{}", self.http)
+    }
+
+    /// The next `n` requests are answered 503 / UNAVAILABLE.
+    pub fn refuse_next(&self, n: u64) {
+        self.state.refuse_next.store(n, Ordering::SeqCst);
+    }
+
+    pub fn refused(&self) -> u64 {
+        self.state.refused.load(Ordering::SeqCst)
+    }
+
+    pub fn requests(&self) -> Vec<Received> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    pub fn spans(&self) -> Vec<FlatSpan> {
+        flatten(&self.requests())
+    }
+
+    /// Waits (on a condition variable, not a sleep) until at least `n` spans have arrived.
+    pub fn wait_for_spans(&self, n: usize, timeout: Duration) -> Vec<FlatSpan> {
+        let deadline = Instant::now() + timeout;
+        let mut guard = self.state.requests.lock().unwrap();
+        loop {
+            let count: usize = guard.iter().map(|r| span_count(&r.request)).sum();
+            if count >= n {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            guard = self.state.changed.wait_timeout(guard, left).unwrap().0;
+        }
+        let requests = guard.clone();
+        drop(guard);
+        flatten(&requests)
+    }
+
+    /// Stops both servers and closes their ports.
+    pub fn stop(mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_timeout(Duration::from_secs(2));
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+pub fn span_count(r: &ExportTraceServiceRequest) -> usize {
+    r.resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .map(|ss| ss.spans.len())
+        .sum()
+}
+
+/// A received span with its resource and scope.
+#[derive(Clone, Debug)]
+pub struct FlatSpan {
+    pub resource: BTreeMap<String, String>,
+    pub scope: String,
+    pub span: Span,
+}
+
+pub fn any_to_string(v: &Option<AnyValue>) -> String {
+    match v.as_ref().and_then(|v| v.value.as_ref()) {
+        Some(any_value::Value::StringValue(s)) => s.clone(),
+        Some(any_value::Value::IntValue(i)) => i.to_string(),
+        Some(any_value::Value::BoolValue(b)) => b.to_string(),
+        Some(any_value::Value::DoubleValue(d)) => d.to_string(),
+        Some(any_value::Value::ArrayValue(a)) => format!(
+            "[{}]",
+            a.values
+                .iter()
+                .map(|v| any_to_string(&Some(v.clone())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+fn kv_map(kvs: &[KeyValue]) -> BTreeMap<String, String> {
+    kvs.iter().map(|kv| (kv.key.clone(), any_to_string(&kv.value))).collect()
+}
+
+pub fn flatten(requests: &[Received]) -> Vec<FlatSpan> {
+    let mut out = Vec::new();
+    for r in requests {
+        for rs in &r.request.resource_spans {
+            let resource = rs
+                .resource
+                .as_ref()
+                .map(|r| kv_map(&r.attributes))
+                .unwrap_or_default();
+            for ss in &rs.scope_spans {
+                let scope = ss.scope.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+                for s in &ss.spans {
+                    out.push(FlatSpan {
+                        resource: resource.clone(),
+                        scope: scope.clone(),
+                        span: s.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+impl FlatSpan {
+    pub fn attr(&self, key: &str) -> Option<String> {
+        self.span
+            .attributes
+            .iter()
+            .find(|kv| kv.key == key)
+            .map(|kv| any_to_string(&kv.value))
+    }
+
+    pub fn attrs(&self) -> BTreeMap<String, String> {
+        kv_map(&self.span.attributes)
+    }
+}
+
+/// Checks what must hold for every trace: unique ids, parents that exist in the same trace,
+/// the session id on every span. Returns how many roots (spans without a parent) there are.
+pub fn check_invariants(spans: &[FlatSpan]) -> usize {
+    let ids: HashSet<(Vec<u8>, Vec<u8>)> = spans
+        .iter()
+        .map(|s| (s.span.trace_id.clone(), s.span.span_id.clone()))
+        .collect();
+    assert_eq!(ids.len(), spans.len(), "every span arrives exactly once");
+    let mut roots = 0;
+    for s in spans {
+        assert_eq!(s.span.trace_id.len(), 16, "{}", s.span.name);
+        assert_eq!(s.span.span_id.len(), 8, "{}", s.span.name);
+        assert!(s.span.end_time_unix_nano >= s.span.start_time_unix_nano, "{}", s.span.name);
+        if s.span.parent_span_id.is_empty() {
+            roots += 1;
+        } else {
+            assert!(
+                ids.contains(&(s.span.trace_id.clone(), s.span.parent_span_id.clone())),
+                "{} has a dangling parent",
+                s.span.name
+            );
+        }
+        let sid = s.attr("session.id").unwrap_or_else(|| panic!("{} has no session.id", s.span.name));
+        assert_eq!(s.attr("gen_ai.conversation.id").as_deref(), Some(sid.as_str()));
+    }
+    roots
+}
+
+/// The spans as indented trees, one per root, children by start time: name, exact start and
+/// end in ns, and the attributes listed in `show`.
+pub fn render_trees(spans: &[FlatSpan], show: &[&str]) -> String {
+    let by_id: HashMap<(Vec<u8>, Vec<u8>), &FlatSpan> = spans
+        .iter()
+        .map(|s| ((s.span.trace_id.clone(), s.span.span_id.clone()), s))
+        .collect();
+    let mut children: HashMap<(Vec<u8>, Vec<u8>), Vec<&FlatSpan>> = HashMap::new();
+    let mut roots = Vec::new();
+    for s in spans {
+        let parent = (s.span.trace_id.clone(), s.span.parent_span_id.clone());
+        if !s.span.parent_span_id.is_empty() && by_id.contains_key(&parent) {
+            children.entry(parent).or_default().push(s);
+        } else {
+            roots.push(s);
+        }
+    }
+    let key = |s: &&FlatSpan| (s.span.start_time_unix_nano, s.span.name.clone(), s.span.span_id.clone());
+    roots.sort_by_key(key);
+    for v in children.values_mut() {
+        v.sort_by_key(key);
+    }
+    let mut out = String::new();
+    fn walk(
+        out: &mut String,
+        s: &FlatSpan,
+        depth: usize,
+        children: &HashMap<(Vec<u8>, Vec<u8>), Vec<&FlatSpan>>,
+        show: &[&str],
+    ) {
+        let mut line = format!(
+            "{}{} {}..{}",
+            "  ".repeat(depth),
+            s.span.name,
+            s.span.start_time_unix_nano,
+            s.span.end_time_unix_nano
+        );
+        for k in show {
+            if let Some(v) = s.attr(k) {
+                line.push_str(&format!(" {k}={v}"));
+            }
+        }
+        if let Some(st) = &s.span.status {
+            if st.code == 2 {
+                line.push_str(&format!(" ERROR({})", st.message));
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+        if let Some(kids) = children.get(&(s.span.trace_id.clone(), s.span.span_id.clone())) {
+            for k in kids {
+                walk(out, k, depth + 1, children, show);
+            }
+        }
+    }
+    for r in roots {
+        walk(&mut out, r, 0, &children, show);
+    }
+    out
+}
+
+/// Runs the built binary with `args`, `stdin` on its standard input and `env` set (and the
+/// OTEL variables of the test process cleared).
+pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("ALBEDO_OTEL_LOG", "info");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("the binary starts");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+pub fn repo_file(path: &str) -> String {
+    format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path)
+}
