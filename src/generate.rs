@@ -179,7 +179,7 @@ fn session(
                         t += 1;
                         let id = format!("{cell}i{i}");
                         if spawn_child && turn == 0 && i == 0 {
-                            let child = format!("{sid}-child");
+                            let child = format!("{sid}-child{round}");
                             w.push(t, json!({"v":1,"kind":"calling","session":sid,"at_ms":t,"call":{"id":id,"name":"agents.spawn","arguments":{"name":"helper"},"within":cell}}));
                             let end = session(rng, w, &child, t + 1, 1, false, Some((sid, &id)));
                             w.push(end + 1, json!({"v":1,"kind":"called","session":sid,"call":{"id":id,"name":"agents.spawn","arguments":{"name":"helper"},"within":cell},"output":{"agent":"helper"},"started_ms":t,"finished_ms":end + 1}));
@@ -253,6 +253,8 @@ mod tests {
         }
         asm.finish(&mut out);
         assert!(out.notes.is_empty(), "{:?}", &out.notes[..out.notes.len().min(5)]);
+        let ids: std::collections::HashSet<_> = out.spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
+        assert_eq!(ids.len(), out.spans.len(), "span ids are unique");
         assert_eq!(out.spans.len() as u64, expected.spans());
         assert_eq!(generate(&GenConfig { sessions: 30, ..GenConfig::default() }).0, lines);
     }

@@ -5,6 +5,8 @@ mod support;
 
 use std::collections::HashMap;
 
+use std::time::Duration;
+
 use support::*;
 
 const SHOW: &[&str] = &[
@@ -207,4 +209,198 @@ fn demo_session_over_grpc_gzipped_with_headers() {
         assert!(r.gzip);
         assert!(r.headers.contains(&("x-api-key".to_string(), "abc".to_string())));
     }
+}
+
+fn run_ok(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> String {
+    let out = run_binary(args, env, stdin);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    stderr
+}
+
+#[test]
+fn bad_lines_are_named_and_skipped_and_out_of_order_input_leaves_no_hole() {
+    let rx = Receiver::start();
+    let input = std::fs::read(repo_file("tests/fixtures/out_of_order.ndjson")).unwrap();
+    let stderr = run_ok(
+        &["run"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url())],
+        &input,
+    );
+    for expected in [
+        "stdin:1: line skipped: not a JSON object",
+        "stdin:2: line skipped: not valid UTF-8 (first bad byte at offset 59)",
+        "stdin:3: line skipped: unknown kind `teleported`",
+        "stdin:4: line skipped: missing field `finished_ms` (required for kind `called`)",
+        "stdin:5: line skipped: field `at_ms`: invalid type: string \"soon\", expected u64 (column 54)",
+        "stdin:8: session ooo: call `a2` is within `ghost`, which was never seen",
+        "stdin:9: session ooo: `a3` finished before it started",
+        "10 spans, 10 delivered; 5 bad lines skipped",
+    ] {
+        assert!(stderr.contains(expected), "missing {expected:?} in:\n{stderr}");
+    }
+    let spans = rx.spans();
+    assert_eq!(check_invariants(&spans), 3);
+    assert_eq!(
+        render_trees(&spans, &["gen_ai.tool.call.id", "albedo.unfinished", "albedo.synthesized", "albedo.timing.clamped", "albedo.turn.prompted"]),
+        "\
+invoke_agent albedo 1796100000100000000..1796100001000000000 albedo.turn.prompted=false
+  execute_tool run 1796100000100000000..1796100000200000000 gen_ai.tool.call.id=a1
+  execute_tool 1796100000300000000..1796100000350000000 gen_ai.tool.call.id=ghost albedo.unfinished=true albedo.synthesized=true
+    execute_tool files.edit 1796100000300000000..1796100000350000000 gen_ai.tool.call.id=a2
+  execute_tool run 1796100000500000000..1796100000500000000 gen_ai.tool.call.id=a3 albedo.timing.clamped=true
+  execute_tool run 1796100000600000000..1796100001000000000 gen_ai.tool.call.id=a4 albedo.unfinished=true
+invoke_agent albedo 1796100002000000000..1796100002500000000 albedo.unfinished=true albedo.turn.prompted=true
+  chat claude-haiku-4-5 1796100002010000000..1796100002500000000 ERROR(Overloaded)
+invoke_agent albedo 1796100004000000000..1796100009001000000 albedo.unfinished=true albedo.turn.prompted=true
+  execute_tool run 1796100004001000000..1796100009001000000 gen_ai.tool.call.id=b1 ERROR(`run` timed out)
+"
+    );
+    let chat = spans.iter().find(|s| s.span.name.starts_with("chat")).unwrap();
+    assert_eq!(chat.attr("error.type").as_deref(), Some("overloaded_error"));
+}
+
+#[test]
+fn hundreds_of_interleaved_sessions_arrive_complete() {
+    use albedo_otel::generate::{generate, GenConfig};
+    let (lines, expected) = generate(&GenConfig {
+        sessions: 300,
+        ..GenConfig::default()
+    });
+    let input = lines.join("\n") + "\n";
+    let rx = Receiver::start();
+    let stderr = run_ok(
+        &["run"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.grpc_url()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ],
+        input.as_bytes(),
+    );
+    let spans = rx.spans();
+    assert_eq!(spans.len() as u64, expected.spans(), "{stderr}");
+    let count = |op: &str| {
+        spans
+            .iter()
+            .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some(op))
+            .count() as u64
+    };
+    assert_eq!(count("execute_tool"), expected.tool_spans);
+    assert_eq!(count("chat"), expected.chat_spans);
+    assert_eq!(count("invoke_agent"), expected.turns);
+    let roots = check_invariants(&spans);
+    let child_turns = spans
+        .iter()
+        .filter(|s| s.attr("albedo.parent.session").is_some())
+        .count() as u64;
+    assert!(child_turns > 0, "the stream has sub-agents");
+    assert_eq!(roots as u64, expected.turns - child_turns, "child turns nest, all others are roots");
+    // Nested calls really nest: every call with a `within` hangs under that call's span.
+    let by_id: HashMap<(Vec<u8>, Vec<u8>), &FlatSpan> = spans
+        .iter()
+        .map(|s| ((s.span.trace_id.clone(), s.span.span_id.clone()), s))
+        .collect();
+    let mut nested = 0;
+    for s in &spans {
+        if let Some(within) = s.attr("albedo.tool.within") {
+            let parent = by_id[&(s.span.trace_id.clone(), s.span.parent_span_id.clone())];
+            assert_eq!(parent.attr("gen_ai.tool.call.id"), Some(within));
+            assert_eq!(parent.attr("session.id"), s.attr("session.id"));
+            nested += 1;
+        }
+    }
+    assert!(nested > 100, "{nested}");
+}
+
+#[test]
+fn resource_comes_from_the_standard_variables() {
+    let rx = Receiver::start();
+    run_ok(
+        &["run"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()),
+            ("OTEL_SERVICE_NAME", "my-agents"),
+            ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test,host.name=box-1"),
+        ],
+        &demo(),
+    );
+    let spans = rx.spans();
+    let r = &spans[0].resource;
+    assert_eq!(r["service.name"], "my-agents");
+    assert_eq!(r["deployment.environment.name"], "test");
+    assert_eq!(r["host.name"], "box-1");
+    assert_eq!(r["telemetry.distro.name"], "albedo-otel");
+
+    let rx = Receiver::start();
+    run_ok(
+        &["run", "--service-name", "from-flag"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()), ("OTEL_SERVICE_NAME", "from-env")],
+        &demo(),
+    );
+    assert_eq!(rx.spans()[0].resource["service.name"], "from-flag", "flags win");
+}
+
+#[test]
+fn sigterm_flushes_open_turns_before_exit() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let rx = Receiver::start();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["run", "--batch-size", "1", "--protocol", "grpc", "--endpoint", &rx.grpc_url()])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Session `open` starts a turn and a call and never finishes them; then session `done`
+    // completes a turn. Lines are assembled in order, so once `done`'s root has arrived,
+    // `open`'s lines are in, and only a flush can deliver them.
+    for line in [
+        r#"{"v":1,"kind":"prompted","session":"open","at_ms":1796200000000,"text":"x"}"#,
+        r#"{"v":1,"kind":"calling","session":"open","at_ms":1796200000100,"call":{"id":"long","name":"run","arguments":{"command":"sleep 600"}}}"#,
+        r#"{"v":1,"kind":"prompted","session":"done","at_ms":1796200000000,"text":"x"}"#,
+        r#"{"v":1,"kind":"turn_ended","session":"done","at_ms":1796200000500}"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let first = rx.wait_for_spans(1, Duration::from_secs(30));
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].attr("session.id").as_deref(), Some("done"));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("SIGTERM: flushing and exiting"), "{stderr}");
+    let spans = rx.spans();
+    assert_eq!(spans.len(), 3, "{stderr}");
+    check_invariants(&spans);
+    let long = spans.iter().find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("long")).unwrap();
+    assert_eq!(long.attr("albedo.unfinished").as_deref(), Some("true"));
+}
+
+#[test]
+fn without_a_collector_replay_says_so_and_fails() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = run_binary(
+        &["replay", "-", "--flush-timeout", "1s"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &format!("http://127.0.0.1:{port}"))],
+        &demo(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("could not reach the collector at http://127.0.0.1:{port}/v1/traces")), "{stderr}");
+    assert!(stderr.contains("21 NOT delivered"), "{stderr}");
+    assert!(stderr.contains("is a collector listening?"), "{stderr}");
+}
+
+#[test]
+fn bad_settings_are_clear_errors() {
+    let out = run_binary(&["run"], &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")], b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\": no scheme; write it as http://localhost:4317"), "{stderr}");
 }

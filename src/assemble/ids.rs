@@ -41,17 +41,28 @@ pub(crate) fn turn_trace(session: &str, start_ms: u64, seq: u64) -> TraceId {
     TraceId::from(if id == 0 { 1 } else { id })
 }
 
-/// A span of `session` in `trace`: its role, its key (call id, model call id) and how many
-/// earlier spans had the same key in this turn.
-pub(crate) fn span(trace: TraceId, session: &str, role: Role, key: &str, nth: u64) -> SpanId {
+/// The root span of a turn: its trace, session, start and number. Several turns can share a
+/// trace (a sub-agent's turns live in its parent's trace), so the session and start are in it.
+pub(crate) fn turn_span(trace: TraceId, session: &str, start_ms: u64, seq: u64) -> SpanId {
     let h = hasher(&[
         &trace.to_bytes(),
         session.as_bytes(),
-        &[role as u8],
-        key.as_bytes(),
-        &nth.to_le_bytes(),
+        &[Role::Turn as u8],
+        &start_ms.to_le_bytes(),
+        &seq.to_le_bytes(),
     ]);
-    let id = h.digest();
+    non_zero(h.digest())
+}
+
+/// A span inside a turn: its role, its key (call id, model call id) and how many earlier
+/// spans had the same key in this turn. Derived from the turn's root, which is unique, so two
+/// turns never share a child id even when they share a trace and reuse call ids.
+pub(crate) fn child_span(turn: SpanId, role: Role, key: &str, nth: u64) -> SpanId {
+    let h = hasher(&[&turn.to_bytes(), &[role as u8], key.as_bytes(), &nth.to_le_bytes()]);
+    non_zero(h.digest())
+}
+
+fn non_zero(id: u64) -> SpanId {
     SpanId::from(if id == 0 { 1 } else { id })
 }
 
@@ -66,14 +77,19 @@ mod tests {
         assert_ne!(t, turn_trace("s", 1000, 1));
         assert_ne!(t, turn_trace("s", 1001, 0));
         assert_ne!(t, turn_trace("t", 1000, 0));
-        let a = span(t, "s", Role::Tool, "c1", 0);
-        assert_eq!(a, span(t, "s", Role::Tool, "c1", 0));
-        assert_ne!(a, span(t, "s", Role::Tool, "c1", 1));
-        assert_ne!(a, span(t, "s", Role::Chat, "c1", 0));
-        assert_ne!(a, span(t, "s2", Role::Tool, "c1", 0));
-        assert_ne!(span(t, "s", Role::Tool, "ab", 0), span(t, "sa", Role::Tool, "b", 0));
-        // Pinned: a change of hash would silently break replays into existing backends.
-        assert_eq!(t.to_string(), format!("{t}"));
-        assert_eq!(t.to_string().len(), 32);
+        let root = turn_span(t, "s", 1000, 0);
+        assert_ne!(root, turn_span(t, "s2", 1000, 0), "child sessions share a trace");
+        assert_ne!(root, turn_span(t, "s", 1000, 1));
+        let a = child_span(root, Role::Tool, "c1", 0);
+        assert_eq!(a, child_span(root, Role::Tool, "c1", 0));
+        assert_ne!(a, child_span(root, Role::Tool, "c1", 1));
+        assert_ne!(a, child_span(root, Role::Chat, "c1", 0));
+        assert_ne!(a, child_span(turn_span(t, "s", 2000, 1), Role::Tool, "c1", 0));
+        assert_ne!(
+            child_span(root, Role::Tool, "ab", 0),
+            child_span(root, Role::Tool, "a", 0),
+        );
+        // Pinned: a changed hash would silently stop replays from overwriting earlier ones.
+        assert_eq!(t.to_string(), "2eda31dc4446b727ee61c110fa777693");
     }
 }

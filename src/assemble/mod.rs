@@ -368,7 +368,7 @@ impl Assembler {
             Some((trace, _)) => trace,
             None => ids::turn_trace(&label, at_ms, seq),
         };
-        let span_id = ids::span(trace_id, &label, Role::Turn, &at_ms.to_string(), seq);
+        let span_id = ids::turn_span(trace_id, &label, at_ms, seq);
         s.turn = Some(Turn {
             trace_id,
             span_id,
@@ -436,7 +436,7 @@ impl Turn {
                 call: id.to_string(),
                 within: w.to_string(),
             });
-            let span_id = ids::span(self.trace_id, session, Role::Tool, w, 0);
+            let span_id = ids::child_span(self.span_id, Role::Tool, w, 0);
             self.calls.insert(
                 w.to_string(),
                 CallNode {
@@ -537,7 +537,7 @@ impl Session {
         turn.calls.insert(
             id.to_string(),
             CallNode {
-                span_id: ids::span(turn.trace_id, &sid, Role::Tool, id, nth),
+                span_id: ids::child_span(turn.span_id, Role::Tool, id, nth),
                 nth,
                 parent,
                 open: Some(OpenCall {
@@ -574,9 +574,9 @@ impl Session {
                     call: id.to_string(),
                 });
                 let nth = node.nth + 1;
-                (ids::span(turn.trace_id, &sid, Role::Tool, id, nth), nth)
+                (ids::child_span(turn.span_id, Role::Tool, id, nth), nth)
             }
-            None => (ids::span(turn.trace_id, &sid, Role::Tool, id, 0), 0),
+            None => (ids::child_span(turn.span_id, Role::Tool, id, 0), 0),
         };
         let parent = turn.parent_for(&sid, id, called.call.within.as_deref(), out);
         turn.cover(parent.as_deref(), start, end);
@@ -625,7 +625,7 @@ impl Session {
         s.cache_read_tokens = s.cache_read_tokens.saturating_add(sent.usage.cache_read_tokens);
         s.cache_write_tokens = s.cache_write_tokens.saturating_add(sent.usage.cache_write_tokens);
         let key = sent.id.as_deref().unwrap_or("");
-        let span_id = ids::span(turn.trace_id, &sid, Role::Chat, key, turn.chats);
+        let span_id = ids::child_span(turn.span_id, Role::Chat, key, turn.chats);
         turn.chats += 1;
         let place = turn.turn_place(span_id);
         out.spans.push(chat_span(place, sent, clamped, policy, &self.attrs));

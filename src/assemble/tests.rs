@@ -445,3 +445,29 @@ fn interleaved_sessions_do_not_mix() {
         assert_eq!(s.trace_id, traces[str_attr(s, SESSION_ID).unwrap()]);
     }
 }
+
+#[test]
+fn a_session_id_reused_in_one_trace_still_gets_unique_span_ids() {
+    // Two children with the same session id, one after the other, under one parent turn: their
+    // turns share the parent's trace, and their calls and model calls reuse ids.
+    let mut lines = vec![
+        r#"{"v":1,"kind":"prompted","session":"p","at_ms":1,"text":"x"}"#.to_string(),
+    ];
+    for (n, spawn) in ["sp1", "sp2"].iter().enumerate() {
+        let t = 10 + n as u64 * 100;
+        lines.push(format!(r#"{{"v":1,"kind":"calling","session":"p","at_ms":{t},"call":{{"id":"{spawn}","name":"agents.spawn"}}}}"#));
+        lines.push(format!(r#"{{"v":1,"kind":"session","session":"kid","at_ms":{},"parent":{{"session":"p","call":"{spawn}"}}}}"#, t + 1));
+        lines.push(format!(r#"{{"v":1,"kind":"prompted","session":"kid","at_ms":{},"text":"x"}}"#, t + 2));
+        lines.push(format!(r#"{{"v":1,"kind":"call_sent","session":"kid","request":{{"model":"m"}},"started_ms":{},"finished_ms":{}}}"#, t + 3, t + 4));
+        lines.push(format!(r#"{{"v":1,"kind":"called","session":"kid","call":{{"id":"c1","name":"run"}},"started_ms":{},"finished_ms":{}}}"#, t + 5, t + 6));
+        lines.push(format!(r#"{{"v":1,"kind":"closed","session":"kid","at_ms":{}}}"#, t + 7));
+        lines.push(format!(r#"{{"v":1,"kind":"called","session":"p","call":{{"id":"{spawn}","name":"agents.spawn"}},"started_ms":{t},"finished_ms":{}}}"#, t + 8));
+    }
+    lines.push(r#"{"v":1,"kind":"turn_ended","session":"p","at_ms":300}"#.to_string());
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let out = run(&refs);
+    assert_eq!(out.spans.len(), 9, "a parent turn, two spawns, and per child a turn, a chat, a call");
+    let trace = out.spans[0].trace_id;
+    assert!(out.spans.iter().all(|s| s.trace_id == trace));
+    // `run` checked that all span ids are unique and no parent dangles.
+}

@@ -72,13 +72,23 @@ fn explain_json_error(text: &str) -> DecodeError {
         },
         Err(e) => {
             let path = e.path().to_string();
-            let message = e.into_inner().to_string();
+            let message = without_position(e.into_inner());
             if path == "." || path.is_empty() {
                 DecodeError::NotJson { message }
             } else {
                 DecodeError::BadField { path, message }
             }
         }
+    }
+}
+
+/// serde_json says "at line 1 column 7"; within one line only the column is news.
+fn without_position(e: serde_json::Error) -> String {
+    let column = e.column();
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => format!("{} (column {column})", &text[..i]),
+        None => text,
     }
 }
 
