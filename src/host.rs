@@ -1,10 +1,13 @@
 //! The API for a Rust host: the shape of albedo's extension, a watch-only `hook` and `observe`.
 //!
 //! ```no_run
+//! use albedo_otel::config::OtlpSettings;
 //! use albedo_otel::host::{HookEvent, TraceExporter, Verdict};
 //! use albedo_otel::pipeline::PipelineConfig;
 //!
-//! let (exporter, guard) = TraceExporter::start(PipelineConfig::default(), Default::default()).unwrap();
+//! // OTEL_EXPORTER_OTLP_* from the environment, nothing overridden in code.
+//! let settings = OtlpSettings::resolve(&Default::default(), &|k| std::env::var(k).ok()).unwrap();
+//! let (exporter, guard) = TraceExporter::start(PipelineConfig::default(), settings).unwrap();
 //! let session = exporter.session("s-1", Default::default());
 //! assert_eq!(session.hook(&HookEvent::Prompted { text: "hi".into() }), Verdict::Proceed);
 //! session.close();

@@ -1,0 +1,137 @@
+//! The library API a Rust host embeds: `hook` answers proceed at once, `observe` and `close`
+//! feed the same pipeline, and the guard delivers everything before it returns.
+
+mod support;
+
+use std::borrow::Cow;
+
+use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
+use albedo_otel::host::{HookEvent, Observed, SessionMeta, TraceExporter, Verdict};
+use albedo_otel::ingest::protocol::{Call, CallSent, Called, Json, Request, Usage};
+use albedo_otel::pipeline::PipelineConfig;
+use support::*;
+
+fn settings(rx: &Receiver) -> OtlpSettings {
+    OtlpSettings::resolve(
+        &OtlpOverrides {
+            endpoint: Some(rx.grpc_url()),
+            protocol: Some(Protocol::Grpc),
+            ..OtlpOverrides::default()
+        },
+        &|_| None,
+    )
+    .unwrap()
+}
+
+fn call(id: &str, name: &str, within: Option<&str>) -> Call<'static> {
+    Call {
+        id: Cow::Owned(id.into()),
+        name: Cow::Owned(name.into()),
+        arguments: Some(Json::parse(r#"{"command":"ls"}"#).unwrap()),
+        within: within.map(|w| Cow::Owned(w.to_string())),
+    }
+}
+
+#[test]
+fn a_session_through_hook_and_observe_arrives_as_one_tree() {
+    let rx = Receiver::start();
+    let (exporter, guard) = TraceExporter::start(PipelineConfig::default(), settings(&rx)).unwrap();
+    let session = exporter.session(
+        "host-1",
+        SessionMeta {
+            agent: Some("embedded".into()),
+            ..SessionMeta::default()
+        },
+    );
+    let t = 1_796_300_000_000;
+    assert_eq!(session.hook(&HookEvent::Prompted { text: "go".into() }), Verdict::Proceed);
+    assert_eq!(session.hook(&HookEvent::Calling { call: call("cell", "code", None) }), Verdict::Proceed);
+    session.hook(&HookEvent::Called(Called {
+        call: call("inner", "run", Some("cell")),
+        output: Some(Json::parse(r#"{"exit_code":0,"timed_out":false}"#).unwrap()),
+        started_ms: t + 10,
+        finished_ms: t + 20,
+        refused: false,
+    }));
+    session.hook(&HookEvent::Called(Called {
+        call: call("cell", "code", None),
+        output: None,
+        started_ms: t,
+        finished_ms: t + 30,
+        refused: false,
+    }));
+    session.observe(&Observed::CallSent(CallSent {
+        id: None,
+        request: Request {
+            model: Cow::Borrowed("claude-sonnet-4-5"),
+            provider: None,
+            max_tokens: None,
+            messages: None,
+        },
+        response: None,
+        usage: Usage {
+            input_tokens: 5,
+            output_tokens: 7,
+            ..Usage::default()
+        },
+        started_ms: t + 40,
+        finished_ms: t + 50,
+        first_token_ms: None,
+        error: None,
+    }));
+    session.hook(&HookEvent::Stopping { reply: "ok".into(), held: 0 });
+    session.observe(&Observed::TurnEnded { reason: None });
+    session.close();
+    let summary = guard.close();
+    assert_eq!((summary.spans, summary.exported, summary.dropped_events), (4, 4, 0), "{summary}");
+
+    let spans = rx.spans();
+    assert_eq!(check_invariants(&spans), 1);
+    let names: Vec<_> = {
+        let mut n: Vec<_> = spans.iter().map(|s| s.span.name.clone()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names, ["chat claude-sonnet-4-5", "execute_tool code", "execute_tool run", "invoke_agent embedded"]);
+    let inner = spans.iter().find(|s| s.span.name == "execute_tool run").unwrap();
+    let cell = spans.iter().find(|s| s.span.name == "execute_tool code").unwrap();
+    assert_eq!(inner.span.parent_span_id, cell.span.span_id);
+    assert_eq!(inner.span.start_time_unix_nano, (t + 10) * 1_000_000);
+}
+
+#[test]
+fn a_full_or_closed_queue_drops_and_counts_but_never_blocks() {
+    // A collector that answers 503 to everything: the export thread retries, the batch queue
+    // fills, the assemble thread waits for it, and the hook's queue of one overflows.
+    let rx = Receiver::start();
+    rx.refuse_next(u64::MAX);
+    let config = PipelineConfig {
+        queue_size: 1,
+        batch_size: 1,
+        ..PipelineConfig::default()
+    };
+    let (exporter, guard) = TraceExporter::start(config, settings(&rx)).unwrap();
+    let session = exporter.session("flood", SessionMeta::default());
+    const SENT: u64 = 1_000;
+    for i in 0..SENT {
+        let verdict = session.hook(&HookEvent::Called(Called {
+            call: call(&format!("c{i}"), "run", None),
+            output: None,
+            started_ms: 1_796_300_000_000 + i,
+            finished_ms: 1_796_300_000_001 + i,
+            refused: false,
+        }));
+        assert_eq!(verdict, Verdict::Proceed);
+    }
+    let summary = guard.close_within(std::time::Duration::from_secs(1));
+    // Every event was either taken in or counted as dropped: none vanished silently.
+    assert_eq!(summary.events + summary.dropped_events, SENT + 1, "{summary}");
+    assert!(summary.dropped_events > SENT - 50, "{summary}");
+    // Every span taken in was given up on, and counted, when the deadline came.
+    assert_eq!(summary.exported, 0);
+    assert_eq!(summary.failed, summary.spans, "{summary}");
+    assert!(rx.refused() > 0);
+    // After close nothing is accepted, and that is counted too.
+    session.hook(&HookEvent::Prompted { text: "late".into() });
+    assert_eq!(exporter.stats().dropped_events, summary.dropped_events + 1);
+}
