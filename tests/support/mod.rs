@@ -446,3 +446,84 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
 pub fn repo_file(path: &str) -> String {
     format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path)
 }
+
+/// Finds an external program a test needs. Without it the test is skipped with a message,
+/// unless `ALBEDO_OTEL_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes a missing tool a failure.
+pub fn require_tool(name: &str, found: Option<std::path::PathBuf>, install: &str) -> Option<std::path::PathBuf> {
+    if let Some(p) = found {
+        return Some(p);
+    }
+    if std::env::var("ALBEDO_OTEL_REQUIRE_TOOLS").as_deref() == Ok("1") {
+        panic!("{name} is required (ALBEDO_OTEL_REQUIRE_TOOLS=1) but was not found; {install}");
+    }
+    eprintln!("SKIPPED: {name} not found; {install}");
+    None
+}
+
+/// `name` on PATH.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A port that was free a moment ago, for programs that cannot report the one they bound.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits until something accepts connections on `port`, or panics after `timeout`.
+pub fn wait_for_port(port: u16, timeout: Duration, what: &str) {
+    let deadline = Instant::now() + timeout;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on port {port} within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Compares two sets of received spans field by field, matched by (trace id, span id).
+pub fn assert_same_spans(expected: &[FlatSpan], got: &[FlatSpan]) {
+    assert_eq!(got.len(), expected.len(), "span count");
+    let index: HashMap<(Vec<u8>, Vec<u8>), &FlatSpan> = got
+        .iter()
+        .map(|s| ((s.span.trace_id.clone(), s.span.span_id.clone()), s))
+        .collect();
+    for e in expected {
+        let g = index
+            .get(&(e.span.trace_id.clone(), e.span.span_id.clone()))
+            .unwrap_or_else(|| panic!("{} missing", e.span.name));
+        let (es, gs) = (&e.span, &g.span);
+        assert_eq!(gs.name, es.name);
+        assert_eq!(gs.parent_span_id, es.parent_span_id, "{}", es.name);
+        assert_eq!(gs.kind, es.kind, "{}", es.name);
+        assert_eq!(
+            (gs.start_time_unix_nano, gs.end_time_unix_nano),
+            (es.start_time_unix_nano, es.end_time_unix_nano),
+            "{}",
+            es.name
+        );
+        assert_eq!(g.attrs(), e.attrs(), "{}", es.name);
+        assert_eq!(gs.events, es.events, "{}", es.name);
+        assert_eq!(gs.links.len(), es.links.len(), "{}", es.name);
+        for (gl, el) in gs.links.iter().zip(&es.links) {
+            assert_eq!((&gl.trace_id, &gl.span_id), (&el.trace_id, &el.span_id), "{}", es.name);
+        }
+        assert_eq!(gs.status, es.status, "{}", es.name);
+        for (k, v) in &e.resource {
+            assert_eq!(g.resource.get(k), Some(v), "resource attribute {k}");
+        }
+        assert_eq!(g.scope, e.scope);
+    }
+}
+
+/// Polls `condition` until it holds, or panics after `timeout` naming `what`. For state another
+/// thread or process changes and no event announces.
+pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
