@@ -193,15 +193,28 @@ fn compose_files_pin_their_images_and_mount_files_that_exist() {
 
 #[test]
 fn compose_files_validate_against_the_compose_schema() {
+    // On PATH, or as a module of the python3 that pip installed it for.
+    let as_module = || {
+        Command::new("python3")
+            .args(["-c", "import check_jsonschema"])
+            .status()
+            .is_ok_and(|s| s.success())
+            .then(|| std::path::PathBuf::from("python3"))
+    };
     let Some(checker) = require_tool(
         "check-jsonschema",
-        which("check-jsonschema"),
+        which("check-jsonschema").or_else(as_module),
         "install it with `pip install check-jsonschema`",
     ) else {
         return;
     };
+    let module = checker.as_os_str() == "python3";
     for compose in ["deploy/docker-compose.yml", "deploy/scale/docker-compose.yml", "deploy/test/docker-compose.yml"] {
-        let out = Command::new(&checker)
+        let mut cmd = Command::new(&checker);
+        if module {
+            cmd.args(["-m", "check_jsonschema"]);
+        }
+        let out = cmd
             .args(["--builtin-schema", "vendor.compose-spec"])
             .arg(repo_file(compose))
             .output()
