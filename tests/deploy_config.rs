@@ -360,3 +360,25 @@ fn grafana_provisions_the_dashboards_the_compose_stack_mounts() {
         "grafana must mount ../dashboards at {path}: {mounts:?}"
     );
 }
+
+#[test]
+fn every_deploy_yaml_file_parses() {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(Path::new(&repo_file("deploy")), &mut files);
+    assert!(files.len() >= 12, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(docs.first().and_then(Yaml::as_hash).is_some(), "{}: not a mapping", f.display());
+    }
+}
