@@ -44,6 +44,12 @@ pub mod env {
     pub const ALBEDO_OTEL_CAPTURE_TOOL_CONTENT: &str = "ALBEDO_OTEL_CAPTURE_TOOL_CONTENT";
     /// Our own: the log filter (`tracing` syntax), default `info`.
     pub const ALBEDO_OTEL_LOG: &str = "ALBEDO_OTEL_LOG";
+    /// Our own: where undeliverable batches wait (default `$XDG_STATE_HOME/albedo-otel/spool`).
+    pub const ALBEDO_OTEL_SPOOL_DIR: &str = "ALBEDO_OTEL_SPOOL_DIR";
+    /// Our own: the spool's cap in bytes (default 256 MiB).
+    pub const ALBEDO_OTEL_SPOOL_MAX_BYTES: &str = "ALBEDO_OTEL_SPOOL_MAX_BYTES";
+    /// Our own: `false` keeps undeliverable batches in memory (retried, then dropped) instead.
+    pub const ALBEDO_OTEL_SPOOL: &str = "ALBEDO_OTEL_SPOOL";
 }
 
 /// Defaults, where the standard leaves them to the implementation.

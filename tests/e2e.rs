@@ -386,7 +386,7 @@ fn without_a_collector_replay_says_so_and_fails() {
     // A port that was just free: nothing listens there.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let out = run_binary(
-        &["replay", "-", "--flush-timeout", "1s"],
+        &["replay", "-", "--flush-timeout", "1s", "--no-spool"],
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &format!("http://127.0.0.1:{port}"))],
         &demo(),
     );

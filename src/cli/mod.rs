@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use albedo_otel::assemble::{AssembleConfig, ContentPolicy};
 use albedo_otel::config::{self, env, Compression, OtlpOverrides, Protocol};
-use albedo_otel::pipeline::PipelineConfig;
+use albedo_otel::pipeline::{spool, PipelineConfig, SpoolConfig};
 use albedo_otel::redact::Scrubber;
 
 #[derive(Parser)]
@@ -31,7 +31,7 @@ enum Command {
     /// This is the process albedo's extension starts; SIGTERM also flushes before exit.
     Run(ExportArgs),
     /// Replay recorded sessions (protocol NDJSON files; `-` reads stdin), then flush and exit.
-    /// Exits 1 if a file could not be read, 3 if spans could not be delivered.
+    /// Exits 1 if a file could not be read, 3 if spans were lost (spooled ones are not lost).
     Replay {
         /// Files to replay, in order.
         #[arg(required = true, value_name = "FILE")]
@@ -103,6 +103,17 @@ pub struct ExportArgs {
     /// Longest accepted input line; longer lines are skipped with an error
     #[arg(long, default_value_t = albedo_otel::ingest::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
     max_line_bytes: usize,
+    /// Where batches wait while the collector is down [env: ALBEDO_OTEL_SPOOL_DIR]
+    /// [default: $XDG_STATE_HOME/albedo-otel/spool]
+    #[arg(long, value_name = "DIR")]
+    spool_dir: Option<std::path::PathBuf>,
+    /// Cap of the spool; the oldest batches are dropped past it [env: ALBEDO_OTEL_SPOOL_MAX_BYTES]
+    /// [default: 268435456]
+    #[arg(long, value_name = "BYTES")]
+    spool_max_bytes: Option<u64>,
+    /// Keep nothing on disk: retry in memory, then drop (and count) [env: ALBEDO_OTEL_SPOOL=false]
+    #[arg(long)]
+    no_spool: bool,
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {
@@ -128,6 +139,37 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
+    }
+}
+
+impl ExportArgs {
+    fn spool_config(&self) -> Result<Option<SpoolConfig>> {
+        let enabled = !self.no_spool
+            && var(env::ALBEDO_OTEL_SPOOL)
+                .map(|v| config::flag(env::ALBEDO_OTEL_SPOOL, &v))
+                .transpose()?
+                .unwrap_or(true);
+        if !enabled {
+            return Ok(None);
+        }
+        let root = match self.spool_dir.clone().or_else(|| var(env::ALBEDO_OTEL_SPOOL_DIR).map(Into::into)) {
+            Some(dir) => dir,
+            None => match spool::default_root(&|k| std::env::var(k).ok()) {
+                Some(dir) => dir,
+                None => {
+                    tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
+                    return Ok(None);
+                }
+            },
+        };
+        let max_bytes = match self.spool_max_bytes {
+            Some(n) => n,
+            None => var(env::ALBEDO_OTEL_SPOOL_MAX_BYTES)
+                .map(|v| config::count(env::ALBEDO_OTEL_SPOOL_MAX_BYTES, &v).map(|n| n as u64))
+                .transpose()?
+                .unwrap_or(spool::DEFAULT_MAX_BYTES),
+        };
+        Ok(Some(SpoolConfig { root, max_bytes }))
     }
 }
 
@@ -211,6 +253,7 @@ impl ExportArgs {
             .map(|v| config::count(env::OTEL_BSP_MAX_QUEUE_SIZE, &v))
             .transpose()?
             .unwrap_or(c.queue_size);
+        c.spool = self.spool_config()?;
         c.flush_timeout = match self.flush_timeout {
             Some(d) => d,
             None => var(env::ALBEDO_OTEL_FLUSH_TIMEOUT)

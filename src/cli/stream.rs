@@ -106,7 +106,13 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     };
     drop(handle);
     let summary = guard.close();
-    let lost = summary.failed + summary.in_flight();
+    let lost = summary.lost();
+    if summary.spooled > 0 {
+        tracing::warn!(
+            "{} spans went to the spool while the collector was unreachable; what is still there is sent by the next albedo-otel run or replay to the same collector",
+            summary.spooled
+        );
+    }
     if lost > 0 {
         tracing::error!("done: {summary}");
         if kind == ExporterKind::Otlp {

@@ -112,13 +112,13 @@ impl Exporter {
         }
     }
 
-    /// One attempt to deliver a prepared batch.
-    pub async fn send(&mut self, payload: &Payload) -> Result<Exported, ExportError> {
+    /// One attempt to deliver a prepared batch, within `timeout` if given.
+    pub async fn send(&mut self, payload: &Payload, timeout: Option<Duration>) -> Result<Exported, ExportError> {
         match (self, payload) {
-            (Exporter::Otlp(e), Payload::Encoded { body, spans }) => e.send(body.clone(), *spans).await,
+            (Exporter::Otlp(e), Payload::Encoded { body, spans }) => e.send(body.clone(), *spans, timeout).await,
             (Exporter::Otlp(e), Payload::Spans(spans)) => {
                 let body = e.encode(spans);
-                e.send(body, spans.len() as u64).await
+                e.send(body, spans.len() as u64, timeout).await
             }
             (Exporter::File(e), Payload::Spans(spans)) => e.export(spans),
             (Exporter::Console(e), Payload::Spans(spans)) => e.export(spans),

@@ -13,6 +13,7 @@
 //! on; the export thread delivers what it holds; the guard waits for both, up to a deadline.
 
 mod delivery;
+pub mod spool;
 mod stats;
 mod worker;
 
@@ -43,6 +44,17 @@ pub struct PipelineConfig {
     /// Deadline for delivering everything at close.
     pub flush_timeout: Duration,
     pub retry: RetryPolicy,
+    /// Where to keep batches the collector cannot take now; `None` retries in memory instead.
+    pub spool: Option<SpoolConfig>,
+}
+
+/// The on-disk spool for undeliverable batches.
+#[derive(Debug, Clone)]
+pub struct SpoolConfig {
+    /// One folder per destination is made below this one.
+    pub root: std::path::PathBuf,
+    /// Oldest batches are dropped (and counted) past this size.
+    pub max_bytes: u64,
 }
 
 impl Default for PipelineConfig {
@@ -54,6 +66,7 @@ impl Default for PipelineConfig {
             queue_size: defaults::QUEUE_SIZE,
             flush_timeout: defaults::FLUSH_TIMEOUT,
             retry: RetryPolicy::default(),
+            spool: None,
         }
     }
 }
@@ -223,9 +236,10 @@ where
         let stats = stats.clone();
         let deadline = deadline.clone();
         let retry = config.retry;
+        let spool = config.spool.clone();
         std::thread::Builder::new()
             .name("albedo-otel-export".into())
-            .spawn(move || delivery::run(make_exporter, ready_tx, batch_rx, done_tx, stats, deadline, retry))
+            .spawn(move || delivery::run(make_exporter, spool, ready_tx, batch_rx, done_tx, stats, deadline, retry))
             .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
     };
     let target = match ready_rx.recv() {

@@ -18,6 +18,9 @@ pub struct Stats {
     pub(crate) rejected: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) export_errors: AtomicU64,
+    pub(crate) spooled: AtomicU64,
+    pub(crate) unspooled: AtomicU64,
+    pub(crate) spool_dropped: AtomicU64,
 }
 
 /// A snapshot of the counters.
@@ -43,6 +46,12 @@ pub struct Summary {
     pub failed: u64,
     /// Failed delivery attempts, retried or not.
     pub export_errors: u64,
+    /// Spans written to the spool because the collector could not take them.
+    pub spooled: u64,
+    /// Spans delivered from the spool (this run's or an earlier one's).
+    pub unspooled: u64,
+    /// Spans dropped from a full spool, oldest first.
+    pub spool_dropped: u64,
 }
 
 impl Stats {
@@ -58,6 +67,9 @@ impl Stats {
             rejected: self.rejected.load(Relaxed),
             failed: self.failed.load(Relaxed),
             export_errors: self.export_errors.load(Relaxed),
+            spooled: self.spooled.load(Relaxed),
+            unspooled: self.unspooled.load(Relaxed),
+            spool_dropped: self.spool_dropped.load(Relaxed),
         }
     }
 
@@ -67,15 +79,21 @@ impl Stats {
 }
 
 impl Summary {
-    /// Spans neither delivered, refused, nor given up on: still in flight.
+    /// Spans neither delivered, spooled, refused, nor given up on: still in flight.
     pub fn in_flight(&self) -> u64 {
         self.spans
-            .saturating_sub(self.exported + self.rejected + self.failed)
+            .saturating_sub(self.exported + self.spooled + self.rejected + self.failed)
     }
 
-    /// Whether anything was lost: dropped events, refused or undelivered spans.
+    /// Spans this run lost for good: given up on, refused, dropped from a full spool, or still
+    /// in flight at the end.
+    pub fn lost(&self) -> u64 {
+        self.failed + self.rejected + self.spool_dropped + self.in_flight()
+    }
+
+    /// Whether anything was lost: dropped events, or spans lost for good.
     pub fn lost_anything(&self) -> bool {
-        self.dropped_events > 0 || self.rejected > 0 || self.failed > 0 || self.in_flight() > 0
+        self.dropped_events > 0 || self.lost() > 0
     }
 }
 
@@ -86,6 +104,9 @@ impl fmt::Display for Summary {
             "{} events, {} spans, {} delivered",
             self.events, self.spans, self.exported
         )?;
+        if self.spooled > 0 {
+            write!(f, ", {} spooled to send later", self.spooled)?;
+        }
         if self.failed > 0 {
             write!(f, ", {} NOT delivered", self.failed)?;
         }
@@ -94,6 +115,12 @@ impl fmt::Display for Summary {
         }
         if self.rejected > 0 {
             write!(f, ", {} refused by the collector", self.rejected)?;
+        }
+        if self.unspooled > 0 {
+            write!(f, "; {} delivered from the spool", self.unspooled)?;
+        }
+        if self.spool_dropped > 0 {
+            write!(f, "; {} dropped from a full spool", self.spool_dropped)?;
         }
         if self.bad_lines > 0 {
             write!(f, "; {} bad lines skipped", self.bad_lines)?;

@@ -429,6 +429,8 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
         }
     }
     cmd.env("ALBEDO_OTEL_LOG", "info");
+    // Each run gets a spool of its own, unless the test shares one on purpose.
+    cmd.env("ALBEDO_OTEL_SPOOL_DIR", temp_dir("spool"));
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -441,6 +443,19 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     out
+}
+
+/// A new, empty folder under the system's temporary folder.
+pub fn temp_dir(what: &str) -> std::path::PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "albedo-otel-test-{what}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 pub fn repo_file(path: &str) -> String {

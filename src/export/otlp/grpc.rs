@@ -70,7 +70,7 @@ impl GrpcTransport {
         })
     }
 
-    pub async fn send(&mut self, body: Bytes, spans: u64) -> Result<Exported, ExportError> {
+    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
         let unreachable = |reason: String| ExportError::Unreachable {
             endpoint: self.endpoint.clone(),
             reason,
@@ -81,7 +81,7 @@ impl GrpcTransport {
             .map_err(|e| unreachable(error_chain(&e)))?;
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.metadata.clone();
-        request.set_timeout(self.timeout);
+        request.set_timeout(timeout.unwrap_or(self.timeout).min(self.timeout));
         let path = http::uri::PathAndQuery::from_static(EXPORT_PATH);
         match self.client.unary(request, path, PassThrough).await {
             Ok(response) => {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use flate2::write::GzEncoder;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use prost::Message;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
 
@@ -72,18 +72,16 @@ impl HttpTransport {
         })
     }
 
-    /// Whether the body must be OTLP/JSON rather than protobuf.
-    pub fn wants_json(&self) -> bool {
-        self.json
-    }
-
-    pub async fn send(&mut self, body: Bytes, spans: u64) -> Result<Exported, ExportError> {
+    /// Sends a batch given as protobuf (the one encoding batches are kept in); for
+    /// `http/json` it is transcoded here.
+    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+        let body = if self.json { to_json(&body)? } else { body };
         let body = if self.gzip { gzip(&body) } else { body };
-        let response = self
-            .client
-            .post(&self.endpoint)
-            .headers(self.headers.clone())
-            .body(body)
+        let mut request = self.client.post(&self.endpoint).headers(self.headers.clone()).body(body);
+        if let Some(t) = timeout {
+            request = request.timeout(t);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| ExportError::Unreachable {
@@ -136,6 +134,12 @@ impl HttpTransport {
             retry_after,
         })
     }
+}
+
+fn to_json(protobuf: &[u8]) -> Result<Bytes, ExportError> {
+    let request = ExportTraceServiceRequest::decode(protobuf)
+        .map_err(|e| ExportError::Setup(format!("a spooled batch is not valid OTLP: {e}")))?;
+    Ok(serde_json::to_vec(&request).expect("OTLP messages always serialize").into())
 }
 
 fn gzip(body: &[u8]) -> Bytes {

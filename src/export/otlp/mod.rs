@@ -10,6 +10,8 @@ mod grpc;
 mod http;
 mod tls;
 
+use std::time::Duration;
+
 use bytes::Bytes;
 
 use crate::assemble::Span;
@@ -45,20 +47,23 @@ impl OtlpExporter {
         })
     }
 
-    /// The request body for `spans`, in the encoding this exporter sends.
+    /// The request for `spans` as protobuf: what is sent, retried and spooled.
     pub fn encode(&self, spans: &[Span]) -> Bytes {
-        match &self.transport {
-            Transport::Http(h) if h.wants_json() => encode::json(&self.resource, spans).into(),
-            _ => encode::protobuf(&self.resource, spans).into(),
+        encode::protobuf(&self.resource, spans).into()
+    }
+
+    /// One attempt to deliver a protobuf-encoded batch of `spans` spans, within `timeout` if
+    /// given (and never longer than the configured timeout).
+    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+        match &mut self.transport {
+            Transport::Grpc(g) => g.send(body, spans, timeout).await,
+            Transport::Http(h) => h.send(body, spans, timeout).await,
         }
     }
 
-    /// One attempt to deliver an encoded batch of `spans` spans.
-    pub async fn send(&mut self, body: Bytes, spans: u64) -> Result<Exported, ExportError> {
-        match &mut self.transport {
-            Transport::Grpc(g) => g.send(body, spans).await,
-            Transport::Http(h) => h.send(body, spans).await,
-        }
+    /// Where batches for this destination are spooled, below `root`.
+    pub fn spool_key(&self) -> String {
+        format!("{} {}", self.settings.protocol.as_str(), self.settings.endpoint)
     }
 
     pub fn settings(&self) -> &OtlpSettings {
