@@ -1,0 +1,267 @@
+//! Faults: the real receiver is started, stopped and made to refuse around the real exporter,
+//! and every span must arrive exactly once. Each test prints a row of the table in the notes:
+//! `cargo test --test faults -- --nocapture 2>&1 | grep '^| '`.
+
+mod support;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use albedo_otel::generate::{generate, Expected, GenConfig};
+use support::*;
+
+/// The exporter as a child process fed line by line, stderr kept in a file.
+struct Exporter {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    log: PathBuf,
+}
+
+impl Exporter {
+    fn start(args: &[&str], spool: &Path) -> Exporter {
+        let log = temp_dir("log").join("stderr.log");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+        cmd.args(args)
+            .arg("--spool-dir")
+            .arg(spool)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        Exporter { child, stdin, log }
+    }
+
+    fn write(&mut self, lines: &[String]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        for l in lines {
+            writeln!(stdin, "{l}").unwrap();
+        }
+        stdin.flush().unwrap();
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Closes stdin (EOF) and waits for the exporter to flush and exit.
+    fn finish(mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        (status, self.stderr())
+    }
+
+    fn kill9(mut self) -> String {
+        self.child.kill().unwrap(); // SIGKILL
+        self.child.wait().unwrap();
+        self.stderr()
+    }
+}
+
+/// How many spans the assembly emits for these lines, before the end of input.
+fn spans_emitted_by(lines: &[String]) -> usize {
+    use albedo_otel::assemble::{AssembleConfig, Assembler, Output};
+    let mut asm = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    for l in lines {
+        asm.push(&albedo_otel::ingest::decode_line(l.as_bytes()).unwrap(), &mut out);
+    }
+    out.spans.len()
+}
+
+fn stream(sessions: usize) -> (Vec<String>, Expected) {
+    generate(&GenConfig {
+        sessions,
+        turns_per_session: 2,
+        seed: 11,
+        ..GenConfig::default()
+    })
+}
+
+/// Spans waiting in the spool, by the counts in its file names.
+fn spooled_spans(root: &Path) -> u64 {
+    fn walk(dir: &Path, total: &mut u64) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, total);
+            } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
+                if let Some(stem) = name.strip_suffix(".otlp") {
+                    *total += stem.rsplit('-').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                }
+            }
+        }
+    }
+    let mut total = 0;
+    walk(root, &mut total);
+    total
+}
+
+/// Everything the receivers got, checked: exactly the expected spans, each once. Prints the
+/// table row.
+fn assert_exactly_once(fault: &str, expected: &Expected, receivers: &[&Receiver], dropped: u64) {
+    let mut all = Vec::new();
+    for r in receivers {
+        all.extend(r.spans());
+    }
+    let unique: HashSet<_> = all
+        .iter()
+        .map(|s| (s.span.trace_id.clone(), s.span.span_id.clone()))
+        .collect();
+    let duplicates = all.len() - unique.len();
+    println!(
+        "| {fault} | {} | {} | {duplicates} | {dropped} |",
+        expected.spans(),
+        unique.len()
+    );
+    assert_eq!(duplicates, 0, "{fault}: duplicates");
+    assert_eq!(unique.len() as u64 + dropped, expected.spans(), "{fault}: spans received");
+    if dropped == 0 {
+        check_invariants(&all);
+    }
+}
+
+#[test]
+fn the_collector_is_down_at_start_and_comes_up_five_seconds_later() {
+    let (lines, expected) = stream(30);
+    let port = free_port();
+    let spool = temp_dir("spool");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut exporter = Exporter::start(&["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-delay", "100ms"], &spool);
+    let half = lines.len() / 2;
+    exporter.write(&lines[..half]);
+    wait_until(Duration::from_secs(20), "spans to be spooled", || spooled_spans(&spool) > 0);
+    std::thread::sleep(Duration::from_secs(5)); // the outage itself
+    let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
+    exporter.write(&lines[half..]);
+    let (status, stderr) = exporter.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("could not reach the collector"), "{stderr}");
+    assert_exactly_once("collector down at start, up 5 s later (gRPC)", &expected, &[&rx], 0);
+    assert_eq!(spooled_spans(&spool), 0, "the spool is empty again");
+}
+
+#[test]
+fn the_collector_is_killed_and_restarted_mid_session() {
+    let (lines, expected) = stream(30);
+    let rx1 = Receiver::start();
+    let http = rx1.http;
+    let spool = temp_dir("spool");
+    let endpoint = rx1.http_url();
+    let mut exporter = Exporter::start(&["run", "--endpoint", &endpoint, "--batch-delay", "100ms"], &spool);
+    let third = lines.len() / 3;
+    exporter.write(&lines[..third]);
+    // Wait for exactly what these lines complete (the assembly is deterministic, so it can be
+    // counted here); nothing else is pending, so stopping the collector then loses nothing.
+    let completed = spans_emitted_by(&lines[..third]);
+    assert!(completed > 0);
+    assert_eq!(rx1.wait_for_spans(completed, Duration::from_secs(20)).len(), completed);
+    let first = rx1.spans();
+    rx1.stop();
+    exporter.write(&lines[third..2 * third]);
+    wait_until(Duration::from_secs(20), "spans to be spooled", || spooled_spans(&spool) > 0);
+    let rx2 = Receiver::start_on(None, Some(http));
+    exporter.write(&lines[2 * third..]);
+    let (status, stderr) = exporter.finish();
+    assert!(status.success(), "{stderr}");
+    let mut all = first;
+    all.extend(rx2.spans());
+    let unique: HashSet<_> = all.iter().map(|s| (s.span.trace_id.clone(), s.span.span_id.clone())).collect();
+    println!(
+        "| collector killed and restarted mid-session (HTTP) | {} | {} | {} | 0 |",
+        expected.spans(),
+        unique.len(),
+        all.len() - unique.len()
+    );
+    assert_eq!(all.len(), unique.len(), "no duplicates");
+    assert_eq!(all.len() as u64, expected.spans(), "{stderr}");
+    check_invariants(&all);
+}
+
+#[test]
+fn an_exporter_killed_while_the_collector_is_down_has_its_spool_delivered_by_the_next() {
+    let (lines, expected) = stream(30);
+    let port = free_port();
+    let spool = temp_dir("spool");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let args = ["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-delay", "100ms"];
+    let mut first = Exporter::start(&args, &spool);
+    first.write(&lines);
+    // Every turn in the stream is complete, so every span reaches the spool; then SIGKILL.
+    wait_until(Duration::from_secs(30), "every span to be spooled", || spooled_spans(&spool) == expected.spans());
+    let stderr = first.kill9();
+    assert!(stderr.contains("keeping batches in the spool"), "{stderr}");
+
+    let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
+    let second = Exporter::start(&args, &spool);
+    let (status, stderr) = second.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("{} spans from earlier runs wait in the spool", expected.spans())), "{stderr}");
+    assert!(stderr.contains(&format!("{} delivered from the spool", expected.spans())), "{stderr}");
+    assert_exactly_once("exporter SIGKILLed while collector down, restarted", &expected, &[&rx], 0);
+    assert_eq!(spooled_spans(&spool), 0);
+}
+
+fn refused_first(protocol: &str, refusals: u64) {
+    let (lines, expected) = stream(20);
+    let rx = Receiver::start();
+    rx.refuse_next(refusals);
+    let url = if protocol == "grpc" { rx.grpc_url() } else { rx.http_url() };
+    let spool = temp_dir("spool");
+    let mut exporter = Exporter::start(&["run", "--protocol", protocol, "--endpoint", &url, "--batch-size", "64"], &spool);
+    exporter.write(&lines);
+    // The session goes on while the collector refuses, then recovers: the spool drains.
+    wait_until(Duration::from_secs(30), "the refusals", || rx.refused() == refusals);
+    rx.wait_for_spans(expected.spans() as usize, Duration::from_secs(60));
+    let (status, stderr) = exporter.finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(rx.refused(), refusals);
+    let answer = if protocol == "grpc" { "UNAVAILABLE" } else { "503" };
+    assert_exactly_once(&format!("first {refusals} requests answered {answer} ({protocol})"), &expected, &[&rx], 0);
+}
+
+#[test]
+fn a_grpc_collector_that_answers_unavailable_at_first_gets_everything_once() {
+    refused_first("grpc", 5);
+}
+
+#[test]
+fn an_http_collector_that_answers_503_at_first_gets_everything_once() {
+    refused_first("http/protobuf", 5);
+}
+
+#[test]
+fn a_full_spool_drops_the_oldest_counts_it_and_keeps_running() {
+    let (lines, expected) = stream(30);
+    let port = free_port();
+    let spool = temp_dir("spool");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    // Room for a few batches only.
+    let args = ["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-size", "32", "--spool-max-bytes", "40000"];
+    let mut first = Exporter::start(&args, &spool);
+    first.write(&lines);
+    let (status, stderr) = first.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("is full; its oldest batches are being dropped"), "{stderr}");
+    let summary = stderr.lines().find(|l| l.contains("done:")).unwrap().to_string();
+    let dropped: u64 = summary
+        .split("; ")
+        .find_map(|p| p.strip_suffix(" dropped from a full spool"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no drop count in {summary}"));
+    assert!(dropped > 0);
+    assert_eq!(spooled_spans(&spool) + dropped, expected.spans(), "{summary}");
+
+    let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
+    let (status, stderr) = Exporter::start(&args, &spool).finish();
+    assert!(status.success(), "{stderr}");
+    assert_exactly_once("spool full (cap 40 kB) while collector down", &expected, &[&rx], dropped);
+}
