@@ -21,6 +21,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use hashlink::LinkedHashMap;
+
 use build::{chat_span, stopping_event, turn_span, AgentInfo, Place, SessionAttrs, ToolSpan, TurnSummary};
 use ids::Role;
 pub use policy::ContentPolicy;
@@ -35,11 +37,21 @@ pub const DEFAULT_AGENT: &str = "albedo";
 /// How long a chain of `within` may be before it is treated as a cycle.
 const MAX_NESTING: usize = 256;
 
+/// Open sessions kept before the least recently active one is closed and exported.
+pub const DEFAULT_MAX_SESSIONS: usize = 20_000;
+/// Calls remembered per turn (running ones, and finished ones that nested calls may name).
+pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 4_096;
+
 #[derive(Debug, Clone)]
 pub struct AssembleConfig {
     /// `gen_ai.agent.name` for sessions that do not name their agent.
     pub default_agent: String,
     pub policy: ContentPolicy,
+    /// Memory bound: past this many open sessions, the least recently active one is ended.
+    pub max_sessions: usize,
+    /// Memory bound: past this many calls in one turn, the oldest finished ones are forgotten
+    /// (then the oldest running ones are exported as unfinished).
+    pub max_calls_per_turn: usize,
 }
 
 impl Default for AssembleConfig {
@@ -47,6 +59,8 @@ impl Default for AssembleConfig {
         AssembleConfig {
             default_agent: DEFAULT_AGENT.to_string(),
             policy: ContentPolicy::default(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_calls_per_turn: DEFAULT_MAX_CALLS_PER_TURN,
         }
     }
 }
@@ -75,6 +89,10 @@ pub enum Note {
     Unfinished { session: String, calls: usize },
     /// A child session's parent call is not known here; its turns get traces of their own.
     ParentNotFound { session: String, parent_session: String, call: String },
+    /// Too many open sessions: the least recently active one was ended and exported.
+    SessionEvicted { session: String, open: usize },
+    /// Too many calls in one turn: the oldest were forgotten or exported as unfinished.
+    CallsEvicted { session: String, calls: usize },
 }
 
 impl fmt::Display for Note {
@@ -107,6 +125,14 @@ impl fmt::Display for Note {
                 f,
                 "session {session}: parent call `{call}` of session {parent_session} is unknown; its turns get traces of their own"
             ),
+            Note::SessionEvicted { session, open } => write!(
+                f,
+                "session {session} ended early: {open} sessions are open, the most this exporter keeps (--max-sessions); it was the least recently active"
+            ),
+            Note::CallsEvicted { session, calls } => write!(
+                f,
+                "session {session}: a turn passed {calls} calls (--max-calls-per-turn); its oldest calls were let go"
+            ),
         }
     }
 }
@@ -121,6 +147,8 @@ impl Note {
                 | Note::WithinCycle { .. }
                 | Note::DuplicateCall { .. }
                 | Note::UnknownWithin { .. }
+                | Note::SessionEvicted { .. }
+                | Note::CallsEvicted { .. }
         )
     }
 }
@@ -129,7 +157,8 @@ impl Note {
 #[derive(Debug)]
 pub struct Assembler {
     config: AssembleConfig,
-    sessions: HashMap<String, Session>,
+    /// In order of activity, least recent first: the front is evicted first.
+    sessions: LinkedHashMap<String, Session>,
 }
 
 #[derive(Debug)]
@@ -161,7 +190,11 @@ struct Turn {
     prompted_ms: Option<u64>,
     first_ms: u64,
     last_ms: u64,
-    calls: HashMap<String, CallNode>,
+    /// In order of arrival, oldest first.
+    calls: LinkedHashMap<String, CallNode>,
+    /// How many times calls were let go (see `cap_calls`). Part of every tool span id made
+    /// after that, so a call id seen again after its span was exported gets a new id.
+    generation: u64,
     chats: u64,
     summary: TurnSummary,
 }
@@ -192,7 +225,7 @@ impl Assembler {
     pub fn new(config: AssembleConfig) -> Self {
         Assembler {
             config,
-            sessions: HashMap::new(),
+            sessions: LinkedHashMap::new(),
         }
     }
 
@@ -214,7 +247,7 @@ impl Assembler {
             }
             _ => {}
         }
-        self.ensure_session(sid);
+        self.ensure_session(sid, out);
         // First the turn the event belongs to: a prompt starts a new one (ending whatever turn
         // was cut short), anything else opens one if none is open.
         match &record.event {
@@ -241,8 +274,14 @@ impl Assembler {
                     turn.summary.prompt = Some(policy.content(text));
                 }
             }
-            Event::Calling { at_ms, call } => s.on_calling(*at_ms, call, policy, out),
-            Event::Called(called) => s.on_called(called, policy, out),
+            Event::Calling { at_ms, call } => {
+                s.on_calling(*at_ms, call, policy, out);
+                s.cap_calls(config.max_calls_per_turn, policy, out);
+            }
+            Event::Called(called) => {
+                s.on_called(called, policy, out);
+                s.cap_calls(config.max_calls_per_turn, policy, out);
+            }
             Event::CallSent(sent) => s.on_call_sent(sent, policy, out),
             Event::Stopping { at_ms, reply, held } => {
                 let turn = s.turn.as_mut().expect("turn is open");
@@ -266,7 +305,7 @@ impl Assembler {
 
     /// End of input: every open turn is exported, marked unfinished.
     pub fn finish(&mut self, out: &mut Output) {
-        let mut sessions: Vec<_> = self.sessions.drain().collect();
+        let mut sessions: Vec<_> = self.sessions.drain().collect::<Vec<_>>();
         // A stable order keeps output reproducible.
         sessions.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, mut s) in sessions {
@@ -278,8 +317,18 @@ impl Assembler {
         self.sessions.get_mut(sid).expect("session exists")
     }
 
-    fn ensure_session(&mut self, sid: &str) {
-        if !self.sessions.contains_key(sid) {
+    /// Makes `sid` the most recently active session, opening it if new; past the cap, the
+    /// least recently active session is ended first.
+    fn ensure_session(&mut self, sid: &str, out: &mut Output) {
+        if self.sessions.to_back(sid).is_none() {
+            while self.sessions.len() >= self.config.max_sessions.max(1) {
+                let Some((_, mut old)) = self.sessions.pop_front() else { break };
+                out.notes.push(Note::SessionEvicted {
+                    session: old.attrs.id.to_string(),
+                    open: self.sessions.len() + 1,
+                });
+                old.end_turn(None, None, &self.config, out);
+            }
             let id: Arc<str> = self.config.policy.label(sid).into();
             self.sessions.insert(
                 sid.to_string(),
@@ -298,7 +347,7 @@ impl Assembler {
     }
 
     fn on_session(&mut self, sid: &str, info: &SessionInfo<'_>, out: &mut Output) {
-        self.ensure_session(sid);
+        self.ensure_session(sid, out);
         let s = self.session(sid);
         s.agent = info.agent.as_deref().map(str::to_string).or(s.agent.take());
         s.model = info.model.as_deref().map(str::to_string).or(s.model.take());
@@ -376,7 +425,8 @@ impl Assembler {
             prompted_ms: prompted.then_some(at_ms),
             first_ms: at_ms,
             last_ms: at_ms,
-            calls: HashMap::new(),
+            calls: LinkedHashMap::new(),
+            generation: 0,
             chats: 0,
             summary: TurnSummary {
                 number: seq + 1,
@@ -389,6 +439,16 @@ impl Assembler {
 }
 
 impl Turn {
+    /// The span id of the `nth` use of call id `id` in this turn.
+    fn tool_span(&self, id: &str, nth: u64) -> SpanId {
+        ids::child_span(self.span_id, Role::Tool, id, nth + (self.generation << 32))
+    }
+
+    /// The span id of a stand-in for call `id`, never one a real use of `id` has.
+    fn stand_in_span(&self, id: &str) -> SpanId {
+        ids::child_span(self.span_id, Role::Tool, id, (1 << 31) + (self.generation << 32))
+    }
+
     fn touch(&mut self, at_ms: u64) {
         self.first_ms = self.first_ms.min(at_ms);
         self.last_ms = self.last_ms.max(at_ms);
@@ -436,7 +496,7 @@ impl Turn {
                 call: id.to_string(),
                 within: w.to_string(),
             });
-            let span_id = ids::child_span(self.span_id, Role::Tool, w, 0);
+            let span_id = self.stand_in_span(w);
             self.calls.insert(
                 w.to_string(),
                 CallNode {
@@ -488,6 +548,38 @@ impl Turn {
 }
 
 impl Session {
+    /// Keeps the turn's call map within `max`: finished calls are forgotten first (they are
+    /// exported already), then running ones are exported as unfinished.
+    fn cap_calls(&mut self, max: usize, policy: &ContentPolicy, out: &mut Output) {
+        let Some(turn) = self.turn.as_mut() else { return };
+        let max = max.max(1);
+        if turn.calls.len() <= max {
+            return;
+        }
+        let excess = turn.calls.len() - max;
+        let done: Vec<String> = turn
+            .calls
+            .iter()
+            .filter(|(_, n)| n.open.is_none())
+            .map(|(k, _)| k.clone())
+            .take(excess)
+            .collect();
+        for k in &done {
+            turn.calls.remove(k);
+        }
+        turn.generation += 1;
+        while turn.calls.len() > max {
+            let Some((id, node)) = turn.calls.pop_front() else { break };
+            let parent = turn.parent_span(node.parent.as_deref());
+            let end = turn.last_ms;
+            emit_open(turn, &id, node, parent, end, policy, &self.attrs, out);
+        }
+        out.notes.push(Note::CallsEvicted {
+            session: self.attrs.id.to_string(),
+            calls: max,
+        });
+    }
+
     fn agent_info(&self, default_agent: &str) -> (String, Option<String>, Option<String>, Option<(String, String)>) {
         (
             self.agent.clone().unwrap_or_else(|| default_agent.to_string()),
@@ -537,7 +629,7 @@ impl Session {
         turn.calls.insert(
             id.to_string(),
             CallNode {
-                span_id: ids::child_span(turn.span_id, Role::Tool, id, nth),
+                span_id: turn.tool_span(id, nth),
                 nth,
                 parent,
                 open: Some(OpenCall {
@@ -574,9 +666,9 @@ impl Session {
                     call: id.to_string(),
                 });
                 let nth = node.nth + 1;
-                (ids::child_span(turn.span_id, Role::Tool, id, nth), nth)
+                (turn.tool_span(id, nth), nth)
             }
-            None => (ids::child_span(turn.span_id, Role::Tool, id, 0), 0),
+            None => (turn.tool_span(id, 0), 0),
         };
         let parent = turn.parent_for(&sid, id, called.call.within.as_deref(), out);
         turn.cover(parent.as_deref(), start, end);

@@ -114,6 +114,12 @@ pub struct ExportArgs {
     /// Keep nothing on disk: retry in memory, then drop (and count) [env: ALBEDO_OTEL_SPOOL=false]
     #[arg(long)]
     no_spool: bool,
+    /// Open sessions kept; past it the least recently active is ended and exported
+    #[arg(long, default_value_t = albedo_otel::assemble::DEFAULT_MAX_SESSIONS, value_name = "N")]
+    max_sessions: usize,
+    /// Calls remembered per turn; past it the oldest are let go
+    #[arg(long, default_value_t = albedo_otel::assemble::DEFAULT_MAX_CALLS_PER_TURN, value_name = "N")]
+    max_calls_per_turn: usize,
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {
@@ -232,6 +238,8 @@ impl ExportArgs {
                 max_value_len,
                 scrubber: std::sync::Arc::new(scrubber),
             },
+            max_sessions: self.max_sessions,
+            max_calls_per_turn: self.max_calls_per_turn,
             ..AssembleConfig::default()
         };
         c.batch_size = match self.batch_size {

@@ -21,6 +21,10 @@ use super::protocol::{
 /// about the year 2554 milliseconds no longer fit in a 64-bit nanosecond timestamp.
 pub const MAX_TIME_MS: u64 = 4_102_444_800_000;
 
+/// JSON values inside a line (arguments, outputs, messages) may nest this deep, no deeper:
+/// the same limit serde_json puts on the line's own structure.
+pub const MAX_JSON_DEPTH: usize = 128;
+
 /// Why a line was skipped. The reader adds the source and line number.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DecodeError {
@@ -258,12 +262,55 @@ fn bj<'s, 'a>(c: &'s Option<Json<'a>>) -> Option<Json<'s>> {
     c.as_ref().map(|c| Json(Cow::Borrowed(c.0.as_ref())))
 }
 
+/// Whether `text`, one JSON value, nests arrays and objects deeper than `max`.
+fn nests_deeper_than(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    // Fewer brackets than the limit, strings included, cannot nest deeper than it.
+    if memchr::memchr2_iter(b'[', b'{', bytes).nth(max).is_none() {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &c in bytes {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn shallow<'a>(json: Option<Json<'a>>, field: &'static str) -> Result<Option<Json<'a>>, DecodeError> {
+    match json {
+        Some(j) if nests_deeper_than(j.get(), MAX_JSON_DEPTH) => Err(DecodeError::Invalid {
+            field,
+            reason: format!("nested deeper than {MAX_JSON_DEPTH} levels"),
+        }),
+        other => Ok(other),
+    }
+}
+
 impl<'a> WireCall<'a> {
     fn into_call(self) -> Result<Call<'a>, DecodeError> {
         Ok(Call {
             id: non_empty(self.id, "call.id")?,
             name: non_empty(self.name, "call.name")?,
-            arguments: self.arguments,
+            arguments: shallow(self.arguments, "call.arguments")?,
             within: self.within.filter(|w| !w.is_empty()),
         })
     }
@@ -327,7 +374,7 @@ impl<'a> Wire<'a> {
             },
             "called" => Event::Called(Called {
                 call: need(self.call, kind, "call")?.into_call()?,
-                output: self.output,
+                output: shallow(self.output, "output")?,
                 started_ms: need_time(self.started_ms, kind, "started_ms")?,
                 finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
                 refused: self.refused.unwrap_or(false),
@@ -345,14 +392,17 @@ impl<'a> Wire<'a> {
                         model: request.model,
                         provider: request.provider,
                         max_tokens: request.max_tokens,
-                        messages: request.messages,
+                        messages: shallow(request.messages, "request.messages")?,
                     },
-                    response: self.response.map(|r| Response {
-                        id: r.id,
-                        model: r.model,
-                        stop_reason: r.stop_reason,
-                        content: r.content,
-                    }),
+                    response: match self.response {
+                        Some(r) => Some(Response {
+                            id: r.id,
+                            model: r.model,
+                            stop_reason: r.stop_reason,
+                            content: shallow(r.content, "response.content")?,
+                        }),
+                        None => None,
+                    },
                     usage: self.usage.unwrap_or_default(),
                     started_ms: need_time(self.started_ms, kind, "started_ms")?,
                     finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
@@ -360,7 +410,7 @@ impl<'a> Wire<'a> {
                         .first_token_ms
                         .map(|t| time(t, "first_token_ms"))
                         .transpose()?,
-                    error: self.error,
+                    error: shallow(self.error, "error")?,
                 })
             }
             "turn_ended" => Event::TurnEnded {
@@ -528,12 +578,27 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_inside_raw_values_does_not_recurse() {
-        let deep = format!(
-            r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":{}1{}}},"started_ms":1,"finished_ms":2}}"#,
-            "[".repeat(100_000),
-            "]".repeat(100_000)
+    fn deep_nesting_is_refused_with_the_field_without_recursing() {
+        let line = |depth: usize| {
+            format!(
+                r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":{}1{}}},"started_ms":1,"finished_ms":2}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        assert!(decode_line(line(128).as_bytes()).is_ok());
+        assert_eq!(
+            decode_line(line(100_000).as_bytes()).unwrap_err().to_string(),
+            "field `call.arguments`: nested deeper than 128 levels"
         );
-        assert!(decode_line(deep.as_bytes()).is_ok());
+        // Brackets inside strings do not count.
+        let in_string = format!(r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":"{}\"{}"}},"started_ms":1,"finished_ms":2}}"#, "[".repeat(500), "{".repeat(500));
+        decode_line(in_string.as_bytes()).unwrap();
+        // Unknown fields are skipped, however deep, without recursing.
+        let unknown = format!(r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"x":{}1{}}}"#, "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert!(decode_line(unknown.as_bytes()).is_ok());
+        // A known field that should be flat but is deep is refused by serde_json's own limit.
+        let known = format!(r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"parent":{}1{}}}"#, "{\"a\":".repeat(200), "}".repeat(200));
+        assert!(decode_line(known.as_bytes()).is_err());
     }
 }
