@@ -159,6 +159,9 @@ pub struct Assembler {
     config: AssembleConfig,
     /// In order of activity, least recent first: the front is evicted first.
     sessions: LinkedHashMap<String, Session>,
+    /// How many turns sessions that ended had, so a session id that comes back continues its
+    /// count instead of reusing the ids of its first turns. As many as there are open sessions.
+    ended: LinkedHashMap<String, u64>,
 }
 
 #[derive(Debug)]
@@ -226,6 +229,7 @@ impl Assembler {
         Assembler {
             config,
             sessions: LinkedHashMap::new(),
+            ended: LinkedHashMap::new(),
         }
     }
 
@@ -242,6 +246,7 @@ impl Assembler {
             Event::Closed { .. } => {
                 if let Some(mut s) = self.sessions.remove(sid) {
                     s.end_turn(None, None, &self.config, out);
+                    self.remember_ended(sid.to_string(), s.turns);
                 }
                 return;
             }
@@ -252,7 +257,7 @@ impl Assembler {
         // was cut short), anything else opens one if none is open.
         match &record.event {
             Event::Prompted { at_ms, .. } => {
-                let Assembler { config, sessions } = self;
+                let Assembler { config, sessions, .. } = self;
                 let s = sessions.get_mut(sid).expect("session exists");
                 s.end_turn(None, None, config, out);
                 self.open_turn(sid, *at_ms, true, out);
@@ -264,7 +269,7 @@ impl Assembler {
             Event::CallSent(c) => self.turn(sid, c.started_ms, out),
             _ => {}
         }
-        let Assembler { config, sessions } = self;
+        let Assembler { config, sessions, .. } = self;
         let s = sessions.get_mut(sid).expect("session exists");
         let policy = &config.policy;
         match &record.event {
@@ -322,13 +327,15 @@ impl Assembler {
     fn ensure_session(&mut self, sid: &str, out: &mut Output) {
         if self.sessions.to_back(sid).is_none() {
             while self.sessions.len() >= self.config.max_sessions.max(1) {
-                let Some((_, mut old)) = self.sessions.pop_front() else { break };
+                let Some((key, mut old)) = self.sessions.pop_front() else { break };
                 out.notes.push(Note::SessionEvicted {
                     session: old.attrs.id.to_string(),
                     open: self.sessions.len() + 1,
                 });
                 old.end_turn(None, None, &self.config, out);
+                self.remember_ended(key, old.turns);
             }
+            let turns = self.ended.remove(sid).unwrap_or(0);
             let id: Arc<str> = self.config.policy.label(sid).into();
             self.sessions.insert(
                 sid.to_string(),
@@ -339,10 +346,17 @@ impl Assembler {
                     workspace: None,
                     parent: None,
                     turn: None,
-                    turns: 0,
+                    turns,
                     prev_root: None,
                 },
             );
+        }
+    }
+
+    fn remember_ended(&mut self, sid: String, turns: u64) {
+        self.ended.replace(sid, turns);
+        while self.ended.len() > self.config.max_sessions.max(1) {
+            self.ended.pop_front();
         }
     }
 

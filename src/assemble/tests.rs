@@ -538,3 +538,18 @@ fn calls_per_turn_are_bounded_without_holes_or_duplicates() {
     assert_eq!((cells[1].start_ns, cells[1].end_ns), (2 * MS, 8 * MS));
     assert!(out.notes.iter().any(|n| matches!(n, Note::CallsEvicted { .. })));
 }
+
+#[test]
+fn a_session_closed_and_started_again_does_not_reuse_span_ids() {
+    // Found by the fuzzer: the same session id, closed, then the same turn again.
+    let turn = [
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":1000,"text":"x"}"#,
+        r#"{"v":1,"kind":"called","session":"s","call":{"id":"a","name":"run"},"started_ms":1001,"finished_ms":1002}"#,
+        r#"{"v":1,"kind":"closed","session":"s","at_ms":1003}"#,
+    ];
+    let twice: Vec<&str> = turn.iter().chain(turn.iter()).copied().collect();
+    let out = run(&twice);
+    assert_eq!(out.spans.len(), 4, "{:?}", names(&out));
+    // `run` checked that the four ids are unique.
+    assert_ne!(out.spans[1].trace_id, out.spans[3].trace_id);
+}
