@@ -34,10 +34,12 @@ struct Rule {
     spare_counters: bool,
 }
 
-/// Secret names that only look like secrets: counters of tokens, not tokens.
+/// Secret names that only look like secrets: counts and limits of tokens, not tokens.
 fn is_counter_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower.ends_with("tokens") || lower.ends_with("_count") || lower.ends_with("_len")
+    ["tokens", "_count", "_len", "_length", "_limit", "_size", "_max", "_min", "_ttl", "_timeout", "_expiry"]
+        .iter()
+        .any(|s| lower.ends_with(s))
 }
 
 /// The built-in rules, most specific first: a key with its own prefix is named as what it is
@@ -82,7 +84,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     (
         "secret",
-        r#"(?P<pre>\\?"(?P<name>[A-Za-z0-9_.\-]*(?i:token|secret|password|passwd|api_?key|apikey|access_?key|private_?key|credential|auth_?key)[A-Za-z0-9_.\-]*)\\?"\s*:\s*\\?")(?:[^"\\]|\\[^"])+(?P<post>\\?")"#,
+        // Quotes may be escaped any number of times: JSON inside a JSON string, inside another.
+        r#"(?P<pre>\\*"(?P<name>[A-Za-z0-9_.\-]*(?i:token|secret|password|passwd|api_?key|apikey|access_?key|private_?key|credential|auth_?key)[A-Za-z0-9_.\-]*)\\*"\s*:\s*\\*")(?:[^"\\]|\\[^"])+?(?P<post>\\*")"#,
     ),
     (
         "secret",

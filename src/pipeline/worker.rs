@@ -12,11 +12,14 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use super::delivery::ToDelivery;
 use super::stats::Stats;
 use super::{Control, PipelineConfig};
+use crate::assemble::policy::truncate;
 use crate::assemble::{Assembler, Output, Span};
 use crate::ingest::{decode_line, DecodeError, LineChunk, Record};
 
 /// Messages of one kind logged one by one before they are only counted.
 const LOG_LIMIT: u64 = 100;
+/// A log line quoting input is cut to this length.
+const LOG_LINE_MAX: usize = 1024;
 
 struct Worker {
     config: PipelineConfig,
@@ -133,11 +136,19 @@ impl Worker {
         }
     }
 
+    /// Log lines quote input (ids, values serde could not read): they are scrubbed and cut
+    /// like everything exported, so a secret in a bad line does not land in the log.
+    fn safe(&self, text: String) -> String {
+        let policy = &self.config.assemble.policy;
+        truncate(&policy.scrubber.scrub(&text), LOG_LINE_MAX)
+    }
+
     fn bad_line(&mut self, source: &str, number: u64, e: &DecodeError) {
         Stats::add(&self.stats.bad_lines, 1);
         self.logged_bad += 1;
         if self.logged_bad <= LOG_LIMIT {
-            tracing::warn!("{source}:{number}: line skipped: {e}");
+            let message = self.safe(format!("{source}:{number}: line skipped: {e}"));
+            tracing::warn!("{message}");
         }
         if self.logged_bad == LOG_LIMIT {
             tracing::warn!("{LOG_LIMIT} bad lines so far; further ones are counted, not logged");
@@ -146,7 +157,8 @@ impl Worker {
 
     /// Moves spans into the batch and logs the assembly's repairs.
     fn take_output(&mut self, at: Option<(&str, u64)>) {
-        for note in self.out.notes.drain(..) {
+        let notes = std::mem::take(&mut self.out.notes);
+        for note in notes {
             Stats::add(&self.stats.repairs, 1);
             let place = match at {
                 Some((source, line)) => format!("{source}:{line}: "),
@@ -155,10 +167,12 @@ impl Worker {
             if note.is_warning() {
                 self.logged_notes += 1;
                 if self.logged_notes <= LOG_LIMIT {
-                    tracing::warn!("{place}{note}");
+                    let message = self.safe(format!("{place}{note}"));
+                    tracing::warn!("{message}");
                 }
-            } else {
-                tracing::debug!("{place}{note}");
+            } else if tracing::enabled!(tracing::Level::DEBUG) {
+                let message = self.safe(format!("{place}{note}"));
+                tracing::debug!("{message}");
             }
         }
         if !self.out.spans.is_empty() {
