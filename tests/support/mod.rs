@@ -146,14 +146,61 @@ async fn http_export(
         .into_response()
 }
 
+/// A server certificate (and, for mutual TLS, the CA its clients must be signed by), PEM.
+#[derive(Clone)]
+pub struct TlsServer {
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub client_ca_pem: Option<String>,
+}
+
+fn rustls_server_config(tls: &TlsServer) -> Arc<tokio_rustls::rustls::ServerConfig> {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(tls.cert_pem.as_bytes())
+        .map(|c| c.unwrap())
+        .collect();
+    let key = PrivateKeyDer::from_pem_slice(tls.key_pem.as_bytes()).unwrap();
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = match &tls.client_ca_pem {
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+                roots.add(c.unwrap()).unwrap();
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_single_cert(certs, key).unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Arc::new(config)
+}
+
 impl Receiver {
     /// Starts both servers on ports the OS picks.
     pub fn start() -> Receiver {
         Self::start_on(None, None)
     }
 
+    /// Starts both servers with TLS (`https://127.0.0.1:port`).
+    pub fn start_tls(tls: &TlsServer) -> Receiver {
+        Self::start_with(None, None, Some(tls))
+    }
+
     /// Starts on given ports (to restart a receiver where it was), or ephemeral ones.
     pub fn start_on(grpc: Option<SocketAddr>, http: Option<SocketAddr>) -> Receiver {
+        Self::start_with(grpc, http, None)
+    }
+
+    fn start_with(grpc: Option<SocketAddr>, http: Option<SocketAddr>, tls: Option<&TlsServer>) -> Receiver {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -168,8 +215,17 @@ impl Receiver {
             let service = TraceServiceServer::new(Grpc(state.clone()))
                 .accept_compressed(CompressionEncoding::Gzip)
                 .max_decoding_message_size(64 << 20);
+            let mut server = tonic::transport::Server::builder();
+            if let Some(tls) = tls {
+                let mut config = tonic::transport::ServerTlsConfig::new()
+                    .identity(tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem));
+                if let Some(ca) = &tls.client_ca_pem {
+                    config = config.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+                }
+                server = server.tls_config(config).unwrap();
+            }
             tokio::spawn(
-                tonic::transport::Server::builder()
+                server
                     .add_service(service)
                     .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
             );
@@ -177,7 +233,28 @@ impl Receiver {
                 .route("/v1/traces", axum::routing::post(http_export))
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
                 .with_state(state.clone());
-            tokio::spawn(async move { axum::serve(h, app).await });
+            match tls {
+                None => {
+                    tokio::spawn(async move { axum::serve(h, app).await });
+                }
+                Some(tls) => {
+                    let acceptor = tokio_rustls::TlsAcceptor::from(rustls_server_config(tls));
+                    tokio::spawn(async move {
+                        loop {
+                            let Ok((tcp, _)) = h.accept().await else { return };
+                            let (acceptor, app) = (acceptor.clone(), app.clone());
+                            tokio::spawn(async move {
+                                // A client that fails the handshake is simply not served.
+                                let Ok(stream) = acceptor.accept(tcp).await else { return };
+                                let service = hyper_util::service::TowerToHyperService::new(app);
+                                let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                                    .await;
+                            });
+                        }
+                    });
+                }
+            }
             (ga, ha)
         });
         Receiver {

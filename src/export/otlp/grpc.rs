@@ -79,6 +79,8 @@ impl GrpcTransport {
             .ready()
             .await
             .map_err(|e| unreachable(error_chain(&e)))?;
+        // (Readiness fails only once the channel is broken for good; connect errors surface
+        // from the call itself, below.)
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.metadata.clone();
         request.set_timeout(timeout.unwrap_or(self.timeout).min(self.timeout));
@@ -111,13 +113,25 @@ impl GrpcTransport {
     fn status_error(&self, status: Status) -> ExportError {
         let code = status.code();
         // A transport failure surfaces as `Unavailable`/`Unknown` with a source error.
-        if matches!(code, Code::Unavailable | Code::Unknown | Code::Cancelled)
-            && std::error::Error::source(&status).is_some()
-        {
-            return ExportError::Unreachable {
-                endpoint: self.endpoint.clone(),
-                reason: error_chain(&status),
-            };
+        if let Some(source) = std::error::Error::source(&status) {
+            if matches!(code, Code::Unavailable | Code::Unknown | Code::Cancelled) {
+                // The status's own text repeats its code and debug-prints its source; the
+                // message and the chain of causes say it better.
+                let mut reason = status.message().to_string();
+                let causes = error_chain(source);
+                for cause in causes.split(": ") {
+                    if !reason.contains(cause) {
+                        if !reason.is_empty() {
+                            reason.push_str(": ");
+                        }
+                        reason.push_str(cause);
+                    }
+                }
+                return ExportError::Unreachable {
+                    endpoint: self.endpoint.clone(),
+                    reason,
+                };
+            }
         }
         // The codes the OTLP spec calls retryable.
         let retryable = matches!(
