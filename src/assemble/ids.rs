@@ -28,28 +28,29 @@ fn hasher(parts: &[&[u8]]) -> Xxh3 {
     h
 }
 
-/// The trace of one turn: the session, when the turn began, and its number in this process.
-pub(crate) fn turn_trace(session: &str, start_ms: u64, seq: u64) -> TraceId {
+/// The trace of one turn: the session, when the turn began, and a salt that is 0 unless an
+/// earlier turn of the session began in the same millisecond.
+pub(crate) fn turn_trace(session: &str, start_ms: u64, salt: u64) -> TraceId {
     let h = hasher(&[
         b"turn",
         session.as_bytes(),
         &start_ms.to_le_bytes(),
-        &seq.to_le_bytes(),
+        &salt.to_le_bytes(),
     ]);
     let id = h.digest128();
     // All-zero is the invalid id; the odds are nil but the fix is free.
     TraceId::from(if id == 0 { 1 } else { id })
 }
 
-/// The root span of a turn: its trace, session, start and number. Several turns can share a
+/// The root span of a turn: its trace, session, start and salt. Several turns can share a
 /// trace (a sub-agent's turns live in its parent's trace), so the session and start are in it.
-pub(crate) fn turn_span(trace: TraceId, session: &str, start_ms: u64, seq: u64) -> SpanId {
+pub(crate) fn turn_span(trace: TraceId, session: &str, start_ms: u64, salt: u64) -> SpanId {
     let h = hasher(&[
         &trace.to_bytes(),
         session.as_bytes(),
         &[Role::Turn as u8],
         &start_ms.to_le_bytes(),
-        &seq.to_le_bytes(),
+        &salt.to_le_bytes(),
     ]);
     non_zero(h.digest())
 }

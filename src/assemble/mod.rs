@@ -159,9 +159,9 @@ pub struct Assembler {
     config: AssembleConfig,
     /// In order of activity, least recent first: the front is evicted first.
     sessions: LinkedHashMap<String, Session>,
-    /// How many turns sessions that ended had, so a session id that comes back continues its
-    /// count instead of reusing the ids of its first turns. As many as there are open sessions.
-    ended: LinkedHashMap<String, u64>,
+    /// The turn history of sessions that ended, so a session id that comes back does not
+    /// reuse the ids of its earlier turns.
+    ended: LinkedHashMap<String, TurnHistory>,
 }
 
 #[derive(Debug)]
@@ -172,8 +172,38 @@ struct Session {
     workspace: Option<String>,
     parent: Option<Parent>,
     turn: Option<Turn>,
-    turns: u64,
+    history: TurnHistory,
     prev_root: Option<SpanLink>,
+}
+
+/// What a session's ids depend on besides the turn's own start: how many turns it had, and
+/// when the latest ones began. Kept for a while after the session ends, in case it returns.
+#[derive(Debug, Clone, Default)]
+struct TurnHistory {
+    turns: u64,
+    recent_starts: std::collections::VecDeque<u64>,
+}
+
+/// Starts remembered per session, to tell turns that begin in the same millisecond apart.
+const RECENT_STARTS: usize = 8;
+/// Sessions remembered after they end (about 100 bytes each).
+const ENDED_REMEMBERED: usize = 50_000;
+
+impl TurnHistory {
+    /// Records a turn starting at `at_ms` and returns what sets it apart from earlier turns
+    /// of the session: nothing (0) unless one of them began in the same millisecond. So the
+    /// same turn gets the same ids in any process that sees it (a replay, a restarted
+    /// exporter), and different turns never share them.
+    fn begin(&mut self, at_ms: u64) -> u64 {
+        let seq = self.turns;
+        self.turns += 1;
+        let salt = if self.recent_starts.contains(&at_ms) { seq } else { 0 };
+        self.recent_starts.push_back(at_ms);
+        if self.recent_starts.len() > RECENT_STARTS {
+            self.recent_starts.pop_front();
+        }
+        salt
+    }
 }
 
 #[derive(Debug)]
@@ -246,7 +276,7 @@ impl Assembler {
             Event::Closed { .. } => {
                 if let Some(mut s) = self.sessions.remove(sid) {
                     s.end_turn(None, None, &self.config, out);
-                    self.remember_ended(sid.to_string(), s.turns);
+                    self.remember_ended(sid.to_string(), s.history);
                 }
                 return;
             }
@@ -333,9 +363,9 @@ impl Assembler {
                     open: self.sessions.len() + 1,
                 });
                 old.end_turn(None, None, &self.config, out);
-                self.remember_ended(key, old.turns);
+                self.remember_ended(key, old.history);
             }
-            let turns = self.ended.remove(sid).unwrap_or(0);
+            let history = self.ended.remove(sid).unwrap_or_default();
             let id: Arc<str> = self.config.policy.label(sid).into();
             self.sessions.insert(
                 sid.to_string(),
@@ -346,16 +376,16 @@ impl Assembler {
                     workspace: None,
                     parent: None,
                     turn: None,
-                    turns,
+                    history,
                     prev_root: None,
                 },
             );
         }
     }
 
-    fn remember_ended(&mut self, sid: String, turns: u64) {
-        self.ended.replace(sid, turns);
-        while self.ended.len() > self.config.max_sessions.max(1) {
+    fn remember_ended(&mut self, sid: String, history: TurnHistory) {
+        self.ended.replace(sid, history);
+        while self.ended.len() > ENDED_REMEMBERED.max(self.config.max_sessions) {
             self.ended.pop_front();
         }
     }
@@ -423,15 +453,15 @@ impl Assembler {
     fn open_turn(&mut self, sid: &str, at_ms: u64, prompted: bool, out: &mut Output) {
         self.resolve_parent(sid, out);
         let s = self.session(sid);
-        let seq = s.turns;
-        s.turns += 1;
+        let number = s.history.turns + 1;
+        let salt = s.history.begin(at_ms);
         let resolved = s.parent.as_ref().and_then(|p| p.resolved);
         let label = s.attrs.id.clone();
         let trace_id = match resolved {
             Some((trace, _)) => trace,
-            None => ids::turn_trace(&label, at_ms, seq),
+            None => ids::turn_trace(&label, at_ms, salt),
         };
-        let span_id = ids::turn_span(trace_id, &label, at_ms, seq);
+        let span_id = ids::turn_span(trace_id, &label, at_ms, salt);
         s.turn = Some(Turn {
             trace_id,
             span_id,
@@ -443,7 +473,7 @@ impl Assembler {
             generation: 0,
             chats: 0,
             summary: TurnSummary {
-                number: seq + 1,
+                number,
                 prompted,
                 link: s.prev_root,
                 ..TurnSummary::default()

@@ -553,3 +553,35 @@ fn a_session_closed_and_started_again_does_not_reuse_span_ids() {
     // `run` checked that the four ids are unique.
     assert_ne!(out.spans[1].trace_id, out.spans[3].trace_id);
 }
+
+#[test]
+fn a_turn_gets_the_same_ids_in_any_process_that_sees_it() {
+    let first = [
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":1000,"text":"x"}"#,
+        r#"{"v":1,"kind":"called","session":"s","call":{"id":"a","name":"run"},"started_ms":1001,"finished_ms":1002}"#,
+        r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":1003}"#,
+    ];
+    let second = [
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":2000,"text":"y"}"#,
+        r#"{"v":1,"kind":"called","session":"s","call":{"id":"b","name":"run"},"started_ms":2001,"finished_ms":2002}"#,
+        r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":2003}"#,
+    ];
+    let both: Vec<&str> = first.iter().chain(second.iter()).copied().collect();
+    let whole = run(&both);
+    // A restarted exporter that only sees the second turn.
+    let resumed = run(&second);
+    let ids = |out: &Output| out.spans.iter().map(|s| (s.trace_id, s.span_id, s.parent_span_id)).collect::<Vec<_>>();
+    assert_eq!(ids(&whole)[2..], ids(&resumed)[..]);
+}
+
+#[test]
+fn turns_that_start_in_the_same_millisecond_get_different_ids() {
+    let out = run(&[
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":1000,"text":"x"}"#,
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":1000,"text":"x"}"#,
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":2000,"text":"x"}"#,
+        r#"{"v":1,"kind":"prompted","session":"s","at_ms":1000,"text":"x"}"#,
+    ]);
+    let traces: HashSet<_> = out.spans.iter().map(|s| s.trace_id).collect();
+    assert_eq!(traces.len(), 4);
+}

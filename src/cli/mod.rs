@@ -1,5 +1,6 @@
 //! Command-line arguments and their resolution against the environment.
 
+mod status;
 mod stream;
 
 use std::time::Duration;
@@ -38,6 +39,13 @@ enum Command {
         files: Vec<String>,
         #[command(flatten)]
         export: ExportArgs,
+    },
+    /// Show what waits in the spool, per collector. (A running exporter logs its counters on
+    /// SIGUSR1.)
+    Status {
+        /// The spool [env: ALBEDO_OTEL_SPOOL_DIR] [default: $XDG_STATE_HOME/albedo-otel/spool]
+        #[arg(long, value_name = "DIR")]
+        spool_dir: Option<std::path::PathBuf>,
     },
 }
 
@@ -145,6 +153,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
+        Command::Status { spool_dir } => status::run(spool_dir),
     }
 }
 
@@ -158,15 +167,9 @@ impl ExportArgs {
         if !enabled {
             return Ok(None);
         }
-        let root = match self.spool_dir.clone().or_else(|| var(env::ALBEDO_OTEL_SPOOL_DIR).map(Into::into)) {
-            Some(dir) => dir,
-            None => match spool::default_root(&|k| std::env::var(k).ok()) {
-                Some(dir) => dir,
-                None => {
-                    tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
-                    return Ok(None);
-                }
-            },
+        let Some(root) = spool_root(self.spool_dir.clone()) else {
+            tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
+            return Ok(None);
         };
         let max_bytes = match self.spool_max_bytes {
             Some(n) => n,
@@ -177,6 +180,12 @@ impl ExportArgs {
         };
         Ok(Some(SpoolConfig { root, max_bytes }))
     }
+}
+
+/// The spool root from a flag, `ALBEDO_OTEL_SPOOL_DIR`, or the default.
+fn spool_root(flag: Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
+    flag.or_else(|| var(env::ALBEDO_OTEL_SPOOL_DIR).map(Into::into))
+        .or_else(|| spool::default_root(&|k| std::env::var(k).ok()))
 }
 
 fn var(name: &str) -> Option<String> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use crossbeam_channel::bounded;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
 use super::{ExportArgs, ExporterKind};
 use albedo_otel::config::OtlpSettings;
@@ -56,13 +56,20 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     let (stop_tx, stop_rx) = bounded::<Stop>(2);
     {
         let stop_tx = stop_tx.clone();
-        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT])?;
+        let handle = handle.clone();
+        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR1])?;
         std::thread::Builder::new()
             .name("albedo-otel-signals".into())
             .spawn(move || {
-                if let Some(sig) = signals.forever().next() {
+                for sig in signals.forever() {
+                    if sig == SIGUSR1 {
+                        // A status line on demand: `kill -USR1 <pid>`.
+                        tracing::info!("status: {}", handle.stats());
+                        continue;
+                    }
                     let name = if sig == SIGTERM { "SIGTERM" } else { "SIGINT" };
                     let _ = stop_tx.send(Stop::Signal(name));
+                    return;
                 }
             })?;
     }
