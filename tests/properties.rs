@@ -4,9 +4,9 @@
 //! every `called` yields exactly one tool span, every `call_sent` one chat span, every turn one
 //! root, and no parent id dangles.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use albedo_otel::assemble::{semconv::*, AssembleConfig, Assembler, Output, Span};
+use albedo_otel::assemble::{check_tree, semconv::*, AssembleConfig, Assembler, Output, Span};
 use albedo_otel::ingest::decode_line;
 use proptest::prelude::*;
 use serde_json::json;
@@ -192,13 +192,7 @@ proptest! {
         let c = b.counts;
 
         // Ids are unique and no parent dangles.
-        let ids: HashSet<_> = out.spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
-        prop_assert_eq!(ids.len(), out.spans.len());
-        for s in &out.spans {
-            if let Some(p) = s.parent_span_id {
-                prop_assert!(ids.contains(&(s.trace_id, p)), "{} has a dangling parent", s.name);
-            }
-        }
+        prop_assert_eq!(check_tree(&out.spans), Ok(()));
         // Every `called` is exactly one tool span.
         let mut tools: HashMap<(String, String), Vec<&Span>> = HashMap::new();
         for s in out.spans.iter().filter(|s| attr(s, GEN_AI_OPERATION_NAME) == Some(OP_EXECUTE_TOOL)) {

@@ -3,10 +3,9 @@
 //! parent, every end at or after its start.
 #![no_main]
 
-use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use albedo_otel::assemble::{AssembleConfig, Assembler, Output};
+use albedo_otel::assemble::{check_tree, AssembleConfig, Assembler, Output};
 use albedo_otel::ingest::{decode_line, read_lines};
 use libfuzzer_sys::fuzz_target;
 
@@ -35,12 +34,7 @@ fuzz_target!(|data: &[u8]| {
         true
     });
     asm.finish(&mut out);
-    let ids: HashSet<_> = out.spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
-    assert_eq!(ids.len(), out.spans.len(), "duplicate span ids");
-    for s in &out.spans {
-        assert!(s.end_ns >= s.start_ns, "{} ends before it starts", s.name);
-        if let Some(p) = s.parent_span_id {
-            assert!(ids.contains(&(s.trace_id, p)), "{} has a dangling parent", s.name);
-        }
+    if let Err(e) = check_tree(&out.spans) {
+        panic!("{e}");
     }
 });

@@ -153,6 +153,28 @@ impl Note {
     }
 }
 
+/// Checks what every output of the assembly must satisfy: span ids unique, every parent id
+/// present in the same trace, no span ending before it starts. Tests, property tests and the
+/// fuzzer hold the assembly to it.
+pub fn check_tree(spans: &[Span]) -> Result<(), String> {
+    let ids: std::collections::HashSet<(TraceId, SpanId)> =
+        spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
+    if ids.len() != spans.len() {
+        return Err(format!("{} spans share an id", spans.len() - ids.len()));
+    }
+    for s in spans {
+        if s.end_ns < s.start_ns {
+            return Err(format!("{} ends before it starts", s.name));
+        }
+        if let Some(p) = s.parent_span_id {
+            if !ids.contains(&(s.trace_id, p)) {
+                return Err(format!("{} has a dangling parent {p}", s.name));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Events in, spans out. See the module docs for the rules.
 #[derive(Debug)]
 pub struct Assembler {
@@ -177,31 +199,30 @@ struct Session {
 }
 
 /// What a session's ids depend on besides the turn's own start: how many turns it had, and
-/// when the latest ones began. Kept for a while after the session ends, in case it returns.
+/// when the latest began. Kept for a while after the session ends, in case it returns.
 #[derive(Debug, Clone, Default)]
 struct TurnHistory {
     turns: u64,
-    recent_starts: std::collections::VecDeque<u64>,
+    latest_start: Option<u64>,
 }
 
-/// Starts remembered per session, to tell turns that begin in the same millisecond apart.
-const RECENT_STARTS: usize = 8;
 /// Sessions remembered after they end (about 100 bytes each).
 const ENDED_REMEMBERED: usize = 50_000;
 
 impl TurnHistory {
     /// Records a turn starting at `at_ms` and returns what sets it apart from earlier turns
-    /// of the session: nothing (0) unless one of them began in the same millisecond. So the
-    /// same turn gets the same ids in any process that sees it (a replay, a restarted
-    /// exporter), and different turns never share them.
+    /// of the session. Turns of a session start later and later, so normally nothing (0): the
+    /// same turn then gets the same ids in any process that sees it (a replay, a restarted
+    /// exporter). A turn that starts no later than one before it (the same turn sent twice,
+    /// clocks gone backwards) is told apart by its number, which no other turn has.
     fn begin(&mut self, at_ms: u64) -> u64 {
         let seq = self.turns;
         self.turns += 1;
-        let salt = if self.recent_starts.contains(&at_ms) { seq } else { 0 };
-        self.recent_starts.push_back(at_ms);
-        if self.recent_starts.len() > RECENT_STARTS {
-            self.recent_starts.pop_front();
-        }
+        let salt = match self.latest_start {
+            Some(latest) if at_ms <= latest => seq,
+            _ => 0,
+        };
+        self.latest_start = Some(self.latest_start.map_or(at_ms, |l| l.max(at_ms)));
         salt
     }
 }
