@@ -53,6 +53,7 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         started_ms: t + 10,
         finished_ms: t + 20,
         refused: false,
+        failed: false,
     }));
     session.hook(&HookEvent::Called(Called {
         call: call("cell", "code", None),
@@ -60,6 +61,7 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         started_ms: t,
         finished_ms: t + 30,
         refused: false,
+        failed: false,
     }));
     session.observe(&Observed::CallSent(CallSent {
         id: None,
@@ -120,6 +122,7 @@ fn a_full_or_closed_queue_drops_and_counts_but_never_blocks() {
             started_ms: 1_796_300_000_000 + i,
             finished_ms: 1_796_300_000_001 + i,
             refused: false,
+            failed: false,
         })
     };
     // One event in first (once the queue of one has room), so the export thread is certainly

@@ -145,6 +145,18 @@ impl ToolSpan<'_> {
                 Some(t) => format!("refused by a hook: {}", policy.content(&t)),
                 None => "refused by a hook".into(),
             });
+        } else if called.failed {
+            span.push(ERROR_TYPE, Value::Static("tool_error"));
+            let why = called
+                .output
+                .as_ref()
+                .filter(|_| policy.capture_tool_content)
+                .map(|o| refusal_text(o.get()))
+                .filter(|t| !t.is_empty());
+            span.status = Status::Error(match why {
+                Some(t) => format!("failed: {}", policy.content(&t)),
+                None => "failed".into(),
+            });
         } else if timed_out {
             span.push(ERROR_TYPE, Value::Static("timeout"));
             span.status = Status::Error(format!(

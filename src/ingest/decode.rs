@@ -136,6 +136,8 @@ struct Wire<'a> {
     finished_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     refused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failed: Option<bool>,
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     reply: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -378,6 +380,7 @@ impl<'a> Wire<'a> {
                 started_ms: need_time(self.started_ms, kind, "started_ms")?,
                 finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
                 refused: self.refused.unwrap_or(false),
+                failed: self.failed.unwrap_or(false),
             }),
             "stopping" => Event::Stopping {
                 at_ms: need_time(self.at_ms, kind, "at_ms")?,
@@ -457,6 +460,7 @@ impl<'a> Wire<'a> {
                 w.started_ms = Some(c.started_ms);
                 w.finished_ms = Some(c.finished_ms);
                 w.refused = c.refused.then_some(true);
+                w.failed = c.failed.then_some(true);
             }
             Event::Stopping { at_ms, reply, held } => {
                 w.at_ms = Some(*at_ms);
@@ -536,6 +540,7 @@ mod tests {
             r#"{"v":1,"kind":"prompted","session":"s","at_ms":2,"text":"hi"}"#,
             r#"{"v":1,"kind":"calling","session":"s","at_ms":3,"call":{"id":"c","name":"run","arguments":{"command":"ls"},"within":null}}"#,
             r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"run","arguments":[1],"within":"d"},"output":"no","started_ms":3,"finished_ms":4,"refused":true}"#,
+            r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"Bash"},"output":"Exit code 3","started_ms":3,"finished_ms":4,"failed":true}"#,
             r#"{"v":1,"kind":"stopping","session":"s","at_ms":5,"reply":"done","held":1}"#,
             r#"{"v":1,"kind":"call_sent","session":"s","id":"m1","request":{"model":"x","provider":"anthropic","max_tokens":10,"messages":[]},"response":{"id":"r","model":"x2","stop_reason":"end_turn","content":[]},"usage":{"input_tokens":1,"output_tokens":2,"cache_read_tokens":3,"cache_write_tokens":4,"reasoning_tokens":5},"started_ms":6,"finished_ms":7,"first_token_ms":6,"error":{"type":"overloaded"}}"#,
             r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":8,"reason":"end"}"#,

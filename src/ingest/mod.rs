@@ -4,9 +4,11 @@
 //! [`protocol::Record`] or a [`DecodeError`] that names the field at fault. Nothing here knows
 //! about spans; the next stage is [`crate::assemble`].
 
+pub mod claude_code;
 pub mod decode;
 pub mod protocol;
 pub mod reader;
+pub mod transcript;
 
 pub use decode::{decode_line, encode_record, DecodeError};
 pub use protocol::{Event, Record};

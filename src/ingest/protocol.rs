@@ -123,6 +123,8 @@ pub struct Called<'a> {
     pub finished_ms: u64,
     /// The call was refused (blocked) by a hook; `output` is the refusal.
     pub refused: bool,
+    /// The call ran and failed (a tool error); `output` says how.
+    pub failed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -246,6 +248,7 @@ impl Record<'_> {
                 started_ms: c.started_ms,
                 finished_ms: c.finished_ms,
                 refused: c.refused,
+                failed: c.failed,
             }),
             Event::Stopping { at_ms, reply, held } => Event::Stopping {
                 at_ms,

@@ -1,0 +1,266 @@
+//! Model calls from a Claude Code transcript.
+//!
+//! No hook payload carries token usage: it is only in the transcript's assistant lines. A
+//! message with several content blocks is written as several lines repeating the same
+//! `message.id` and `usage`, so each id is counted once. The call started when the request
+//! went out (the `api-request` line just before it) and ended with its last line.
+//!
+//! The transcript is read incrementally: [`TranscriptCursor::feed`] takes the bytes after the
+//! last complete line it saw, so each hook invocation costs only what was appended since.
+
+use std::borrow::Cow;
+use std::collections::{HashSet, VecDeque};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::protocol::Usage;
+
+/// One model API call, as the transcript shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCall {
+    pub id: String,
+    pub model: String,
+    pub max_tokens: Option<u64>,
+    pub stop_reason: Option<String>,
+    pub usage: Usage,
+    pub started_ms: u64,
+    pub finished_ms: u64,
+    /// The message's content blocks, as JSON text of an array.
+    pub content: String,
+}
+
+/// Message ids remembered so a message is never counted twice.
+const SEEN_IDS: usize = 4096;
+
+/// Where a transcript has been read to, and the calls still being assembled.
+#[derive(Debug, Default, Clone)]
+pub struct TranscriptCursor {
+    /// Bytes of the file consumed (complete lines only).
+    pub offset: u64,
+    /// The last `api-request`: when, for which model, with what `max_tokens`.
+    request: Option<(u64, Option<String>, Option<u64>)>,
+    previous_ms: Option<u64>,
+    open: Vec<(ModelCall, Vec<Box<RawValue>>)>,
+    seen: HashSet<String>,
+    seen_order: VecDeque<String>,
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    id: Option<String>,
+    model: Option<String>,
+    stop_reason: Option<String>,
+    usage: Option<TranscriptUsage>,
+    content: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    model: Option<String>,
+    max_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct TranscriptUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    thinking_tokens: Option<u64>,
+}
+
+/// RFC 3339 (`2026-11-29T21:09:49.888Z`) to Unix milliseconds.
+pub fn parse_timestamp(s: &str) -> Option<u64> {
+    let t = humantime::parse_rfc3339_weak(s.trim_end_matches('Z')).ok()?;
+    t.duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as u64)
+}
+
+impl TranscriptCursor {
+    /// Consumes the complete lines of `bytes` (the file from `offset` on); returns how many
+    /// bytes it took. A last line without its newline is left for the next read.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        let mut consumed = 0;
+        for end in memchr::memchr_iter(b'\n', bytes) {
+            self.line(&bytes[consumed..end]);
+            consumed = end + 1;
+        }
+        self.offset += consumed as u64;
+        consumed
+    }
+
+    fn line(&mut self, raw: &[u8]) {
+        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else { return };
+        let ts = line.timestamp.as_deref().and_then(parse_timestamp);
+        match line.kind.as_deref() {
+            Some("api-request") => {
+                if let Some(ts) = ts {
+                    let params = line.params;
+                    self.request = Some((
+                        ts,
+                        params.as_ref().and_then(|p| p.model.clone()),
+                        params.and_then(|p| p.max_tokens),
+                    ));
+                }
+            }
+            Some("assistant") => {
+                if let (Some(ts), Some(m)) = (ts, line.message) {
+                    self.assistant(ts, m);
+                }
+            }
+            _ => {}
+        }
+        if ts.is_some() {
+            self.previous_ms = ts;
+        }
+    }
+
+    fn assistant(&mut self, ts: u64, m: Message) {
+        let Some(id) = m.id else { return };
+        if self.seen.contains(&id) {
+            return;
+        }
+        let usage = m.usage.map(|u| Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
+            cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+            reasoning_tokens: u.output_tokens_details.and_then(|d| d.thinking_tokens).filter(|t| *t > 0),
+        });
+        if let Some((call, blocks)) = self.open.iter_mut().find(|(c, _)| c.id == id) {
+            // Another block of the same message: the same usage again, a later end.
+            call.finished_ms = call.finished_ms.max(ts);
+            if m.stop_reason.is_some() {
+                call.stop_reason = m.stop_reason;
+            }
+            if let Some(u) = usage {
+                call.usage = u;
+            }
+            blocks.extend(blocks_of(m.content));
+            return;
+        }
+        let (started, model, max_tokens) = match &self.request {
+            Some((at, model, max)) if *at <= ts => (*at, model.clone(), *max),
+            _ => (self.previous_ms.filter(|p| *p <= ts).unwrap_or(ts), None, None),
+        };
+        // A request line starts one call only.
+        self.request = None;
+        self.open.push((
+            ModelCall {
+                id,
+                model: m.model.or(model).unwrap_or_else(|| "unknown".into()),
+                max_tokens,
+                stop_reason: m.stop_reason,
+                usage: usage.unwrap_or_default(),
+                started_ms: started,
+                finished_ms: ts,
+                content: String::new(),
+            },
+            blocks_of(m.content),
+        ));
+    }
+
+    /// The calls read so far, each once. Call when the transcript is known complete (at
+    /// `Stop`, `SubagentStop`, `SessionEnd`).
+    pub fn take_calls(&mut self) -> Vec<ModelCall> {
+        let mut calls = Vec::with_capacity(self.open.len());
+        for (mut call, blocks) in self.open.drain(..) {
+            let texts: Vec<&str> = blocks.iter().map(|b| b.get()).collect();
+            call.content = format!("[{}]", texts.join(","));
+            if self.seen.insert(call.id.clone()) {
+                self.seen_order.push_back(call.id.clone());
+                if self.seen_order.len() > SEEN_IDS {
+                    if let Some(old) = self.seen_order.pop_front() {
+                        self.seen.remove(&old);
+                    }
+                }
+            }
+            calls.push(call);
+        }
+        calls
+    }
+}
+
+fn blocks_of(content: Option<Box<RawValue>>) -> Vec<Box<RawValue>> {
+    content
+        .and_then(|c| serde_json::from_str::<Vec<Box<RawValue>>>(c.get()).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(path: &str) -> Vec<u8> {
+        std::fs::read(format!("{}/tests/fixtures/claude-code/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn each_message_is_one_call_with_its_usage_and_timing() {
+        let data = fixture("multi_tool/transcript.jsonl");
+        let mut c = TranscriptCursor::default();
+        assert_eq!(c.feed(&data), data.len());
+        let calls = c.take_calls();
+        let ids: Vec<_> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["msg_01Mockmain000001", "msg_01Mockmain010002", "msg_01Mockmain020003", "msg_01Mockmain030004"]
+        );
+        let first = &calls[0];
+        assert_eq!(first.model, "claude-opus-5-5");
+        assert_eq!(first.max_tokens, Some(128000));
+        assert_eq!(first.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(first.usage.input_tokens, 4);
+        assert_eq!(first.usage.cache_write_tokens, 14211);
+        assert_eq!(first.usage.output_tokens, 130);
+        // From the api-request (…49.888) to the message's last block (…49.905).
+        assert_eq!(first.finished_ms - first.started_ms, 17);
+        assert_eq!(calls[3].stop_reason.as_deref(), Some("end_turn"));
+        // Nothing is counted twice, even when the same lines come again.
+        let mut again = c.clone();
+        again.feed(&data);
+        assert!(again.take_calls().is_empty());
+    }
+
+    #[test]
+    fn a_partial_last_line_waits_for_its_end() {
+        let data = fixture("bash_write/transcript.jsonl");
+        let cut = data.len() - 10;
+        let mut c = TranscriptCursor::default();
+        let first = c.feed(&data[..cut]);
+        assert!(first < cut);
+        let rest = c.feed(&data[first..]);
+        assert_eq!(first + rest, data.len());
+        assert!(!c.take_calls().is_empty());
+    }
+
+    #[test]
+    fn timestamps_parse_to_milliseconds() {
+        assert_eq!(parse_timestamp("1970-01-01T00:00:01.250Z"), Some(1250));
+        assert_eq!(parse_timestamp("nonsense"), None);
+    }
+}
