@@ -16,3 +16,4 @@ pub mod export;
 pub mod host;
 pub mod pipeline;
 pub mod generate;
+pub mod hooks;

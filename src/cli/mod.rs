@@ -1,5 +1,8 @@
 //! Command-line arguments and their resolution against the environment.
 
+mod doctor;
+mod hook;
+mod install;
 mod status;
 mod stream;
 
@@ -37,6 +40,39 @@ enum Command {
         /// Files to replay, in order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
+        #[command(flatten)]
+        export: ExportArgs,
+    },
+    /// A command hook for Claude Code and albedo's `hooks` extension: reads one payload on
+    /// stdin, hands it to the background exporter, and exits 0 at once, printing nothing.
+    Hook {
+        /// Where session journals go [env: ALBEDO_OTEL_HOOK_DIR]
+        /// [default: $XDG_STATE_HOME/albedo-otel/hooks]
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<std::path::PathBuf>,
+    },
+    /// The background exporter for command hooks (started by `hook`; exits when idle).
+    Daemon {
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<std::path::PathBuf>,
+        /// Exit after this long with nothing to do
+        #[arg(long, env = "ALBEDO_OTEL_IDLE_EXIT", default_value = "60s", value_parser = humantime::parse_duration)]
+        idle_exit: Duration,
+        /// How long a Stop waits for a held stop's continuation before its turn ends
+        #[arg(long, env = "ALBEDO_OTEL_STOP_GRACE", default_value = "15s", value_parser = humantime::parse_duration)]
+        stop_grace: Duration,
+        #[command(flatten)]
+        export: ExportArgs,
+    },
+    /// Add albedo-otel's command hook to Claude Code's settings or albedo's hooks.json,
+    /// keeping every other hook (a backup is written first). Running it again changes nothing.
+    Install(install::Target),
+    /// Remove albedo-otel's command hook, and only it.
+    Uninstall(install::Target),
+    /// Check the setup: the collector (with a test trace), the hooks, the daemon, the spool.
+    Doctor {
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<std::path::PathBuf>,
         #[command(flatten)]
         export: ExportArgs,
     },
@@ -154,6 +190,11 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
         Command::Status { spool_dir } => status::run(spool_dir),
+        Command::Hook { hook_dir } => Ok(hook::hook(hook_dir)),
+        Command::Daemon { hook_dir, idle_exit, stop_grace, export } => hook::daemon(&export, hook_dir, idle_exit, stop_grace),
+        Command::Install(target) => install::install(&target),
+        Command::Uninstall(target) => install::uninstall(&target),
+        Command::Doctor { hook_dir, export } => doctor::run(&export, hook_dir),
     }
 }
 

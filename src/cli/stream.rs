@@ -29,7 +29,8 @@ enum Stop {
     Signal(&'static str),
 }
 
-pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
+/// Starts the pipeline with the exporter the arguments choose.
+pub fn start_pipeline(args: &ExportArgs) -> Result<(pipeline::PipelineHandle, pipeline::PipelineGuard)> {
     let kind = args.exporter_kind()?;
     let config = args.pipeline_config()?;
     let resource = ResourceInfo::detect(args.service_name.as_deref());
@@ -44,13 +45,18 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
         _ => None,
     };
     let file = args.file.clone();
-    let (handle, guard) = pipeline::start(config, move || {
+    Ok(pipeline::start(config, move || {
         Ok(match (kind, otlp) {
             (ExporterKind::Otlp, Some(settings)) => Exporter::Otlp(OtlpExporter::new(settings, resource)?),
             (ExporterKind::File, _) => Exporter::File(FileExporter::create(&file, resource)?),
             _ => Exporter::Console(ConsoleExporter::stderr()),
         })
-    })?;
+    })?)
+}
+
+pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
+    let kind = args.exporter_kind()?;
+    let (handle, guard) = start_pipeline(args)?;
     tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
 
     let (stop_tx, stop_rx) = bounded::<Stop>(2);

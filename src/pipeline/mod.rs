@@ -120,6 +120,12 @@ impl PipelineHandle {
         self.lines.send(chunk).is_ok()
     }
 
+    /// Hands over one event, waiting for room (for a reader that is not on anyone's critical
+    /// path). `false` once the pipeline is closed.
+    pub fn send(&self, event: Record<'static>) -> bool {
+        self.events.send(event).is_ok()
+    }
+
     /// Hands over one event without ever waiting. A full or closed queue drops the event,
     /// counts it, and warns the first time.
     pub fn try_send(&self, event: Record<'static>) -> bool {

@@ -1,0 +1,289 @@
+//! `install` and `uninstall`: albedo-otel's command hook in Claude Code's `settings.json` or in
+//! albedo's `$ALBEDO_HOME/hooks.json` (the same format).
+//!
+//! Every other hook, and every other setting, is kept as it was (key order included); a copy
+//! of the file is written next to it before it changes; running `install` twice leaves the same
+//! file as once; `uninstall` removes our entries and nothing else.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+
+#[derive(Args)]
+pub struct Target {
+    #[command(subcommand)]
+    host: Host,
+}
+
+#[derive(Subcommand)]
+enum Host {
+    /// Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json
+    ClaudeCode {
+        /// The user's settings, ~/.claude/settings.json
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// This project's settings, ./.claude/settings.json
+        #[arg(long)]
+        project: bool,
+        /// Another settings file
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["user", "project"])]
+        settings: Option<PathBuf>,
+    },
+    /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
+    Albedo {
+        /// albedo's home [env: ALBEDO_HOME]
+        #[arg(long, value_name = "DIR")]
+        albedo_home: Option<PathBuf>,
+    },
+}
+
+/// Claude Code's events that make a trace.
+const CLAUDE_CODE_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+];
+/// The events albedo's `hooks` extension runs command hooks for.
+const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
+/// Events that match on the tool name.
+const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+/// Settings that a hook's daemon needs and a host may not pass on (albedo runs hooks with a
+/// clean environment): written into the command. Header values are not: they are secrets.
+const CARRIED_ENV: &[&str] = &[
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    "OTEL_SERVICE_NAME",
+    "ALBEDO_OTEL_HOOK_DIR",
+];
+
+impl Target {
+    fn file_and_events(&self) -> Result<(PathBuf, &'static [&'static str])> {
+        Ok(match &self.host {
+            Host::ClaudeCode { project, settings, .. } => {
+                let file = match (settings, project) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".claude/settings.json"),
+                    (None, false) => {
+                        let home = std::env::var_os("HOME").context("HOME is not set")?;
+                        Path::new(&home).join(".claude/settings.json")
+                    }
+                };
+                (file, CLAUDE_CODE_EVENTS)
+            }
+            Host::Albedo { albedo_home } => {
+                let home = albedo_home
+                    .clone()
+                    .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
+                    .context("set ALBEDO_HOME or --albedo-home")?;
+                (home.join("hooks.json"), ALBEDO_EVENTS)
+            }
+        })
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-:=,@%+".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The hook command: this binary, with the settings it needs.
+fn command() -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let mut parts: Vec<String> = CARRIED_ENV
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()).map(|v| format!("{k}={}", shell_quote(&v))))
+        .collect();
+    parts.push(shell_quote(&exe.to_string_lossy()));
+    parts.push("hook".into());
+    Ok(parts.join(" "))
+}
+
+fn is_ours(hook: &Value) -> bool {
+    hook.get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|c| c.contains("albedo-otel") && c.trim_end().ends_with(" hook"))
+}
+
+/// Removes our hooks from `settings`; returns how many. Groups and events we leave empty go
+/// too; anything the user left empty stays.
+fn remove_ours(settings: &mut Map<String, Value>) -> usize {
+    let mut removed = 0;
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return 0;
+    };
+    hooks.retain(|_, groups| {
+        let Some(groups) = groups.as_array_mut() else { return true };
+        let mut emptied = false;
+        groups.retain_mut(|group| {
+            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let before = list.len();
+            list.retain(|h| !is_ours(h));
+            let ours = before - list.len();
+            removed += ours;
+            let keep = ours == 0 || !list.is_empty();
+            emptied |= !keep;
+            keep
+        });
+        !(emptied && groups.is_empty())
+    });
+    if removed > 0 && hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    removed
+}
+
+fn add_ours(settings: &mut Map<String, Value>, events: &[&str], command: &str) -> Result<()> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .context("`hooks` is not an object")?;
+    for event in events {
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .with_context(|| format!("`hooks.{event}` is not a list"))?;
+        let hook = json!({"type": "command", "command": command, "timeout": 10});
+        let group = if TOOL_EVENTS.contains(event) {
+            json!({"matcher": "*", "hooks": [hook]})
+        } else {
+            json!({"hooks": [hook]})
+        };
+        groups.push(group);
+    }
+    Ok(())
+}
+
+fn load(file: &Path) -> Result<(Option<String>, Map<String, Value>)> {
+    match std::fs::read_to_string(file) {
+        Ok(text) if text.trim().is_empty() => Ok((Some(text), Map::new())),
+        Ok(text) => {
+            let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON; not touching it", file.display()))?;
+            match v {
+                Value::Object(m) => Ok((Some(text), m)),
+                _ => bail!("{} is not a JSON object; not touching it", file.display()),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, Map::new())),
+        Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+}
+
+fn save(file: &Path, before: Option<&str>, settings: &Map<String, Value>) -> Result<bool> {
+    let mut text = serde_json::to_string_pretty(settings)?;
+    text.push('\n');
+    if before == Some(text.as_str()) {
+        return Ok(false);
+    }
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if let Some(old) = before {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let backup = file.with_file_name(format!(
+            "{}.albedo-otel-backup-{secs}",
+            file.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::write(&backup, old).with_context(|| format!("writing the backup {}", backup.display()))?;
+        println!("backup: {}", backup.display());
+    }
+    let tmp = file.with_extension("albedo-otel-tmp");
+    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("replacing {}", file.display()))?;
+    Ok(true)
+}
+
+pub fn install(target: &Target) -> Result<i32> {
+    let (file, events) = target.file_and_events()?;
+    let (before, mut settings) = load(&file)?;
+    remove_ours(&mut settings);
+    let command = command()?;
+    add_ours(&mut settings, events, &command)?;
+    let changed = save(&file, before.as_deref(), &settings)?;
+    println!(
+        "{} {}: `{command}` on {}",
+        if changed { "installed in" } else { "already installed in" },
+        file.display(),
+        events.join(", ")
+    );
+    Ok(0)
+}
+
+pub fn uninstall(target: &Target) -> Result<i32> {
+    let (file, _) = target.file_and_events()?;
+    let (before, mut settings) = load(&file)?;
+    let removed = remove_ours(&mut settings);
+    if removed == 0 {
+        println!("nothing to remove in {}", file.display());
+        return Ok(0);
+    }
+    save(&file, before.as_deref(), &settings)?;
+    println!("removed {removed} albedo-otel hooks from {}", file.display());
+    Ok(0)
+}
+
+/// Whether `file` has our hook, for `doctor`.
+pub fn installed_in(file: &Path) -> bool {
+    let Ok((_, settings)) = load(file) else { return false };
+    settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(|h| h.values().flat_map(|g| g.as_array().into_iter().flatten()).any(|g| {
+            g.get("hooks").and_then(Value::as_array).is_some_and(|l| l.iter().any(is_ours))
+        }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn others_hooks_survive_and_install_is_idempotent() {
+        let mut s: Map<String, Value> = serde_json::from_str(
+            r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"my-guard"}]}],"Stop":[{"hooks":[{"type":"command","command":"/opt/albedo-otel hook"},{"type":"command","command":"notify"}]}]}}"#,
+        )
+        .unwrap();
+        remove_ours(&mut s);
+        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        let once = serde_json::to_string(&s).unwrap();
+        remove_ours(&mut s);
+        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        assert_eq!(serde_json::to_string(&s).unwrap(), once, "idempotent");
+        assert!(once.contains("my-guard") && once.contains("notify"));
+        assert_eq!(once.matches("albedo-otel hook").count(), CLAUDE_CODE_EVENTS.len());
+        assert!(once.starts_with(r#"{"model":"x","hooks""#), "key order kept");
+        assert_eq!(remove_ours(&mut s), CLAUDE_CODE_EVENTS.len());
+        let after = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            after,
+            r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"my-guard"}]}],"Stop":[{"hooks":[{"type":"command","command":"notify"}]}]}}"#
+        );
+    }
+
+    #[test]
+    fn quoting_keeps_odd_paths_whole() {
+        assert_eq!(shell_quote("/usr/bin/albedo-otel"), "/usr/bin/albedo-otel");
+        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+}

@@ -1,0 +1,207 @@
+//! The hand-off between a command hook and the background exporter: one append-only journal
+//! per session on local disk.
+//!
+//! A hook process must return in a few milliseconds and must not talk to a collector, so it
+//! only appends `{"received_ms":…,"payload":…}` to its session's journal, under an exclusive
+//! lock (albedo runs up to eight hooks at once; whole lines never interleave), and makes sure
+//! the exporter daemon runs. Once the append returns, the event survives any crash: the daemon
+//! reads journals from where it last stood, and a new daemon resumes an old one's.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+pub const JOURNAL_SUFFIX: &str = ".journal";
+const STATE_SUFFIX: &str = ".state";
+pub const DAEMON_LOCK: &str = "daemon.lock";
+pub const DAEMON_LOG: &str = "daemon.log";
+
+/// The journal folder: `$XDG_STATE_HOME/albedo-otel/hooks` (else `~/.local/state/…`).
+pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    crate::pipeline::spool::default_root(env).map(|spool| spool.with_file_name("hooks"))
+}
+
+/// A session id as a file name: safe characters kept, the rest replaced, and a hash so
+/// different ids never share a file.
+pub fn journal_name(session: &str) -> String {
+    let safe: String = session
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .take(80)
+        .collect();
+    let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
+    format!("{safe}-{hash:08x}{JOURNAL_SUFFIX}", hash = hash as u32)
+}
+
+#[cfg(unix)]
+fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .create(true)
+        .append(append)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    OpenOptions::new().create(true).append(append).write(true).open(path)
+}
+
+/// Makes the journal folder, private to the user.
+pub fn ensure_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir)
+}
+
+/// Appends one payload (JSON text, already checked) received at `received_ms`.
+pub fn append(dir: &Path, session: &str, payload: &str, received_ms: u64) -> io::Result<()> {
+    let mut line = Vec::with_capacity(payload.len() + 40);
+    line.extend_from_slice(b"{\"received_ms\":");
+    line.extend_from_slice(received_ms.to_string().as_bytes());
+    line.extend_from_slice(b",\"payload\":");
+    line.extend_from_slice(payload.as_bytes());
+    line.extend_from_slice(b"}\n");
+    let path = dir.join(journal_name(session));
+    let mut f = match open_private(&path, true) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            ensure_dir(dir)?;
+            open_private(&path, true)?
+        }
+        Err(e) => return Err(e),
+    };
+    // One writer at a time per journal, so lines never interleave whatever their size.
+    f.lock()?;
+    let written = f.write_all(&line);
+    let _ = f.unlock();
+    written
+}
+
+/// One journal line.
+#[derive(Deserialize)]
+pub struct Entry {
+    pub received_ms: u64,
+    pub payload: Box<RawValue>,
+}
+
+/// Where the daemon stands in a journal: everything before `offset` is delivered or spooled
+/// and ends between two turns; `transcript` is how far the session's transcript was read then.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Resume {
+    pub offset: u64,
+    pub transcript: u64,
+}
+
+fn state_path(journal: &Path) -> PathBuf {
+    let mut name = journal.file_name().unwrap_or_default().to_os_string();
+    name.push(STATE_SUFFIX);
+    journal.with_file_name(name)
+}
+
+pub fn load_resume(journal: &Path) -> Resume {
+    fs::read(state_path(journal))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Saves where the daemon stands, atomically.
+pub fn save_resume(journal: &Path, resume: Resume) -> io::Result<()> {
+    let path = state_path(journal);
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = open_private(&tmp, false)?;
+        f.set_len(0)?;
+        f.write_all(&serde_json::to_vec(&resume).expect("plain numbers serialize"))?;
+    }
+    fs::rename(tmp, path)
+}
+
+/// Removes a journal that is done with (its session ended and everything left).
+pub fn remove(journal: &Path) -> io::Result<()> {
+    let _ = fs::remove_file(state_path(journal));
+    fs::remove_file(journal)
+}
+
+/// Every journal in `dir`.
+pub fn list(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(JOURNAL_SUFFIX))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The complete lines of `journal` from `offset`, and the offset after the last of them.
+pub fn read_from(journal: &Path, offset: u64) -> io::Result<(Vec<u8>, u64)> {
+    let mut f = File::open(journal)?;
+    let len = f.metadata()?.len();
+    if len <= offset {
+        return Ok((Vec::new(), offset));
+    }
+    f.seek(SeekFrom::Start(offset))?;
+    let mut buf = Vec::with_capacity((len - offset) as usize);
+    f.take(len - offset).read_to_end(&mut buf)?;
+    // Writers hold the lock for a whole line, but a read may still land between two of their
+    // writes only if a writer died mid-line; keep whatever has no newline yet for later.
+    let complete = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    buf.truncate(complete);
+    Ok((buf, offset + complete as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_appends_never_interleave() {
+        let dir = std::env::temp_dir().join(format!("albedo-otel-journal-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let big = format!("{{\"x\":\"{}\"}}", "y".repeat(200_000));
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let (dir, big) = (&dir, &big);
+                s.spawn(move || {
+                    for i in 0..20 {
+                        let payload = if i % 2 == 0 { big.clone() } else { format!("{{\"t\":{t},\"i\":{i}}}") };
+                        append(dir, "same session", &payload, 1000 + i).unwrap();
+                    }
+                });
+            }
+        });
+        let journals = list(&dir);
+        assert_eq!(journals.len(), 1);
+        let (bytes, end) = read_from(&journals[0], 0).unwrap();
+        assert_eq!(end as usize, bytes.len());
+        let lines: Vec<_> = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 160);
+        for l in lines {
+            let e: Entry = serde_json::from_slice(l).expect("every line is whole");
+            assert!(e.received_ms >= 1000);
+        }
+        save_resume(&journals[0], Resume { offset: 7, transcript: 9 }).unwrap();
+        assert_eq!(load_resume(&journals[0]), Resume { offset: 7, transcript: 9 });
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names_are_safe_and_distinct() {
+        assert_ne!(journal_name("a/b"), journal_name("a_b"));
+        assert!(journal_name("../../etc/passwd").starts_with("______etc_passwd-"));
+    }
+}

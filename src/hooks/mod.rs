@@ -1,0 +1,95 @@
+//! Command hooks (Claude Code, albedo's `hooks` extension): the hook process and its daemon.
+//!
+//! ```text
+//!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
+//!                              (exit 0, no output)          (per session)  (started on demand)
+//! ```
+//!
+//! The hook is on the agent's critical path, so it does the least it can: check the payload
+//! is JSON, append it to its session's journal, and start the daemon if none holds the lock.
+//! It never talks to a collector, never prints, and always exits 0.
+
+pub mod daemon;
+pub mod journal;
+
+use std::borrow::Cow;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum HookError {
+    #[error("the hook payload is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the hook payload has no session_id")]
+    NoSession,
+    #[error("cannot write the journal in {dir}: {source}")]
+    Journal {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[derive(Deserialize)]
+struct Minimal<'a> {
+    #[serde(borrow)]
+    session_id: Option<Cow<'a, str>>,
+}
+
+/// Appends one hook payload to its session's journal, stamped with the time it arrived.
+pub fn hand_off(dir: &Path, payload: &str) -> Result<(), HookError> {
+    let received_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
+    let session = serde_json::from_str::<Minimal<'_>>(raw.get())
+        .map_err(HookError::NotJson)?
+        .session_id
+        .filter(|s| !s.is_empty())
+        .ok_or(HookError::NoSession)?;
+    // A journal line is one line: re-encode the rare pretty-printed payload.
+    let compact: Cow<'_, str> = if raw.get().contains('\n') {
+        let v: serde_json::Value = serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;
+        Cow::Owned(v.to_string())
+    } else {
+        Cow::Borrowed(raw.get())
+    };
+    journal::append(dir, &session, &compact, received_ms).map_err(|source| HookError::Journal {
+        dir: dir.display().to_string(),
+        source,
+    })
+}
+
+/// Starts `exe daemon …` in the background unless a daemon holds the lock. The daemon gets a
+/// process group of its own, so a host that kills the hook's group when the hook returns (as
+/// albedo does) leaves it running.
+pub fn ensure_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result<bool> {
+    if daemon::running(dir) {
+        return Ok(false);
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(journal::DAEMON_LOG))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("daemon")
+        .arg("--hook-dir")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn()?;
+    Ok(true)
+}
