@@ -29,6 +29,8 @@ use super::transcript::{ModelCall, TranscriptCursor};
 pub const AGENT: &str = "claude-code";
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
+/// How Claude Code words the prompt that tells the agent a background task finished.
+const TASK_NOTIFICATION: &str = "<task-notification>";
 
 /// One hook payload, with every field any event may carry.
 #[derive(Debug, Deserialize, Default)]
@@ -118,6 +120,9 @@ struct Session {
     agents: HashMap<String, String>,
     /// A `Stop` whose turn end is held back: when it came.
     stop_at: Option<u64>,
+    /// A `Stop` came while sub-agents ran (they run in the background): the turn is not over
+    /// before they are, and the agent usually answers again once they report.
+    stop_after_agents: bool,
     stops: u32,
     transcript: TranscriptCursor,
 }
@@ -231,6 +236,15 @@ impl Adapter {
         let target = self.target(p);
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
+                // A background sub-agent reporting back comes as a prompt nobody typed; the
+                // agent's answer to it belongs to the turn that started the sub-agent.
+                let notification = p.prompt.as_deref().is_some_and(|t| t.trim_start().starts_with(TASK_NOTIFICATION));
+                let s = self.sessions.get_mut(sid).expect("ensured");
+                if notification && s.turn_open {
+                    s.stop_at = None;
+                    s.stop_after_agents = false;
+                    return;
+                }
                 self.end_held(sid, out);
                 let s = self.sessions.get_mut(sid).expect("ensured");
                 s.turn_open = true;
@@ -248,6 +262,7 @@ impl Adapter {
                     // A call after a `Stop`: that stop was held, the turn goes on.
                     let s = self.sessions.get_mut(sid).expect("ensured");
                     s.stop_at = None;
+                    s.stop_after_agents = false;
                     s.turn_open = true;
                     if AGENT_TOOLS.contains(&name.as_str()) {
                         s.agent_calls.push(id.clone());
@@ -383,6 +398,14 @@ impl Adapter {
                 out.push(record(&child, Event::TurnEnded { at_ms, reason: Some(Cow::Borrowed("end_turn")) }));
                 out.push(record(&child, Event::Closed { at_ms }));
                 self.sessions.remove(&child);
+                // The parent stopped while this one ran: now its turn may end (unless it
+                // answers again, which puts the end off once more).
+                if let Some(s) = self.sessions.get_mut(sid) {
+                    if s.agents.is_empty() && s.stop_after_agents {
+                        s.stop_after_agents = false;
+                        s.stop_at = Some(at_ms);
+                    }
+                }
             }
             "Stop" => {
                 if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
@@ -399,7 +422,11 @@ impl Adapter {
                 ));
                 s.stops += 1;
                 s.turn_open = true;
-                s.stop_at = Some(at_ms);
+                if s.agents.is_empty() {
+                    s.stop_at = Some(at_ms);
+                } else {
+                    s.stop_after_agents = true;
+                }
             }
             "SessionEnd" => {
                 if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
@@ -600,6 +627,36 @@ mod tests {
             .count();
         assert!(sub_chats >= 1, "the sub-agent's model calls come from its own transcript");
         assert_eq!(out.spans.iter().filter(|x| x.parent_span_id.is_none()).count(), 1);
+    }
+
+    #[test]
+    fn a_stop_while_a_background_sub_agent_runs_does_not_end_the_turn() {
+        let mut a = Adapter::new(1_000);
+        let mut out = Vec::new();
+        let p = |event: &str, extra: &str| -> Payload {
+            serde_json::from_str(&format!(r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#)).unwrap()
+        };
+        let mut none = Files;
+        a.push(1_000, &p("UserPromptSubmit", r#","prompt":"go""#), &mut none, &mut out);
+        a.push(1_100, &p("PreToolUse", r#","tool_name":"Agent","tool_use_id":"ag","tool_input":{"prompt":"x"}"#), &mut none, &mut out);
+        a.push(1_120, &p("PostToolUse", r#","tool_name":"Agent","tool_use_id":"ag","duration_ms":20"#), &mut none, &mut out);
+        a.push(1_150, &p("SubagentStart", r#","agent_id":"k","agent_type":"helper""#), &mut none, &mut out);
+        a.push(1_200, &p("Stop", r#","stop_hook_active":false"#), &mut none, &mut out);
+        a.tick(9_000, &mut out);
+        assert!(!out.iter().any(|r| matches!(r.event, Event::TurnEnded { .. }) && r.session == "s"), "the sub-agent still runs");
+        a.push(9_100, &p("SubagentStop", r#","agent_id":"k""#), &mut none, &mut out);
+        // The sub-agent's report comes back as a prompt; the agent answers once more.
+        a.push(9_200, &p("UserPromptSubmit", r#","prompt":"<task-notification>\n<task-id>k</task-id>""#), &mut none, &mut out);
+        a.push(9_500, &p("Stop", r#","stop_hook_active":false"#), &mut none, &mut out);
+        a.tick(10_500, &mut out);
+        let ends: Vec<_> = out
+            .iter()
+            .filter(|r| r.session == "s")
+            .filter_map(|r| match r.event { Event::TurnEnded { at_ms, .. } => Some(at_ms), _ => None })
+            .collect();
+        assert_eq!(ends, [9_500], "one turn, ended by the last Stop");
+        let prompts = out.iter().filter(|r| matches!(r.event, Event::Prompted { .. }) && r.session == "s").count();
+        assert_eq!(prompts, 1, "the notification is no new turn");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! that turn what it received into span trees a test can compare.
 #![allow(dead_code)]
 
+pub mod anthropic;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::net::SocketAddr;
