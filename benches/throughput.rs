@@ -11,7 +11,10 @@ use std::time::Instant;
 use albedo_otel::generate::{generate, GenConfig};
 
 fn main() {
-    let sessions: usize = std::env::var("BENCH_SESSIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(400);
+    let sessions: usize = std::env::var("BENCH_SESSIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
     let (lines, expected) = generate(&GenConfig {
         sessions,
         turns_per_session: 5,
@@ -29,7 +32,11 @@ fn main() {
     println!("| --- | --- | --- | --- |");
     for protocol in ["grpc", "http/protobuf"] {
         let rx = support::Receiver::start();
-        let url = if protocol == "grpc" { rx.grpc_url() } else { rx.http_url() };
+        let url = if protocol == "grpc" {
+            rx.grpc_url()
+        } else {
+            rx.http_url()
+        };
         let start = Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
             .args(["run", "--protocol", protocol, "--endpoint", &url])
@@ -43,9 +50,18 @@ fn main() {
         let out = child.wait_with_output().unwrap();
         let elapsed = start.elapsed().as_secs_f64();
         writer.join().unwrap().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got = rx.spans().len() as u64;
-        assert_eq!(got, expected.spans(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            got,
+            expected.spans(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         println!(
             "| {protocol} | {elapsed:.2} | {:.0} | {:.0} |",
             expected.events as f64 / elapsed,

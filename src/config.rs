@@ -32,7 +32,8 @@ pub mod env {
     pub const OTEL_SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
     pub const OTEL_RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
     pub const OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT";
-    pub const OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+    pub const OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str =
+        "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
     pub const OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: &str =
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
     pub const OTEL_BSP_SCHEDULE_DELAY: &str = "OTEL_BSP_SCHEDULE_DELAY";
@@ -179,7 +180,11 @@ impl std::fmt::Debug for OtlpSettings {
             .field("protocol", &self.protocol)
             .field(
                 "headers",
-                &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
             )
             .field("timeout", &self.timeout)
             .field("compression", &self.compression)
@@ -189,7 +194,10 @@ impl std::fmt::Debug for OtlpSettings {
 }
 
 /// The first variable of `vars` that is set and not empty, with its name.
-fn first(env: &dyn Fn(&str) -> Option<String>, vars: &[&'static str]) -> Option<(&'static str, String)> {
+fn first(
+    env: &dyn Fn(&str) -> Option<String>,
+    vars: &[&'static str],
+) -> Option<(&'static str, String)> {
     vars.iter()
         .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (*v, s)))
 }
@@ -200,7 +208,13 @@ fn check_url(var: &'static str, url: &str) -> Result<(), ConfigError> {
         .map_err(|e: http::uri::InvalidUri| invalid(var, url, e.to_string()))?;
     match uri.scheme_str() {
         Some("http") | Some("https") => {}
-        Some(other) => return Err(invalid(var, url, format!("scheme `{other}` is not http or https"))),
+        Some(other) => {
+            return Err(invalid(
+                var,
+                url,
+                format!("scheme `{other}` is not http or https"),
+            ))
+        }
         None => {
             return Err(invalid(
                 var,
@@ -317,7 +331,13 @@ impl OtlpSettings {
         use self::env::*;
         let protocol = match overrides.protocol {
             Some(p) => p,
-            None => match first(env, &[OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL]) {
+            None => match first(
+                env,
+                &[
+                    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+                    OTEL_EXPORTER_OTLP_PROTOCOL,
+                ],
+            ) {
                 Some((var, v)) => Protocol::parse(var, &v)?,
                 None => Protocol::HttpProtobuf,
             },
@@ -346,7 +366,10 @@ impl OtlpSettings {
             defaults::GRPC_ENDPOINT.to_string()
         };
         let mut layers = Vec::new();
-        for var in [OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS] {
+        for var in [
+            OTEL_EXPORTER_OTLP_HEADERS,
+            OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+        ] {
             if let Some(v) = env(var) {
                 layers.push(parse_headers(var, &v)?);
             }
@@ -358,7 +381,13 @@ impl OtlpSettings {
         let headers = merge_headers(layers);
         let timeout = match overrides.timeout {
             Some(t) => t,
-            None => match first(env, &[OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT]) {
+            None => match first(
+                env,
+                &[
+                    OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+                    OTEL_EXPORTER_OTLP_TIMEOUT,
+                ],
+            ) {
                 Some((var, v)) => millis(var, &v)?,
                 None => defaults::TIMEOUT,
             },
@@ -367,7 +396,10 @@ impl OtlpSettings {
             Some(c) => c,
             None => match first(
                 env,
-                &[OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, OTEL_EXPORTER_OTLP_COMPRESSION],
+                &[
+                    OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+                    OTEL_EXPORTER_OTLP_COMPRESSION,
+                ],
             ) {
                 Some((var, v)) => Compression::parse(var, &v)?,
                 None => Compression::None,
@@ -375,12 +407,18 @@ impl OtlpSettings {
         };
         let path = |vars: &[&'static str]| first(env, vars).map(|(_, v)| v.trim().to_string());
         let tls = TlsFiles {
-            ca: path(&[OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE, OTEL_EXPORTER_OTLP_CERTIFICATE]),
+            ca: path(&[
+                OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+                OTEL_EXPORTER_OTLP_CERTIFICATE,
+            ]),
             client_cert: path(&[
                 OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
                 OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
             ]),
-            client_key: path(&[OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY, OTEL_EXPORTER_OTLP_CLIENT_KEY]),
+            client_key: path(&[
+                OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+                OTEL_EXPORTER_OTLP_CLIENT_KEY,
+            ]),
         };
         Ok(OtlpSettings {
             endpoint,
@@ -413,8 +451,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn resolve(o: &OtlpOverrides, vars: &[(&str, &str)]) -> Result<OtlpSettings, ConfigError> {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         OtlpSettings::resolve(o, &|k| map.get(k).cloned())
     }
 
@@ -424,7 +464,11 @@ mod tests {
         assert_eq!(s.protocol, Protocol::HttpProtobuf);
         assert_eq!(s.endpoint, "http://localhost:4318/v1/traces");
         assert_eq!(s.timeout, Duration::from_secs(10));
-        let s = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).unwrap();
+        let s = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+        )
+        .unwrap();
         assert_eq!(s.endpoint, "http://localhost:4317");
     }
 
@@ -441,11 +485,17 @@ mod tests {
         let s = resolve(&OtlpOverrides::default(), &vars).unwrap();
         assert_eq!(s.endpoint, "http://generic:4318/base/v1/traces");
         assert_eq!(s.timeout, Duration::from_millis(200));
-        assert_eq!(s.headers, vec![("a".into(), "1".into()), ("B".into(), "2".into())]);
+        assert_eq!(
+            s.headers,
+            vec![("a".into(), "1".into()), ("B".into(), "2".into())]
+        );
         assert_eq!(s.compression, Compression::Gzip);
 
         let mut vars2 = vars.to_vec();
-        vars2.push(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:9999/custom"));
+        vars2.push((
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://traces:9999/custom",
+        ));
         let s = resolve(&OtlpOverrides::default(), &vars2).unwrap();
         assert_eq!(s.endpoint, "http://traces:9999/custom", "used as is");
 
@@ -463,12 +513,24 @@ mod tests {
 
     #[test]
     fn errors_name_the_variable_and_never_a_header_value() {
-        let e = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")])
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\""), "{e}");
-        let e = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "udp")]).unwrap_err();
-        assert!(e.to_string().contains("expected grpc, http/protobuf or http/json"));
+        let e = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\""),
+            "{e}"
+        );
+        let e = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "udp")],
+        )
+        .unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("expected grpc, http/protobuf or http/json"));
         let e = resolve(
             &OtlpOverrides::default(),
             &[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=sekrit\nvalue")],
@@ -478,7 +540,10 @@ mod tests {
         assert!(e.contains("x-api-key") && !e.contains("sekrit"), "{e}");
         let settings = resolve(
             &OtlpOverrides::default(),
-            &[("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20sekrit")],
+            &[(
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "authorization=Bearer%20sekrit",
+            )],
         )
         .unwrap();
         assert!(!format!("{settings:?}").contains("sekrit"));
@@ -486,7 +551,14 @@ mod tests {
 
     #[test]
     fn warns_about_the_other_protocols_port() {
-        let s = resolve(&OtlpOverrides::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4317")]).unwrap();
-        assert!(s.port_hint().unwrap().contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc"));
+        let s = resolve(
+            &OtlpOverrides::default(),
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4317")],
+        )
+        .unwrap();
+        assert!(s
+            .port_hint()
+            .unwrap()
+            .contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc"));
     }
 }

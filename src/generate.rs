@@ -118,7 +118,15 @@ pub fn generate(config: &GenConfig) -> (Vec<String>, Expected) {
         // Sessions start staggered, so their lines interleave.
         let start = config.start_ms + rng.below(5_000) + s as u64 * 37;
         let child = config.child_every > 0 && s % config.child_every == config.child_every - 1;
-        session(&mut rng, &mut w, &sid, start, config.turns_per_session, child, None);
+        session(
+            &mut rng,
+            &mut w,
+            &sid,
+            start,
+            config.turns_per_session,
+            child,
+            None,
+        );
     }
     w.lines.sort_by_key(|l| (l.at, l.seq));
     (w.lines.into_iter().map(|l| l.text).collect(), w.expected)
@@ -194,13 +202,19 @@ fn session(
             }
         }
         t = chat(rng, w, sid, t, model, "end_turn");
-        w.push(t, json!({"v":1,"kind":"stopping","session":sid,"at_ms":t,"reply":"done","held":0}));
+        w.push(
+            t,
+            json!({"v":1,"kind":"stopping","session":sid,"at_ms":t,"reply":"done","held":0}),
+        );
         if rng.below(5) == 0 {
             t = chat(rng, w, sid, t, model, "end_turn");
             w.push(t, json!({"v":1,"kind":"stopping","session":sid,"at_ms":t,"reply":"really done","held":1}));
         }
         t += 1;
-        w.push(t, json!({"v":1,"kind":"turn_ended","session":sid,"at_ms":t,"reason":"end_turn"}));
+        w.push(
+            t,
+            json!({"v":1,"kind":"turn_ended","session":sid,"at_ms":t,"reason":"end_turn"}),
+        );
     }
     t += 1;
     w.push(t, json!({"v":1,"kind":"closed","session":sid,"at_ms":t}));
@@ -212,9 +226,20 @@ fn call_json(id: &str, name: &str, within: Option<&str>, rng: &mut Rng) -> serde
     json!({"id": id, "name": name, "arguments": {"command": command}, "within": within})
 }
 
-fn tool(rng: &mut Rng, w: &mut Writer, sid: &str, t: u64, id: &str, within: Option<&str>, refuse: bool) -> u64 {
+fn tool(
+    rng: &mut Rng,
+    w: &mut Writer,
+    sid: &str,
+    t: u64,
+    id: &str,
+    within: Option<&str>,
+    refuse: bool,
+) -> u64 {
     let call = call_json(id, "run", within, rng);
-    w.push(t, json!({"v":1,"kind":"calling","session":sid,"at_ms":t,"call":call}));
+    w.push(
+        t,
+        json!({"v":1,"kind":"calling","session":sid,"at_ms":t,"call":call}),
+    );
     let end = t + 5 + rng.below(2_000);
     let mut called = json!({"v":1,"kind":"called","session":sid,"call":call,"output":{"exit_code":rng.below(2),"timed_out":false},"started_ms":t,"finished_ms":end});
     if refuse {
@@ -252,10 +277,22 @@ mod tests {
             asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
         }
         asm.finish(&mut out);
-        assert!(out.notes.is_empty(), "{:?}", &out.notes[..out.notes.len().min(5)]);
-        let ids: std::collections::HashSet<_> = out.spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
+        assert!(
+            out.notes.is_empty(),
+            "{:?}",
+            &out.notes[..out.notes.len().min(5)]
+        );
+        let ids: std::collections::HashSet<_> =
+            out.spans.iter().map(|s| (s.trace_id, s.span_id)).collect();
         assert_eq!(ids.len(), out.spans.len(), "span ids are unique");
         assert_eq!(out.spans.len() as u64, expected.spans());
-        assert_eq!(generate(&GenConfig { sessions: 30, ..GenConfig::default() }).0, lines);
+        assert_eq!(
+            generate(&GenConfig {
+                sessions: 30,
+                ..GenConfig::default()
+            })
+            .0,
+            lines
+        );
     }
 }

@@ -81,7 +81,10 @@ fn now_ms() -> u64 {
 impl TraceExporter {
     /// Starts an OTLP exporter configured from `settings` (see
     /// [`OtlpSettings::resolve`](crate::config::OtlpSettings::resolve)).
-    pub fn start(config: PipelineConfig, settings: OtlpSettings) -> Result<(Self, PipelineGuard), ExportError> {
+    pub fn start(
+        config: PipelineConfig,
+        settings: OtlpSettings,
+    ) -> Result<(Self, PipelineGuard), ExportError> {
         let resource = ResourceInfo::detect(None);
         Self::start_with(config, move || {
             Ok(Exporter::Otlp(OtlpExporter::new(settings, resource)?))
@@ -89,7 +92,10 @@ impl TraceExporter {
     }
 
     /// Starts with any exporter (a file, the console, or OTLP set up by hand).
-    pub fn start_with<F>(config: PipelineConfig, make_exporter: F) -> Result<(Self, PipelineGuard), ExportError>
+    pub fn start_with<F>(
+        config: PipelineConfig,
+        make_exporter: F,
+    ) -> Result<(Self, PipelineGuard), ExportError>
     where
         F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
     {

@@ -9,11 +9,11 @@
 //!   host calls from its hook.
 
 pub mod assemble;
-pub mod ingest;
-pub mod redact;
 pub mod config;
 pub mod export;
-pub mod host;
-pub mod pipeline;
 pub mod generate;
 pub mod hooks;
+pub mod host;
+pub mod ingest;
+pub mod pipeline;
+pub mod redact;

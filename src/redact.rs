@@ -37,9 +37,12 @@ struct Rule {
 /// Secret names that only look like secrets: counts and limits of tokens, not tokens.
 fn is_counter_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    ["tokens", "_count", "_len", "_length", "_limit", "_size", "_max", "_min", "_ttl", "_timeout", "_expiry"]
-        .iter()
-        .any(|s| lower.ends_with(s))
+    [
+        "tokens", "_count", "_len", "_length", "_limit", "_size", "_max", "_min", "_ttl",
+        "_timeout", "_expiry",
+    ]
+    .iter()
+    .any(|s| lower.ends_with(s))
 }
 
 /// The built-in rules, most specific first: a key with its own prefix is named as what it is
@@ -102,7 +105,10 @@ pub struct Scrubber {
 impl std::fmt::Debug for Scrubber {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scrubber")
-            .field("rules", &self.rules.iter().map(|r| &r.kind).collect::<Vec<_>>())
+            .field(
+                "rules",
+                &self.rules.iter().map(|r| &r.kind).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -275,7 +281,9 @@ mod tests {
         let s = Scrubber::with_patterns([("ticket", r"TICKET-\d{4}")]).unwrap();
         assert_eq!(s.scrub("see TICKET-1234"), "see [REDACTED:ticket]");
         let e = Scrubber::with_patterns([("x", "(")]).unwrap_err();
-        assert!(e.to_string().contains("`(` is not a valid regular expression"));
+        assert!(e
+            .to_string()
+            .contains("`(` is not a valid regular expression"));
         assert!(Scrubber::with_patterns([("bad kind", "x")]).is_err());
     }
 }

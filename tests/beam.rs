@@ -13,15 +13,35 @@ use support::*;
 #[test]
 fn the_extension_ffi_on_a_real_beam() {
     let (Some(erlc), Some(erl)) = (
-        require_tool("erlc", which("erlc"), "install Erlang: `apt-get install erlang-base`"),
-        require_tool("erl", which("erl"), "install Erlang: `apt-get install erlang-base`"),
+        require_tool(
+            "erlc",
+            which("erlc"),
+            "install Erlang: `apt-get install erlang-base`",
+        ),
+        require_tool(
+            "erl",
+            which("erl"),
+            "install Erlang: `apt-get install erlang-base`",
+        ),
     ) else {
         return;
     };
     let build = temp_dir("beam");
-    for src in ["integrations/albedo/src/albedo_otel_ffi.erl", "integrations/albedo/test/albedo_otel_ffi_tests.erl"] {
-        let out = Command::new(&erlc).arg("-o").arg(&build).arg(repo_file(src)).output().unwrap();
-        assert!(out.status.success(), "{src}: {}", String::from_utf8_lossy(&out.stderr));
+    for src in [
+        "integrations/albedo/src/albedo_otel_ffi.erl",
+        "integrations/albedo/test/albedo_otel_ffi_tests.erl",
+    ] {
+        let out = Command::new(&erlc)
+            .arg("-o")
+            .arg(&build)
+            .arg(repo_file(src))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{src}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let rx = Receiver::start();
     let out = Command::new(&erl)
@@ -36,26 +56,64 @@ fn the_extension_ffi_on_a_real_beam() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("ALL OK"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("ALL OK"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Session A: 7 spans; B's second turn: 2; C: 2. (B's first turn may have died with its
     // exporter.)
     let spans = rx.wait_for_spans(11, Duration::from_secs(30));
     check_invariants(&spans);
-    let of = |session: &str| -> Vec<&FlatSpan> { spans.iter().filter(|s| s.attr("session.id").as_deref() == Some(session)).collect() };
+    let of = |session: &str| -> Vec<&FlatSpan> {
+        spans
+            .iter()
+            .filter(|s| s.attr("session.id").as_deref() == Some(session))
+            .collect()
+    };
     let a = of("beam-a");
     let kid = of("beam-a-child");
-    assert_eq!(a.len() + kid.len(), 7, "{}", render_trees(&spans, &["session.id"]));
-    let by_call = |id: &str| spans.iter().find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some(id)).unwrap();
-    assert_eq!(by_call("c1a").span.parent_span_id, by_call("c1").span.span_id, "nested in the cell");
-    let child_turn = kid.iter().find(|s| s.span.name == "invoke_agent helper").unwrap();
-    assert_eq!(child_turn.span.parent_span_id, by_call("sp").span.span_id, "the child under agents.spawn");
+    assert_eq!(
+        a.len() + kid.len(),
+        7,
+        "{}",
+        render_trees(&spans, &["session.id"])
+    );
+    let by_call = |id: &str| {
+        spans
+            .iter()
+            .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some(id))
+            .unwrap()
+    };
+    assert_eq!(
+        by_call("c1a").span.parent_span_id,
+        by_call("c1").span.span_id,
+        "nested in the cell"
+    );
+    let child_turn = kid
+        .iter()
+        .find(|s| s.span.name == "invoke_agent helper")
+        .unwrap();
+    assert_eq!(
+        child_turn.span.parent_span_id,
+        by_call("sp").span.span_id,
+        "the child under agents.spawn"
+    );
     assert_eq!(by_call("k1").span.parent_span_id, child_turn.span.span_id);
     let root = a.iter().find(|s| s.span.parent_span_id.is_empty()).unwrap();
     assert_eq!(root.span.name, "invoke_agent albedo");
-    assert_eq!(root.attr("albedo.session.model").as_deref(), Some("claude-x"));
+    assert_eq!(
+        root.attr("albedo.session.model").as_deref(),
+        Some("claude-x")
+    );
     assert!(a.iter().any(|s| s.span.name == "chat claude-x"));
-    assert!(of("beam-b").iter().any(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("b2")), "the session went on after the restart");
+    assert!(
+        of("beam-b")
+            .iter()
+            .any(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("b2")),
+        "the session went on after the restart"
+    );
     assert_eq!(of("beam-c").len(), 2);
     assert!(of("beam-d").is_empty());
 }

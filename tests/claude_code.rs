@@ -15,7 +15,10 @@ use support::anthropic::MockAnthropic;
 use support::*;
 
 fn claude() -> Option<PathBuf> {
-    let found = std::env::var_os("CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file()).or_else(|| which("claude"));
+    let found = std::env::var_os("CLAUDE_BIN")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("claude"));
     require_tool(
         "claude (Claude Code CLI)",
         found,
@@ -43,18 +46,32 @@ fn a_real_claude_code_session_becomes_a_trace() {
         .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let mut cmd = Command::new(&claude);
-    cmd.args(["-p", "please say hello via a helper agent", "--output-format", "json", "--settings"])
-        .arg(&settings)
-        .args(["--permission-mode", "bypassPermissions"])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "-p",
+        "please say hello via a helper agent",
+        "--output-format",
+        "json",
+        "--settings",
+    ])
+    .arg(&settings)
+    .args(["--permission-mode", "bypassPermissions"])
+    .current_dir(&work)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") || k.starts_with("ANTHROPIC") || k.starts_with("CLAUDE") {
+        if k.starts_with("OTEL_")
+            || k.starts_with("ALBEDO_OTEL")
+            || k.starts_with("ANTHROPIC")
+            || k.starts_with("CLAUDE")
+        {
             cmd.env_remove(k);
         }
     }
@@ -79,52 +96,113 @@ fn a_real_claude_code_session_becomes_a_trace() {
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("claude did not finish in 180 s; requests: {:#?}", api.requests.lock().unwrap());
+            panic!(
+                "claude did not finish in 180 s; requests: {:#?}",
+                api.requests.lock().unwrap()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(status.success(), "claude failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert!(
+        status.success(),
+        "claude failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(result["is_error"], false, "{stdout}");
 
-    wait_until(Duration::from_secs(60), "the hook daemon to drain and exit", || {
-        albedo_otel::hooks::journal::list(&hook_dir).is_empty() && !albedo_otel::hooks::daemon::running(&hook_dir)
-    });
+    wait_until(
+        Duration::from_secs(60),
+        "the hook daemon to drain and exit",
+        || {
+            albedo_otel::hooks::journal::list(&hook_dir).is_empty()
+                && !albedo_otel::hooks::daemon::running(&hook_dir)
+        },
+    );
     let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
     let spans = rx.spans();
-    let tree = render_trees(&spans, &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"]);
+    let tree = render_trees(
+        &spans,
+        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
+    );
     eprintln!("{tree}");
-    assert_eq!(check_invariants(&spans), 1, "one turn, the sub-agent inside it:\n{tree}\n{log}");
-    let root = spans.iter().find(|s| s.span.parent_span_id.is_empty()).unwrap();
+    assert_eq!(
+        check_invariants(&spans),
+        1,
+        "one turn, the sub-agent inside it:\n{tree}\n{log}"
+    );
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
     assert_eq!(root.span.name, "invoke_agent claude-code");
     assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
 
     let tool = |name: &str, under: &[u8]| {
         spans
             .iter()
-            .find(|s| s.span.name == format!("execute_tool {name}") && s.span.parent_span_id == under)
+            .find(|s| {
+                s.span.name == format!("execute_tool {name}") && s.span.parent_span_id == under
+            })
             .unwrap_or_else(|| panic!("no {name} under {under:?}:\n{tree}"))
     };
     let bash = tool("Bash", &root.span.span_id);
     let took = bash.span.end_time_unix_nano - bash.span.start_time_unix_nano;
-    assert!(took >= 200_000_000, "the Bash call slept 0.2 s; its span says {took} ns");
+    assert!(
+        took >= 200_000_000,
+        "the Bash call slept 0.2 s; its span says {took} ns"
+    );
     let agent = tool("Agent", &root.span.span_id);
     let sub = spans
         .iter()
-        .find(|s| s.span.parent_span_id == agent.span.span_id && s.span.name.starts_with("invoke_agent"))
+        .find(|s| {
+            s.span.parent_span_id == agent.span.span_id && s.span.name.starts_with("invoke_agent")
+        })
         .unwrap_or_else(|| panic!("no sub-agent under Agent:\n{tree}"));
     let sub_bash = tool("Bash", &sub.span.span_id);
-    assert!(sub_bash.attr("input.value").unwrap().contains("hello from the subagent"));
+    assert!(sub_bash
+        .attr("input.value")
+        .unwrap()
+        .contains("hello from the subagent"));
 
-    let chats_under = |parent: &[u8]| spans.iter().filter(|s| s.span.name.starts_with("chat ") && s.span.parent_span_id == parent).count();
-    assert!(chats_under(&root.span.span_id) >= 3, "bash, agent, answer:\n{tree}");
-    assert!(chats_under(&sub.span.span_id) >= 2, "the sub-agent's two model calls:\n{tree}");
+    let chats_under = |parent: &[u8]| {
+        spans
+            .iter()
+            .filter(|s| s.span.name.starts_with("chat ") && s.span.parent_span_id == parent)
+            .count()
+    };
+    assert!(
+        chats_under(&root.span.span_id) >= 3,
+        "bash, agent, answer:\n{tree}"
+    );
+    assert!(
+        chats_under(&sub.span.span_id) >= 2,
+        "the sub-agent's two model calls:\n{tree}"
+    );
     for chat in spans.iter().filter(|s| s.span.name.starts_with("chat ")) {
-        let input: u64 = chat.attr("gen_ai.usage.input_tokens").unwrap().parse().unwrap();
-        let cached: u64 = chat.attr("gen_ai.usage.cache_read.input_tokens").unwrap().parse().unwrap();
-        assert!(input >= cached + 100, "input includes cache reads and writes: {input} vs {cached}");
-        assert!(chat.attr("gen_ai.usage.output_tokens").unwrap().parse::<u64>().unwrap() >= 25);
+        let input: u64 = chat
+            .attr("gen_ai.usage.input_tokens")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let cached: u64 = chat
+            .attr("gen_ai.usage.cache_read.input_tokens")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            input >= cached + 100,
+            "input includes cache reads and writes: {input} vs {cached}"
+        );
+        assert!(
+            chat.attr("gen_ai.usage.output_tokens")
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                >= 25
+        );
     }
 }

@@ -14,7 +14,13 @@ use support::*;
 
 fn compose(args: &[&str], env: &[(&str, String)]) -> std::process::Output {
     let mut c = Command::new("docker");
-    c.args(["compose", "--env-file", &repo_file("deploy/.env"), "-f", &repo_file("deploy/test/docker-compose.yml")]);
+    c.args([
+        "compose",
+        "--env-file",
+        &repo_file("deploy/.env"),
+        "-f",
+        &repo_file("deploy/test/docker-compose.yml"),
+    ]);
     c.args(args);
     for (k, v) in env {
         c.env(k, v);
@@ -38,22 +44,60 @@ fn the_stack_collector_forwards_trees_intact() {
     ];
     // The real stack config must load in the pinned collector.
     let validate = compose(
-        &["run", "--rm", "--no-deps", "otel-collector", "validate", "--config=/etc/otelcol-contrib/stack.yaml"],
+        &[
+            "run",
+            "--rm",
+            "--no-deps",
+            "otel-collector",
+            "validate",
+            "--config=/etc/otelcol-contrib/stack.yaml",
+        ],
         &env,
     );
-    assert!(validate.status.success(), "deploy/otel-collector.yaml: {}", String::from_utf8_lossy(&validate.stderr));
+    assert!(
+        validate.status.success(),
+        "deploy/otel-collector.yaml: {}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
     let up = compose(&["up", "-d", "otel-collector"], &env);
-    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
     wait_for_port(grpc, Duration::from_secs(60), "the collector");
 
     let mut expected = Vec::new();
-    for fixture in ["examples/demo-session.ndjson", "tests/fixtures/out_of_order.ndjson"] {
+    for fixture in [
+        "examples/demo-session.ndjson",
+        "tests/fixtures/out_of_order.ndjson",
+    ] {
         let input = std::fs::read(repo_file(fixture)).unwrap();
         let rx = Receiver::start();
-        assert!(run_binary(&["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()], &[], &input).status.success());
+        assert!(run_binary(
+            &["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()],
+            &[],
+            &input
+        )
+        .status
+        .success());
         expected.extend(rx.spans());
-        let out = run_binary(&["run", "--protocol", "grpc", "--endpoint", &format!("http://127.0.0.1:{grpc}")], &[], &input);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run_binary(
+            &[
+                "run",
+                "--protocol",
+                "grpc",
+                "--endpoint",
+                &format!("http://127.0.0.1:{grpc}"),
+            ],
+            &[],
+            &input,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let file = out_dir.join("traces.jsonl");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -62,7 +106,12 @@ fn the_stack_collector_forwards_trees_intact() {
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<ExportTraceServiceRequest>(l).ok())
-            .map(|request| Received { via: "file", gzip: false, headers: Vec::new(), request })
+            .map(|request| Received {
+                via: "file",
+                gzip: false,
+                headers: Vec::new(),
+                request,
+            })
             .collect();
         let spans = flatten(&requests);
         if spans.len() >= expected.len() || Instant::now() > deadline {
@@ -73,5 +122,8 @@ fn the_stack_collector_forwards_trees_intact() {
     let down = compose(&["down", "--volumes"], &env);
     assert!(down.status.success());
     assert_same_spans(&expected, &got);
-    assert_eq!(render_trees(&got, &["session.id"]), render_trees(&expected, &["session.id"]));
+    assert_eq!(
+        render_trees(&got, &["session.id"]),
+        render_trees(&expected, &["session.id"])
+    );
 }

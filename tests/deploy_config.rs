@@ -24,13 +24,21 @@ fn yaml(path: &str) -> Yaml {
 
 fn keys(y: &Yaml) -> Vec<String> {
     y.as_hash()
-        .map(|h| h.keys().filter_map(|k| k.as_str().map(str::to_string)).collect())
+        .map(|h| {
+            h.keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn strings(y: &Yaml) -> Vec<String> {
     y.as_vec()
-        .map(|v| v.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|v| {
+            v.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -45,7 +53,17 @@ const COLLECTOR_CONFIGS: &[&str] = &[
 const CURRENT: &[(&str, &[&str])] = &[
     ("receivers", &["otlp"]),
     ("processors", &["memory_limiter", "batch", "tail_sampling"]),
-    ("exporters", &["otlp_grpc", "otlp_http", "prometheus", "debug", "file", "load_balancing"]),
+    (
+        "exporters",
+        &[
+            "otlp_grpc",
+            "otlp_http",
+            "prometheus",
+            "debug",
+            "file",
+            "load_balancing",
+        ],
+    ),
     ("connectors", &["span_metrics"]),
 ];
 
@@ -57,24 +75,38 @@ fn kind(id: &str) -> &str {
 fn collector_pipelines_are_wired_with_current_component_names() {
     for path in COLLECTOR_CONFIGS {
         let c = yaml(path);
-        let defined = |section: &str| -> HashSet<String> { keys(&c[section]).into_iter().collect() };
-        let (receivers, processors, exporters, connectors) =
-            (defined("receivers"), defined("processors"), defined("exporters"), defined("connectors"));
+        let defined =
+            |section: &str| -> HashSet<String> { keys(&c[section]).into_iter().collect() };
+        let (receivers, processors, exporters, connectors) = (
+            defined("receivers"),
+            defined("processors"),
+            defined("exporters"),
+            defined("connectors"),
+        );
         for (section, allowed) in CURRENT {
             for id in defined(section) {
-                assert!(allowed.contains(&kind(&id)), "{path}: {section}.{id} is not a current component name");
+                assert!(
+                    allowed.contains(&kind(&id)),
+                    "{path}: {section}.{id} is not a current component name"
+                );
             }
         }
         let pipelines = &c["service"]["pipelines"];
         assert!(!keys(pipelines).is_empty(), "{path}: no pipelines");
         let (mut used, mut fed, mut read) = (HashSet::new(), HashSet::new(), HashSet::new());
         for name in keys(pipelines) {
-            assert!(["traces", "metrics", "logs"].contains(&kind(&name)), "{path}: pipeline {name}");
+            assert!(
+                ["traces", "metrics", "logs"].contains(&kind(&name)),
+                "{path}: pipeline {name}"
+            );
             let p = &pipelines[name.as_str()];
             let rs = strings(&p["receivers"]);
             assert!(!rs.is_empty(), "{path}: pipeline {name} has no receivers");
             for r in rs {
-                assert!(receivers.contains(&r) || connectors.contains(&r), "{path}: {name} reads undefined {r}");
+                assert!(
+                    receivers.contains(&r) || connectors.contains(&r),
+                    "{path}: {name} reads undefined {r}"
+                );
                 if connectors.contains(&r) {
                     read.insert(r.clone());
                 }
@@ -85,20 +117,31 @@ fn collector_pipelines_are_wired_with_current_component_names() {
                 assert_eq!(i, 0, "{path}: {name}: memory_limiter must come first");
             }
             for x in ps {
-                assert!(processors.contains(&x), "{path}: {name} uses undefined processor {x}");
+                assert!(
+                    processors.contains(&x),
+                    "{path}: {name} uses undefined processor {x}"
+                );
                 used.insert(x);
             }
             let es = strings(&p["exporters"]);
             assert!(!es.is_empty(), "{path}: pipeline {name} has no exporters");
             for e in es {
-                assert!(exporters.contains(&e) || connectors.contains(&e), "{path}: {name} sends to undefined {e}");
+                assert!(
+                    exporters.contains(&e) || connectors.contains(&e),
+                    "{path}: {name} sends to undefined {e}"
+                );
                 if connectors.contains(&e) {
                     fed.insert(e.clone());
                 }
                 used.insert(e);
             }
         }
-        for id in receivers.iter().chain(&processors).chain(&exporters).chain(&connectors) {
+        for id in receivers
+            .iter()
+            .chain(&processors)
+            .chain(&exporters)
+            .chain(&connectors)
+        {
             assert!(used.contains(id), "{path}: {id} is defined but not used");
         }
         for id in &connectors {
@@ -106,9 +149,16 @@ fn collector_pipelines_are_wired_with_current_component_names() {
             assert!(read.contains(id), "{path}: connector {id} is never read");
         }
         // Span metrics dimensions must be attributes albedo-otel emits.
-        for dim in c["connectors"]["span_metrics"]["dimensions"].as_vec().into_iter().flatten() {
+        for dim in c["connectors"]["span_metrics"]["dimensions"]
+            .as_vec()
+            .into_iter()
+            .flatten()
+        {
             let name = dim["name"].as_str().unwrap();
-            assert!(semconv::ALL.contains(&name), "{path}: span_metrics dimension {name} is not emitted");
+            assert!(
+                semconv::ALL.contains(&name),
+                "{path}: span_metrics dimension {name} is not emitted"
+            );
         }
     }
     // The main stack: traces to Jaeger and Tempo, span metrics to Prometheus.
@@ -123,7 +173,11 @@ fn collector_pipelines_are_wired_with_current_component_names() {
         .iter()
         .map(|d| d["name"].as_str().unwrap())
         .collect();
-    for d in ["gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.request.model"] {
+    for d in [
+        "gen_ai.operation.name",
+        "gen_ai.tool.name",
+        "gen_ai.request.model",
+    ] {
         assert!(dims.contains(&d), "span_metrics lacks dimension {d}");
     }
 }
@@ -150,7 +204,10 @@ fn compose_files_pin_their_images_and_mount_files_that_exist() {
         let vars = env_file(env);
         for (k, v) in &vars {
             let tag = v.rsplit(':').next().unwrap();
-            assert!(v.contains(':') && tag != "latest" && !tag.is_empty(), "{env}: {k}={v} is not pinned");
+            assert!(
+                v.contains(':') && tag != "latest" && !tag.is_empty(),
+                "{env}: {k}={v} is not pinned"
+            );
         }
         let c = yaml(compose);
         let dir = Path::new(compose).parent().unwrap();
@@ -169,14 +226,22 @@ fn compose_files_pin_their_images_and_mount_files_that_exist() {
                     .map(|k| (Yaml::String(k.to_string()), field(k)))
                     .collect(),
             );
-            let image = s["image"].as_str().unwrap_or_else(|| panic!("{compose}: {name} has no image"));
+            let image = s["image"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{compose}: {name} has no image"));
             let var = image.trim_start_matches("${").trim_end_matches('}');
-            assert!(image.starts_with("${") && vars.iter().any(|(k, _)| k == var), "{compose}: {name} image {image} is not pinned in {env}");
+            assert!(
+                image.starts_with("${") && vars.iter().any(|(k, _)| k == var),
+                "{compose}: {name} image {image} is not pinned in {env}"
+            );
             for v in strings(&s["volumes"]) {
                 let src = v.split(':').next().unwrap();
                 if src.starts_with('.') {
                     let p = Path::new(&repo_file(&dir.to_string_lossy())).join(src);
-                    assert!(p.exists(), "{compose}: {name} mounts {src}, which does not exist");
+                    assert!(
+                        p.exists(),
+                        "{compose}: {name} mounts {src}, which does not exist"
+                    );
                 }
             }
         }
@@ -186,7 +251,14 @@ fn compose_files_pin_their_images_and_mount_files_that_exist() {
         .iter()
         .flat_map(|n| strings(&c["services"][n.as_str()]["ports"]))
         .collect();
-    for p in ["4317:4317", "4318:4318", "16686:16686", "3000:3000", "3200:3200", "9090:9090"] {
+    for p in [
+        "4317:4317",
+        "4318:4318",
+        "16686:16686",
+        "3000:3000",
+        "3200:3200",
+        "9090:9090",
+    ] {
         assert!(ports.contains(p), "the stack does not publish {p}");
     }
 }
@@ -209,7 +281,11 @@ fn compose_files_validate_against_the_compose_schema() {
         return;
     };
     let module = checker.as_os_str() == "python3";
-    for compose in ["deploy/docker-compose.yml", "deploy/scale/docker-compose.yml", "deploy/test/docker-compose.yml"] {
+    for compose in [
+        "deploy/docker-compose.yml",
+        "deploy/scale/docker-compose.yml",
+        "deploy/test/docker-compose.yml",
+    ] {
         let mut cmd = Command::new(&checker);
         if module {
             cmd.args(["-m", "check_jsonschema"]);
@@ -258,22 +334,44 @@ fn datasource_uids() -> HashSet<String> {
 #[test]
 fn dashboards_query_only_what_the_exporter_emits() {
     let uids = datasource_uids();
-    assert_eq!(uids, ["albedo-prometheus", "albedo-tempo", "albedo-jaeger"].map(String::from).into());
+    assert_eq!(
+        uids,
+        ["albedo-prometheus", "albedo-tempo", "albedo-jaeger"]
+            .map(String::from)
+            .into()
+    );
     let c = yaml("deploy/otel-collector.yaml");
-    let mut labels: HashSet<String> = ["service_name", "span_name", "span_kind", "status_code", "le", "job", "instance"]
-        .map(String::from)
-        .into();
-    for dim in c["connectors"]["span_metrics"]["dimensions"].as_vec().unwrap() {
+    let mut labels: HashSet<String> = [
+        "service_name",
+        "span_name",
+        "span_kind",
+        "status_code",
+        "le",
+        "job",
+        "instance",
+    ]
+    .map(String::from)
+    .into();
+    for dim in c["connectors"]["span_metrics"]["dimensions"]
+        .as_vec()
+        .unwrap()
+    {
         labels.insert(dim["name"].as_str().unwrap().replace('.', "_"));
     }
     let selector = Regex::new(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}").unwrap();
     let matcher = Regex::new(r#"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*""#).unwrap();
     let grouping = Regex::new(r"\b(?:by|without)\s*\(([^)]*)\)").unwrap();
-    let label_values = Regex::new(r"label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)").unwrap();
+    let label_values = Regex::new(
+        r"label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)",
+    )
+    .unwrap();
     let traceql_attr = Regex::new(r"\bspan\.([a-zA-Z0-9_.]*[a-zA-Z0-9_])").unwrap();
 
     let dir = repo_file("dashboards");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     assert!(!files.is_empty(), "no dashboards");
     let (mut promql, mut traceql) = (0, 0);
@@ -281,17 +379,25 @@ fn dashboards_query_only_what_the_exporter_emits() {
         let name = file.display().to_string();
         let d: Json = serde_json::from_str(&std::fs::read_to_string(&file).unwrap())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(d["uid"].as_str().is_some_and(|u| !u.is_empty()), "{name}: no uid");
+        assert!(
+            d["uid"].as_str().is_some_and(|u| !u.is_empty()),
+            "{name}: no uid"
+        );
         let mut panels = Vec::new();
         walk_panels(d["panels"].as_array().unwrap(), &mut panels);
         let mut ids = HashSet::new();
         for p in &panels {
-            let id = p["id"].as_i64().unwrap_or_else(|| panic!("{name}: a panel without id"));
+            let id = p["id"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{name}: a panel without id"));
             assert!(ids.insert(id), "{name}: panel id {id} is used twice");
         }
         let check_uid = |ds: &Json, what: &str| {
             if let Some(uid) = ds["uid"].as_str() {
-                assert!(uids.contains(uid) || uid.starts_with('$'), "{name}: {what} uses datasource {uid}, which is not provisioned");
+                assert!(
+                    uids.contains(uid) || uid.starts_with('$'),
+                    "{name}: {what} uses datasource {uid}, which is not provisioned"
+                );
             }
         };
         let mut queries: Vec<(String, String)> = Vec::new();
@@ -299,7 +405,10 @@ fn dashboards_query_only_what_the_exporter_emits() {
             check_uid(&p["datasource"], p["title"].as_str().unwrap_or("?"));
             for t in p["targets"].as_array().into_iter().flatten() {
                 check_uid(&t["datasource"], p["title"].as_str().unwrap_or("?"));
-                let ds = t["datasource"]["type"].as_str().or(p["datasource"]["type"].as_str()).unwrap_or("");
+                let ds = t["datasource"]["type"]
+                    .as_str()
+                    .or(p["datasource"]["type"].as_str())
+                    .unwrap_or("");
                 if let Some(e) = t["expr"].as_str() {
                     queries.push((ds.to_string(), e.to_string()));
                 }
@@ -319,14 +428,25 @@ fn dashboards_query_only_what_the_exporter_emits() {
                 "prometheus" => {
                     promql += 1;
                     for cap in selector.captures_iter(&q) {
-                        assert!(SPAN_METRICS.contains(&&cap[1]), "{name}: `{}` is not a span metric: {q}", &cap[1]);
+                        assert!(
+                            SPAN_METRICS.contains(&&cap[1]),
+                            "{name}: `{}` is not a span metric: {q}",
+                            &cap[1]
+                        );
                         for m in matcher.captures_iter(&cap[2]) {
-                            assert!(labels.contains(&m[1]), "{name}: label `{}` is not a span_metrics dimension: {q}", &m[1]);
+                            assert!(
+                                labels.contains(&m[1]),
+                                "{name}: label `{}` is not a span_metrics dimension: {q}",
+                                &m[1]
+                            );
                         }
                     }
                     for g in grouping.captures_iter(&q) {
                         for l in g[1].split(',').map(str::trim).filter(|l| !l.is_empty()) {
-                            assert!(labels.contains(l), "{name}: grouping by `{l}`, which no series has: {q}");
+                            assert!(
+                                labels.contains(l),
+                                "{name}: grouping by `{l}`, which no series has: {q}"
+                            );
                         }
                     }
                     for lv in label_values.captures_iter(&q) {
@@ -336,17 +456,26 @@ fn dashboards_query_only_what_the_exporter_emits() {
                 }
                 "tempo" => {
                     traceql += 1;
-                    let attrs: Vec<_> = traceql_attr.captures_iter(&q).map(|c| c[1].to_string()).collect();
+                    let attrs: Vec<_> = traceql_attr
+                        .captures_iter(&q)
+                        .map(|c| c[1].to_string())
+                        .collect();
                     assert!(!attrs.is_empty(), "{name}: {q}");
                     for a in attrs {
-                        assert!(semconv::ALL.contains(&a.as_str()), "{name}: span.{a} is not an attribute albedo-otel emits: {q}");
+                        assert!(
+                            semconv::ALL.contains(&a.as_str()),
+                            "{name}: span.{a} is not an attribute albedo-otel emits: {q}"
+                        );
                     }
                 }
                 other => panic!("{name}: a query on an unexpected datasource type {other}: {q}"),
             }
         }
     }
-    assert!(promql >= 6 && traceql >= 5, "the dashboard covers rates, latency, errors, tokens and tables");
+    assert!(
+        promql >= 6 && traceql >= 5,
+        "the dashboard covers rates, latency, errors, tokens and tables"
+    );
 }
 
 #[test]
@@ -356,7 +485,9 @@ fn grafana_provisions_the_dashboards_the_compose_stack_mounts() {
     let c = yaml("deploy/docker-compose.yml");
     let mounts = strings(&c["services"]["grafana"]["volumes"]);
     assert!(
-        mounts.iter().any(|m| m.starts_with("../dashboards:") && m.contains(path)),
+        mounts
+            .iter()
+            .any(|m| m.starts_with("../dashboards:") && m.contains(path)),
         "grafana must mount ../dashboards at {path}: {mounts:?}"
     );
 }
@@ -378,7 +509,12 @@ fn every_deploy_yaml_file_parses() {
     assert!(files.len() >= 12, "{files:?}");
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        assert!(docs.first().and_then(Yaml::as_hash).is_some(), "{}: not a mapping", f.display());
+        let docs =
+            YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(
+            docs.first().and_then(Yaml::as_hash).is_some(),
+            "{}: not a mapping",
+            f.display()
+        );
     }
 }

@@ -4,7 +4,8 @@ use albedo_otel::ingest::decode_line;
 
 #[test]
 fn every_protocol_example_decodes() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
     let mut in_json = false;
     let mut kinds = std::collections::BTreeSet::new();
     for line in doc.lines() {
@@ -18,6 +19,19 @@ fn every_protocol_example_decodes() {
             _ => {}
         }
     }
-    let all = ["call_sent", "called", "calling", "closed", "prompted", "session", "stopping", "turn_ended"];
-    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all, "an example of every kind");
+    let all = [
+        "call_sent",
+        "called",
+        "calling",
+        "closed",
+        "prompted",
+        "session",
+        "stopping",
+        "turn_ended",
+    ];
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        all,
+        "an example of every kind"
+    );
 }

@@ -58,7 +58,11 @@ fn by_name<'a>(spans: &'a [FlatSpan], name: &str) -> Vec<&'a FlatSpan> {
 /// Replays the demo through `run` with only the endpoint and protocol set, and checks the trees.
 fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Received> {
     let rx = Receiver::start();
-    let url = if protocol == "grpc" { rx.grpc_url() } else { rx.http_url() };
+    let url = if protocol == "grpc" {
+        rx.grpc_url()
+    } else {
+        rx.http_url()
+    };
     let mut env = vec![
         ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
@@ -76,19 +80,31 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
     assert_eq!(render_trees(&spans, SHOW), DEMO_TREE);
 
     for s in &spans {
-        assert_eq!(s.resource.get("service.name").map(String::as_str), Some("albedo"));
-        assert_eq!(s.resource.get("telemetry.sdk.language").map(String::as_str), Some("rust"));
+        assert_eq!(
+            s.resource.get("service.name").map(String::as_str),
+            Some("albedo")
+        );
+        assert_eq!(
+            s.resource.get("telemetry.sdk.language").map(String::as_str),
+            Some("rust")
+        );
         assert_eq!(s.scope, "albedo-otel");
         assert_eq!(s.span.flags & 0xff, 1, "sampled");
     }
     // One trace per turn; the sub-agent's turn is in its parent's trace.
-    let roots: Vec<_> = spans.iter().filter(|s| s.span.parent_span_id.is_empty()).collect();
+    let roots: Vec<_> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
     assert_ne!(roots[0].span.trace_id, roots[1].span.trace_id);
     let helper = by_name(&spans, "invoke_agent helper")[0];
     let spawn = by_name(&spans, "execute_tool agents.spawn")[0];
     assert_eq!(helper.span.trace_id, spawn.span.trace_id);
     assert_eq!(helper.span.parent_span_id, spawn.span.span_id);
-    assert_eq!(helper.attr("albedo.parent.session").as_deref(), Some("demo-7f3a"));
+    assert_eq!(
+        helper.attr("albedo.parent.session").as_deref(),
+        Some("demo-7f3a")
+    );
     assert_eq!(helper.attr("gen_ai.agent.name").as_deref(), Some("helper"));
 
     // Turn roots: name, operation, totals, the link to the previous turn, stops as events.
@@ -112,12 +128,24 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
     assert_eq!(t2.span.links.len(), 1);
     assert_eq!(t2.span.links[0].trace_id, t1.span.trace_id);
     assert_eq!(t2.span.links[0].span_id, t1.span.span_id);
-    let stops: Vec<_> = t1.span.events.iter().map(|e| (e.name.as_str(), e.time_unix_nano)).collect();
+    let stops: Vec<_> = t1
+        .span
+        .events
+        .iter()
+        .map(|e| (e.name.as_str(), e.time_unix_nano))
+        .collect();
     assert_eq!(
         stops,
-        [("albedo.stopping", 1796000017010000000), ("albedo.stopping", 1796000018010000000)]
+        [
+            ("albedo.stopping", 1796000017010000000),
+            ("albedo.stopping", 1796000018010000000)
+        ]
     );
-    assert_eq!(any_to_string(&t1.span.events[1].attributes[0].value), "1", "held");
+    assert_eq!(
+        any_to_string(&t1.span.events[1].attributes[0].value),
+        "1",
+        "held"
+    );
 
     // A model call.
     let chat = spans
@@ -131,7 +159,10 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
     assert_eq!(c["gen_ai.request.model"], "claude-sonnet-4-5");
     assert_eq!(c["gen_ai.response.model"], "claude-sonnet-4-5-20250929");
     assert_eq!(c["gen_ai.response.finish_reasons"], "[tool_use]");
-    assert_eq!(c["gen_ai.usage.input_tokens"], "15340", "1840 + 12000 cached + 1500 written");
+    assert_eq!(
+        c["gen_ai.usage.input_tokens"], "15340",
+        "1840 + 12000 cached + 1500 written"
+    );
     assert_eq!(c["gen_ai.usage.cache_read.input_tokens"], "12000");
     assert_eq!(c["gen_ai.usage.cache_creation.input_tokens"], "1500");
     assert_eq!(c["llm.token_count.prompt"], "15340");
@@ -152,7 +183,10 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
     assert_eq!(r["tool.name"], "run");
     assert_eq!(r["openinference.span.kind"], "TOOL");
     assert_eq!(r["input.value"], r#"{"command":"cargo test parser"}"#);
-    assert_eq!(r["gen_ai.tool.call.arguments"], r#"{"command":"cargo test parser"}"#);
+    assert_eq!(
+        r["gen_ai.tool.call.arguments"],
+        r#"{"command":"cargo test parser"}"#
+    );
     assert_eq!(r["output.value"], r#"{"exit_code":101,"timed_out":false}"#);
     assert_eq!(r["albedo.tool.within"], "c1");
     assert_eq!(r["albedo.tool.timed_out"], "false");
@@ -184,7 +218,10 @@ fn demo_session_over_http_json_gzipped_with_headers() {
         "http/json",
         &[
             ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=k%3D1,x-tenant=acme"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-api-key=k%3D1,x-tenant=acme",
+            ),
         ],
     );
     for r in &requests {
@@ -207,7 +244,9 @@ fn demo_session_over_grpc_gzipped_with_headers() {
     );
     for r in &requests {
         assert!(r.gzip);
-        assert!(r.headers.contains(&("x-api-key".to_string(), "abc".to_string())));
+        assert!(r
+            .headers
+            .contains(&("x-api-key".to_string(), "abc".to_string())));
     }
 }
 
@@ -256,7 +295,10 @@ invoke_agent albedo 1796100004000000000..1796100009001000000 albedo.unfinished=t
   execute_tool run 1796100004001000000..1796100009001000000 gen_ai.tool.call.id=b1 ERROR(`run` timed out)
 "
     );
-    let chat = spans.iter().find(|s| s.span.name.starts_with("chat")).unwrap();
+    let chat = spans
+        .iter()
+        .find(|s| s.span.name.starts_with("chat"))
+        .unwrap();
     assert_eq!(chat.attr("error.type").as_deref(), Some("overloaded_error"));
 }
 
@@ -294,7 +336,11 @@ fn hundreds_of_interleaved_sessions_arrive_complete() {
         .filter(|s| s.attr("albedo.parent.session").is_some())
         .count() as u64;
     assert!(child_turns > 0, "the stream has sub-agents");
-    assert_eq!(roots as u64, expected.turns - child_turns, "child turns nest, all others are roots");
+    assert_eq!(
+        roots as u64,
+        expected.turns - child_turns,
+        "child turns nest, all others are roots"
+    );
     // Nested calls really nest: every call with a `within` hangs under that call's span.
     let by_id: HashMap<(Vec<u8>, Vec<u8>), &FlatSpan> = spans
         .iter()
@@ -320,7 +366,10 @@ fn resource_comes_from_the_standard_variables() {
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()),
             ("OTEL_SERVICE_NAME", "my-agents"),
-            ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test,host.name=box-1"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment.name=test,host.name=box-1",
+            ),
         ],
         &demo(),
     );
@@ -334,10 +383,17 @@ fn resource_comes_from_the_standard_variables() {
     let rx = Receiver::start();
     run_ok(
         &["run", "--service-name", "from-flag"],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()), ("OTEL_SERVICE_NAME", "from-env")],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()),
+            ("OTEL_SERVICE_NAME", "from-env"),
+        ],
         &demo(),
     );
-    assert_eq!(rx.spans()[0].resource["service.name"], "from-flag", "flags win");
+    assert_eq!(
+        rx.spans()[0].resource["service.name"],
+        "from-flag",
+        "flags win"
+    );
 }
 
 #[test]
@@ -346,7 +402,15 @@ fn sigterm_flushes_open_turns_before_exit() {
     use std::process::{Command, Stdio};
     let rx = Receiver::start();
     let mut child = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["run", "--batch-size", "1", "--protocol", "grpc", "--endpoint", &rx.grpc_url()])
+        .args([
+            "run",
+            "--batch-size",
+            "1",
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            &rx.grpc_url(),
+        ])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -368,7 +432,11 @@ fn sigterm_flushes_open_turns_before_exit() {
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].attr("session.id").as_deref(), Some("done"));
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
     drop(stdin);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -377,29 +445,48 @@ fn sigterm_flushes_open_turns_before_exit() {
     let spans = rx.spans();
     assert_eq!(spans.len(), 3, "{stderr}");
     check_invariants(&spans);
-    let long = spans.iter().find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("long")).unwrap();
+    let long = spans
+        .iter()
+        .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("long"))
+        .unwrap();
     assert_eq!(long.attr("albedo.unfinished").as_deref(), Some("true"));
 }
 
 #[test]
 fn without_a_collector_replay_says_so_and_fails() {
     // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let out = run_binary(
         &["replay", "-", "--flush-timeout", "1s", "--no-spool"],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &format!("http://127.0.0.1:{port}"))],
+        &[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            &format!("http://127.0.0.1:{port}"),
+        )],
         &demo(),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains(&format!("could not reach the collector at http://127.0.0.1:{port}/v1/traces")), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "could not reach the collector at http://127.0.0.1:{port}/v1/traces"
+        )),
+        "{stderr}"
+    );
     assert!(stderr.contains("21 NOT delivered"), "{stderr}");
     assert!(stderr.contains("is a collector listening?"), "{stderr}");
 }
 
 #[test]
 fn bad_settings_are_clear_errors() {
-    let out = run_binary(&["run"], &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")], b"");
+    let out = run_binary(
+        &["run"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317")],
+        b"",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\": no scheme; write it as http://localhost:4317"), "{stderr}");

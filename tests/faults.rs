@@ -72,7 +72,10 @@ fn spans_emitted_by(lines: &[String]) -> usize {
     let mut asm = Assembler::new(AssembleConfig::default());
     let mut out = Output::default();
     for l in lines {
-        asm.push(&albedo_otel::ingest::decode_line(l.as_bytes()).unwrap(), &mut out);
+        asm.push(
+            &albedo_otel::ingest::decode_line(l.as_bytes()).unwrap(),
+            &mut out,
+        );
     }
     out.spans.len()
 }
@@ -95,7 +98,11 @@ fn spooled_spans(root: &Path) -> u64 {
                 walk(&p, total);
             } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
                 if let Some(stem) = name.strip_suffix(".otlp") {
-                    *total += stem.rsplit('-').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                    *total += stem
+                        .rsplit('-')
+                        .next()
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0);
                 }
             }
         }
@@ -123,7 +130,11 @@ fn assert_exactly_once(fault: &str, expected: &Expected, receivers: &[&Receiver]
         unique.len()
     );
     assert_eq!(duplicates, 0, "{fault}: duplicates");
-    assert_eq!(unique.len() as u64 + dropped, expected.spans(), "{fault}: spans received");
+    assert_eq!(
+        unique.len() as u64 + dropped,
+        expected.spans(),
+        "{fault}: spans received"
+    );
     if dropped == 0 {
         check_invariants(&all);
     }
@@ -135,17 +146,35 @@ fn the_collector_is_down_at_start_and_comes_up_five_seconds_later() {
     let port = free_port();
     let spool = temp_dir("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
-    let mut exporter = Exporter::start(&["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-delay", "100ms"], &spool);
+    let mut exporter = Exporter::start(
+        &[
+            "run",
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            &endpoint,
+            "--batch-delay",
+            "100ms",
+        ],
+        &spool,
+    );
     let half = lines.len() / 2;
     exporter.write(&lines[..half]);
-    wait_until(Duration::from_secs(20), "spans to be spooled", || spooled_spans(&spool) > 0);
+    wait_until(Duration::from_secs(20), "spans to be spooled", || {
+        spooled_spans(&spool) > 0
+    });
     std::thread::sleep(Duration::from_secs(5)); // the outage itself
     let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
     exporter.write(&lines[half..]);
     let (status, stderr) = exporter.finish();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("could not reach the collector"), "{stderr}");
-    assert_exactly_once("collector down at start, up 5 s later (gRPC)", &expected, &[&rx], 0);
+    assert_exactly_once(
+        "collector down at start, up 5 s later (gRPC)",
+        &expected,
+        &[&rx],
+        0,
+    );
     assert_eq!(spooled_spans(&spool), 0, "the spool is empty again");
 }
 
@@ -156,25 +185,36 @@ fn the_collector_is_killed_and_restarted_mid_session() {
     let http = rx1.http;
     let spool = temp_dir("spool");
     let endpoint = rx1.http_url();
-    let mut exporter = Exporter::start(&["run", "--endpoint", &endpoint, "--batch-delay", "100ms"], &spool);
+    let mut exporter = Exporter::start(
+        &["run", "--endpoint", &endpoint, "--batch-delay", "100ms"],
+        &spool,
+    );
     let third = lines.len() / 3;
     exporter.write(&lines[..third]);
     // Wait for exactly what these lines complete (the assembly is deterministic, so it can be
     // counted here); nothing else is pending, so stopping the collector then loses nothing.
     let completed = spans_emitted_by(&lines[..third]);
     assert!(completed > 0);
-    assert_eq!(rx1.wait_for_spans(completed, Duration::from_secs(20)).len(), completed);
+    assert_eq!(
+        rx1.wait_for_spans(completed, Duration::from_secs(20)).len(),
+        completed
+    );
     let first = rx1.spans();
     rx1.stop();
     exporter.write(&lines[third..2 * third]);
-    wait_until(Duration::from_secs(20), "spans to be spooled", || spooled_spans(&spool) > 0);
+    wait_until(Duration::from_secs(20), "spans to be spooled", || {
+        spooled_spans(&spool) > 0
+    });
     let rx2 = Receiver::start_on(None, Some(http));
     exporter.write(&lines[2 * third..]);
     let (status, stderr) = exporter.finish();
     assert!(status.success(), "{stderr}");
     let mut all = first;
     all.extend(rx2.spans());
-    let unique: HashSet<_> = all.iter().map(|s| (s.span.trace_id.clone(), s.span.span_id.clone())).collect();
+    let unique: HashSet<_> = all
+        .iter()
+        .map(|s| (s.span.trace_id.clone(), s.span.span_id.clone()))
+        .collect();
     println!(
         "| collector killed and restarted mid-session (HTTP) | {} | {} | {} | 0 |",
         expected.spans(),
@@ -192,11 +232,21 @@ fn an_exporter_killed_while_the_collector_is_down_has_its_spool_delivered_by_the
     let port = free_port();
     let spool = temp_dir("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
-    let args = ["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-delay", "100ms"];
+    let args = [
+        "run",
+        "--protocol",
+        "grpc",
+        "--endpoint",
+        &endpoint,
+        "--batch-delay",
+        "100ms",
+    ];
     let mut first = Exporter::start(&args, &spool);
     first.write(&lines);
     // Every turn in the stream is complete, so every span reaches the spool; then SIGKILL.
-    wait_until(Duration::from_secs(30), "every span to be spooled", || spooled_spans(&spool) == expected.spans());
+    wait_until(Duration::from_secs(30), "every span to be spooled", || {
+        spooled_spans(&spool) == expected.spans()
+    });
     let stderr = first.kill9();
     assert!(stderr.contains("keeping batches in the spool"), "{stderr}");
 
@@ -204,9 +254,23 @@ fn an_exporter_killed_while_the_collector_is_down_has_its_spool_delivered_by_the
     let second = Exporter::start(&args, &spool);
     let (status, stderr) = second.finish();
     assert!(status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("{} spans from earlier runs wait in the spool", expected.spans())), "{stderr}");
-    assert!(stderr.contains(&format!("{} delivered from the spool", expected.spans())), "{stderr}");
-    assert_exactly_once("exporter SIGKILLed while collector down, restarted", &expected, &[&rx], 0);
+    assert!(
+        stderr.contains(&format!(
+            "{} spans from earlier runs wait in the spool",
+            expected.spans()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{} delivered from the spool", expected.spans())),
+        "{stderr}"
+    );
+    assert_exactly_once(
+        "exporter SIGKILLed while collector down, restarted",
+        &expected,
+        &[&rx],
+        0,
+    );
     assert_eq!(spooled_spans(&spool), 0);
 }
 
@@ -214,18 +278,44 @@ fn refused_first(protocol: &str, refusals: u64) {
     let (lines, expected) = stream(20);
     let rx = Receiver::start();
     rx.refuse_next(refusals);
-    let url = if protocol == "grpc" { rx.grpc_url() } else { rx.http_url() };
+    let url = if protocol == "grpc" {
+        rx.grpc_url()
+    } else {
+        rx.http_url()
+    };
     let spool = temp_dir("spool");
-    let mut exporter = Exporter::start(&["run", "--protocol", protocol, "--endpoint", &url, "--batch-size", "64"], &spool);
+    let mut exporter = Exporter::start(
+        &[
+            "run",
+            "--protocol",
+            protocol,
+            "--endpoint",
+            &url,
+            "--batch-size",
+            "64",
+        ],
+        &spool,
+    );
     exporter.write(&lines);
     // The session goes on while the collector refuses, then recovers: the spool drains.
-    wait_until(Duration::from_secs(30), "the refusals", || rx.refused() == refusals);
+    wait_until(Duration::from_secs(30), "the refusals", || {
+        rx.refused() == refusals
+    });
     rx.wait_for_spans(expected.spans() as usize, Duration::from_secs(60));
     let (status, stderr) = exporter.finish();
     assert!(status.success(), "{stderr}");
     assert_eq!(rx.refused(), refusals);
-    let answer = if protocol == "grpc" { "UNAVAILABLE" } else { "503" };
-    assert_exactly_once(&format!("first {refusals} requests answered {answer} ({protocol})"), &expected, &[&rx], 0);
+    let answer = if protocol == "grpc" {
+        "UNAVAILABLE"
+    } else {
+        "503"
+    };
+    assert_exactly_once(
+        &format!("first {refusals} requests answered {answer} ({protocol})"),
+        &expected,
+        &[&rx],
+        0,
+    );
 }
 
 #[test]
@@ -245,23 +335,49 @@ fn a_full_spool_drops_the_oldest_counts_it_and_keeps_running() {
     let spool = temp_dir("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
     // Room for a few batches only.
-    let args = ["run", "--protocol", "grpc", "--endpoint", &endpoint, "--batch-size", "32", "--spool-max-bytes", "40000"];
+    let args = [
+        "run",
+        "--protocol",
+        "grpc",
+        "--endpoint",
+        &endpoint,
+        "--batch-size",
+        "32",
+        "--spool-max-bytes",
+        "40000",
+    ];
     let mut first = Exporter::start(&args, &spool);
     first.write(&lines);
     let (status, stderr) = first.finish();
     assert!(status.success(), "{stderr}");
-    assert!(stderr.contains("is full; its oldest batches are being dropped"), "{stderr}");
-    let summary = stderr.lines().find(|l| l.contains("done:")).unwrap().to_string();
+    assert!(
+        stderr.contains("is full; its oldest batches are being dropped"),
+        "{stderr}"
+    );
+    let summary = stderr
+        .lines()
+        .find(|l| l.contains("done:"))
+        .unwrap()
+        .to_string();
     let dropped: u64 = summary
         .split("; ")
         .find_map(|p| p.strip_suffix(" dropped from a full spool"))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no drop count in {summary}"));
     assert!(dropped > 0);
-    assert_eq!(spooled_spans(&spool) + dropped, expected.spans(), "{summary}");
+    assert_eq!(
+        spooled_spans(&spool) + dropped,
+        expected.spans(),
+        "{summary}"
+    );
 
     let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
     let (status, stderr) = Exporter::start(&args, &spool).finish();
     assert!(status.success(), "{stderr}");
-    assert_exactly_once("spool full (cap 40 kB) while collector down", &expected, &[&rx], dropped);
+    assert_exactly_once(
+        "spool full (cap 40 kB) while collector down",
+        &expected,
+        &[&rx],
+        dropped,
+    );
 }

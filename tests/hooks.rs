@@ -32,7 +32,10 @@ impl Setup {
     /// Runs one hook invocation; returns its wall time.
     fn hook(&self, payload: &str) -> Duration {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-        cmd.arg("hook").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("hook")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for (k, _) in std::env::vars() {
             if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
                 cmd.env_remove(k);
@@ -47,12 +50,25 @@ impl Setup {
             .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
         let start = Instant::now();
         let mut child = cmd.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         let took = start.elapsed();
         assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
-        assert!(out.stdout.is_empty(), "a hook never prints: {}", String::from_utf8_lossy(&out.stdout));
-        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.stdout.is_empty(),
+            "a hook never prints: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         took
     }
 
@@ -62,11 +78,15 @@ impl Setup {
 
     /// Waits for the daemon to drain every (ended) session's journal and exit.
     fn wait_idle(&self) {
-        wait_until(Duration::from_secs(30), "the daemon to drain and exit", || {
-            albedo_otel::hooks::journal::list(&self.hook_dir).is_empty()
-                && !albedo_otel::hooks::daemon::running(&self.hook_dir)
-                && self.daemon_log().contains("daemon done (Some(Idle))")
-        });
+        wait_until(
+            Duration::from_secs(30),
+            "the daemon to drain and exit",
+            || {
+                albedo_otel::hooks::journal::list(&self.hook_dir).is_empty()
+                    && !albedo_otel::hooks::daemon::running(&self.hook_dir)
+                    && self.daemon_log().contains("daemon done (Some(Idle))")
+            },
+        );
     }
 }
 
@@ -80,10 +100,16 @@ fn recorded(name: &str) -> Vec<String> {
             let mut v: Value = serde_json::from_str(l).unwrap();
             let p = v["payload"].as_object_mut().unwrap();
             if p.contains_key("transcript_path") {
-                p.insert("transcript_path".into(), format!("{dir}/transcript.jsonl").into());
+                p.insert(
+                    "transcript_path".into(),
+                    format!("{dir}/transcript.jsonl").into(),
+                );
             }
             if p.contains_key("agent_transcript_path") {
-                p.insert("agent_transcript_path".into(), format!("{dir}/transcripts/subagent-agent.jsonl").into());
+                p.insert(
+                    "agent_transcript_path".into(),
+                    format!("{dir}/transcripts/subagent-agent.jsonl").into(),
+                );
             }
             v["payload"].to_string()
         })
@@ -95,7 +121,11 @@ fn play(name: &str) -> (Vec<FlatSpan>, Vec<Duration>) {
     let setup = Setup::new(&rx);
     let times: Vec<Duration> = recorded(name).iter().map(|p| setup.hook(p)).collect();
     setup.wait_idle();
-    assert!(albedo_otel::hooks::journal::list(&setup.hook_dir).is_empty(), "ended sessions leave no journal: {}", setup.daemon_log());
+    assert!(
+        albedo_otel::hooks::journal::list(&setup.hook_dir).is_empty(),
+        "ended sessions leave no journal: {}",
+        setup.daemon_log()
+    );
     let log = setup.daemon_log();
     assert!(log.contains("daemon done"), "{log}");
     (rx.spans(), times)
@@ -130,12 +160,28 @@ fn a_recorded_session_with_parallel_calls_and_a_failure_becomes_one_trace() {
         .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("toolu_01Mockmain0200"))
         .unwrap();
     assert_eq!(failed.span.status.as_ref().map(|s| s.code), Some(2));
-    let chat = spans.iter().find(|s| s.attr("gen_ai.response.id").as_deref() == Some("msg_01Mockmain000001")).unwrap();
-    assert_eq!(chat.attr("gen_ai.usage.input_tokens").as_deref(), Some("14215"));
-    assert_eq!(chat.attr("gen_ai.usage.cache_creation.input_tokens").as_deref(), Some("14211"));
+    let chat = spans
+        .iter()
+        .find(|s| s.attr("gen_ai.response.id").as_deref() == Some("msg_01Mockmain000001"))
+        .unwrap();
+    assert_eq!(
+        chat.attr("gen_ai.usage.input_tokens").as_deref(),
+        Some("14215")
+    );
+    assert_eq!(
+        chat.attr("gen_ai.usage.cache_creation.input_tokens")
+            .as_deref(),
+        Some("14211")
+    );
     // Tool spans take the duration the tool itself measured.
-    let read = spans.iter().find(|s| s.span.name == "execute_tool Read").unwrap();
-    assert_eq!(read.span.end_time_unix_nano - read.span.start_time_unix_nano, 14_000_000);
+    let read = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Read")
+        .unwrap();
+    assert_eq!(
+        read.span.end_time_unix_nano - read.span.start_time_unix_nano,
+        14_000_000
+    );
 }
 
 #[test]
@@ -153,9 +199,19 @@ fn a_blocked_call_appears_refused() {
 #[test]
 fn a_sub_agent_nests_under_the_agent_call() {
     let (spans, _) = play("subagent");
-    assert_eq!(check_invariants(&spans), 1, "the sub-agent is in its parent's trace");
-    let agent = spans.iter().find(|s| s.span.name == "execute_tool Agent").unwrap();
-    let sub = spans.iter().find(|s| s.span.name == "invoke_agent general-purpose").unwrap();
+    assert_eq!(
+        check_invariants(&spans),
+        1,
+        "the sub-agent is in its parent's trace"
+    );
+    let agent = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Agent")
+        .unwrap();
+    let sub = spans
+        .iter()
+        .find(|s| s.span.name == "invoke_agent general-purpose")
+        .unwrap();
     assert_eq!(sub.span.parent_span_id, agent.span.span_id);
     let inner = spans
         .iter()
@@ -187,14 +243,24 @@ fn eight_hooks_at_once_lose_nothing() {
             });
         }
     });
-    setup.hook(&format!(r#"{{"session_id":"{session}","hook_event_name":"Stop","stop_hook_active":false}}"#));
-    setup.hook(&format!(r#"{{"session_id":"{session}","hook_event_name":"SessionEnd","reason":"other"}}"#));
+    setup.hook(&format!(
+        r#"{{"session_id":"{session}","hook_event_name":"Stop","stop_hook_active":false}}"#
+    ));
+    setup.hook(&format!(
+        r#"{{"session_id":"{session}","hook_event_name":"SessionEnd","reason":"other"}}"#
+    ));
     setup.wait_idle();
     let spans = rx.spans();
     assert_eq!(check_invariants(&spans), 1);
-    let tools: HashSet<_> = spans.iter().filter_map(|s| s.attr("gen_ai.tool.call.id")).collect();
+    let tools: HashSet<_> = spans
+        .iter()
+        .filter_map(|s| s.attr("gen_ai.tool.call.id"))
+        .collect();
     assert_eq!(tools.len(), 96);
-    assert!(spans.iter().all(|s| s.attr("albedo.unfinished").is_none()), "every call was paired");
+    assert!(
+        spans.iter().all(|s| s.attr("albedo.unfinished").is_none()),
+        "every call was paired"
+    );
 }
 
 #[test]
@@ -203,29 +269,55 @@ fn a_killed_daemon_is_replaced_and_its_turns_arrive() {
     let setup = Setup::new(&rx);
     let s = "kill-session";
     let turn = |n: u32| {
-        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#));
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
+        ));
         setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#));
         setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","duration_ms":5}}"#));
-        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#));
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+        ));
     };
     turn(1);
     rx.wait_for_spans(2, Duration::from_secs(30));
     // The first turn is out; SIGKILL the daemon in the middle of the second.
-    setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn 2"}}"#));
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn 2"}}"#
+    ));
     let pid = albedo_otel::hooks::daemon::pid(&setup.hook_dir).expect("a daemon runs");
-    assert!(Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
-    wait_until(Duration::from_secs(10), "the daemon to die", || !Path::new(&format!("/proc/{pid}")).exists() || !albedo_otel::hooks::daemon::running(&setup.hook_dir));
+    assert!(Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    wait_until(Duration::from_secs(10), "the daemon to die", || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || !albedo_otel::hooks::daemon::running(&setup.hook_dir)
+    });
     // The next hook starts a new daemon, which resumes from the last turn boundary.
     setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t2","tool_input":{{}}}}"#));
     setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t2","duration_ms":5}}"#));
-    setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#));
-    setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#));
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+    ));
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#
+    ));
     setup.wait_idle();
     let spans = rx.spans();
-    let unique: HashSet<_> = spans.iter().map(|x| (x.span.trace_id.clone(), x.span.span_id.clone())).collect();
+    let unique: HashSet<_> = spans
+        .iter()
+        .map(|x| (x.span.trace_id.clone(), x.span.span_id.clone()))
+        .collect();
     assert_eq!(unique.len(), 4, "two turns, two calls: {:?}", names(&spans));
-    let roots: Vec<_> = spans.iter().filter(|x| x.span.parent_span_id.is_empty()).collect();
-    assert!(roots.iter().all(|r| r.attr("albedo.unfinished").is_none()), "both turns complete");
+    let roots: Vec<_> = spans
+        .iter()
+        .filter(|x| x.span.parent_span_id.is_empty())
+        .collect();
+    assert!(
+        roots.iter().all(|r| r.attr("albedo.unfinished").is_none()),
+        "both turns complete"
+    );
 }
 
 #[test]
@@ -245,7 +337,10 @@ fn a_hook_never_fails_the_agent() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
     let log = setup.daemon_log();
-    assert!(log.contains("not JSON") && log.contains("no session_id"), "{log}");
+    assert!(
+        log.contains("not JSON") && log.contains("no session_id"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -270,7 +365,11 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
             .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).to_string()
     };
     let said = run(&["install", "claude-code"]);
@@ -278,18 +377,54 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
     let once = std::fs::read_to_string(&settings).unwrap();
     let v: Value = serde_json::from_str(&once).unwrap();
     assert_eq!(v["model"], "opus");
-    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "my-guard");
-    let ours = v["hooks"]["PreToolUse"][1]["hooks"][0]["command"].as_str().unwrap();
-    assert!(ours.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 ") && ours.ends_with("albedo-otel hook"), "{ours}");
-    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Stop", "SubagentStart", "SubagentStop", "SessionEnd"] {
+    assert_eq!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "my-guard"
+    );
+    let ours = v["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ours.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 ")
+            && ours.ends_with("albedo-otel hook"),
+        "{ours}"
+    );
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SubagentStart",
+        "SubagentStop",
+        "SessionEnd",
+    ] {
         assert!(v["hooks"][event].is_array(), "{event}");
     }
     assert!(run(&["install", "claude-code"]).contains("already installed"));
-    assert_eq!(std::fs::read_to_string(&settings).unwrap(), once, "idempotent");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        once,
+        "idempotent"
+    );
     run(&["uninstall", "claude-code"]);
     let after: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(after, serde_json::from_str::<Value>(original).unwrap(), "only ours removed");
-    let backups = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("backup")).count();
+    assert_eq!(
+        after,
+        serde_json::from_str::<Value>(original).unwrap(),
+        "only ours removed"
+    );
+    let backups = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("backup")
+        })
+        .count();
     assert!(backups >= 1);
 }
 
@@ -302,26 +437,51 @@ fn install_for_albedo_writes_its_four_events() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(home.join("hooks.json")).unwrap()).unwrap();
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("hooks.json")).unwrap()).unwrap();
     let events: Vec<_> = v["hooks"].as_object().unwrap().keys().cloned().collect();
-    assert_eq!(events, ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]);
+    assert_eq!(
+        events,
+        ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+    );
 }
 
 #[test]
 fn doctor_sends_a_test_trace_and_says_where_it_went() {
     let rx = Receiver::start();
-    let out = run_binary(&["doctor", "--protocol", "grpc", "--endpoint", &rx.grpc_url()], &[], b"");
+    let out = run_binary(
+        &["doctor", "--protocol", "grpc", "--endpoint", &rx.grpc_url()],
+        &[],
+        b"",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("test trace: accepted by the collector"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("test trace: accepted by the collector"),
+        "{stdout}"
+    );
     let spans = rx.spans();
     assert_eq!(spans.len(), 1);
     assert_eq!(spans[0].span.name, "albedo-otel doctor");
-    let trace = spans[0].span.trace_id.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let trace = spans[0]
+        .span
+        .trace_id
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
     assert!(stdout.contains(&trace), "{stdout}");
 
     let port = free_port();
-    let out = run_binary(&["doctor", "--endpoint", &format!("http://127.0.0.1:{port}")], &[], b"");
+    let out = run_binary(
+        &["doctor", "--endpoint", &format!("http://127.0.0.1:{port}")],
+        &[],
+        b"",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout.contains("test trace: NOT delivered"), "{stdout}");

@@ -45,8 +45,16 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         },
     );
     let t = 1_796_300_000_000;
-    assert_eq!(session.hook(&HookEvent::Prompted { text: "go".into() }), Verdict::Proceed);
-    assert_eq!(session.hook(&HookEvent::Calling { call: call("cell", "code", None) }), Verdict::Proceed);
+    assert_eq!(
+        session.hook(&HookEvent::Prompted { text: "go".into() }),
+        Verdict::Proceed
+    );
+    assert_eq!(
+        session.hook(&HookEvent::Calling {
+            call: call("cell", "code", None)
+        }),
+        Verdict::Proceed
+    );
     session.hook(&HookEvent::Called(Called {
         call: call("inner", "run", Some("cell")),
         output: Some(Json::parse(r#"{"exit_code":0,"timed_out":false}"#).unwrap()),
@@ -82,11 +90,18 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         first_token_ms: None,
         error: None,
     }));
-    session.hook(&HookEvent::Stopping { reply: "ok".into(), held: 0 });
+    session.hook(&HookEvent::Stopping {
+        reply: "ok".into(),
+        held: 0,
+    });
     session.observe(&Observed::TurnEnded { reason: None });
     session.close();
     let summary = guard.close();
-    assert_eq!((summary.spans, summary.exported, summary.dropped_events), (4, 4, 0), "{summary}");
+    assert_eq!(
+        (summary.spans, summary.exported, summary.dropped_events),
+        (4, 4, 0),
+        "{summary}"
+    );
 
     let spans = rx.spans();
     assert_eq!(check_invariants(&spans), 1);
@@ -95,9 +110,23 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         n.sort();
         n
     };
-    assert_eq!(names, ["chat claude-sonnet-4-5", "execute_tool code", "execute_tool run", "invoke_agent embedded"]);
-    let inner = spans.iter().find(|s| s.span.name == "execute_tool run").unwrap();
-    let cell = spans.iter().find(|s| s.span.name == "execute_tool code").unwrap();
+    assert_eq!(
+        names,
+        [
+            "chat claude-sonnet-4-5",
+            "execute_tool code",
+            "execute_tool run",
+            "invoke_agent embedded"
+        ]
+    );
+    let inner = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool run")
+        .unwrap();
+    let cell = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool code")
+        .unwrap();
     assert_eq!(inner.span.parent_span_id, cell.span.span_id);
     assert_eq!(inner.span.start_time_unix_nano, (t + 10) * 1_000_000);
 }
@@ -127,24 +156,42 @@ fn a_full_or_closed_queue_drops_and_counts_but_never_blocks() {
     };
     // One event in first (once the queue of one has room), so the export thread is certainly
     // busy retrying it...
-    wait_until(Duration::from_secs(10), "the session event to be taken in", || exporter.stats().events >= 1);
+    wait_until(
+        Duration::from_secs(10),
+        "the session event to be taken in",
+        || exporter.stats().events >= 1,
+    );
     assert_eq!(session.hook(&called(0)), Verdict::Proceed);
-    wait_until(Duration::from_secs(10), "the first event to be taken in", || exporter.stats().events >= 2);
+    wait_until(
+        Duration::from_secs(10),
+        "the first event to be taken in",
+        || exporter.stats().events >= 2,
+    );
     // ...then a burst. At most a dozen more fit (8 batches queued, one being retried, one in
     // hand, one in the queue of one); everything else must be dropped and counted.
     const SENT: u64 = 1_000;
     for i in 1..SENT {
         assert_eq!(session.hook(&called(i)), Verdict::Proceed);
     }
-    wait_until(Duration::from_secs(10), "the collector to refuse a request", || rx.refused() > 0);
+    wait_until(
+        Duration::from_secs(10),
+        "the collector to refuse a request",
+        || rx.refused() > 0,
+    );
     let summary = guard.close_within(Duration::from_secs(1));
     // Every event was either taken in or counted as dropped: none vanished silently.
-    assert_eq!(summary.events + summary.dropped_events, SENT + 1, "{summary}");
+    assert_eq!(
+        summary.events + summary.dropped_events,
+        SENT + 1,
+        "{summary}"
+    );
     assert!(summary.dropped_events >= SENT - 13, "{summary}");
     // Every span taken in was given up on, and counted, when the deadline came.
     assert_eq!(summary.exported, 0);
     assert_eq!(summary.failed, summary.spans, "{summary}");
     // After close nothing is accepted, and that is counted too.
-    session.hook(&HookEvent::Prompted { text: "late".into() });
+    session.hook(&HookEvent::Prompted {
+        text: "late".into(),
+    });
     assert_eq!(exporter.stats().dropped_events, summary.dropped_events + 1);
 }

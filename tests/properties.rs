@@ -15,8 +15,13 @@ use serde_json::json;
 enum Action {
     Model,
     /// `parallel` calls side by side, each a cell running `nested` inner calls.
-    Tool { parallel: u8, nested: u8 },
-    Stop { held: u32 },
+    Tool {
+        parallel: u8,
+        nested: u8,
+    },
+    Stop {
+        held: u32,
+    },
     /// A cell that spawns a sub-agent running one turn.
     Spawn,
 }
@@ -39,14 +44,18 @@ fn action() -> impl Strategy<Value = Action> {
 }
 
 fn turn() -> impl Strategy<Value = TurnSpec> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), prop::collection::vec(action(), 1..6)).prop_map(
-        |(prompted, ended, announce, actions)| TurnSpec {
+    (
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop::collection::vec(action(), 1..6),
+    )
+        .prop_map(|(prompted, ended, announce, actions)| TurnSpec {
             prompted,
             ended,
             announce,
             actions,
-        },
-    )
+        })
 }
 
 /// What the stream must produce.
@@ -66,7 +75,12 @@ struct Builder {
 }
 
 impl Builder {
-    fn session(&mut self, turns: &[TurnSpec], start: u64, parent: Option<(String, String)>) -> usize {
+    fn session(
+        &mut self,
+        turns: &[TurnSpec],
+        start: u64,
+        parent: Option<(String, String)>,
+    ) -> usize {
         let sid = format!("s{}", self.next_session);
         self.next_session += 1;
         let q = self.queues.len();
@@ -83,7 +97,10 @@ impl Builder {
             // An unprompted turn right after one that never ended would be the same turn.
             let prompted = spec.prompted || open;
             if prompted {
-                self.queues[q].push(json!({"v":1,"kind":"prompted","session":sid,"at_ms":t,"text":"go"}).to_string());
+                self.queues[q].push(
+                    json!({"v":1,"kind":"prompted","session":sid,"at_ms":t,"text":"go"})
+                        .to_string(),
+                );
             }
             self.counts.turns += 1;
             for a in &spec.actions {
@@ -97,7 +114,12 @@ impl Builder {
                         self.queues[q].push(json!({"v":1,"kind":"stopping","session":sid,"at_ms":t,"reply":"r","held":held}).to_string());
                     }
                     Action::Tool { parallel, nested } => {
-                        let ids: Vec<String> = (0..*parallel).map(|_| { n += 1; format!("c{n}") }).collect();
+                        let ids: Vec<String> = (0..*parallel)
+                            .map(|_| {
+                                n += 1;
+                                format!("c{n}")
+                            })
+                            .collect();
                         if spec.announce {
                             for id in &ids {
                                 self.queues[q].push(json!({"v":1,"kind":"calling","session":sid,"at_ms":t,"call":{"id":id,"name":"code"}}).to_string());
@@ -127,7 +149,18 @@ impl Builder {
                         let id = format!("c{n}");
                         self.queues[q].push(json!({"v":1,"kind":"calling","session":sid,"at_ms":t,"call":{"id":id,"name":"agents.spawn"}}).to_string());
                         // The child's lines are a queue of their own: they interleave freely.
-                        let child_turn = TurnSpec { prompted: true, ended: true, announce: true, actions: vec![Action::Model, Action::Tool { parallel: 1, nested: 1 }] };
+                        let child_turn = TurnSpec {
+                            prompted: true,
+                            ended: true,
+                            announce: true,
+                            actions: vec![
+                                Action::Model,
+                                Action::Tool {
+                                    parallel: 1,
+                                    nested: 1,
+                                },
+                            ],
+                        };
                         self.session(&[child_turn], t, Some((sid.clone(), id.clone())));
                         t += 10;
                         self.queues[q].push(json!({"v":1,"kind":"called","session":sid,"call":{"id":id,"name":"agents.spawn"},"started_ms":t - 10,"finished_ms":t}).to_string());
@@ -138,10 +171,12 @@ impl Builder {
             t += 1;
             open = !spec.ended;
             if spec.ended {
-                self.queues[q].push(json!({"v":1,"kind":"turn_ended","session":sid,"at_ms":t}).to_string());
+                self.queues[q]
+                    .push(json!({"v":1,"kind":"turn_ended","session":sid,"at_ms":t}).to_string());
             }
             if i + 1 == turns.len() && t % 2 == 0 {
-                self.queues[q].push(json!({"v":1,"kind":"closed","session":sid,"at_ms":t + 1}).to_string());
+                self.queues[q]
+                    .push(json!({"v":1,"kind":"closed","session":sid,"at_ms":t + 1}).to_string());
             }
         }
         q
@@ -156,7 +191,9 @@ fn interleave(mut queues: Vec<Vec<String>>, choices: &[u16]) -> Vec<String> {
     let mut out = Vec::new();
     let mut k = 0;
     loop {
-        let live: Vec<usize> = (0..queues.len()).filter(|i| !queues[*i].is_empty()).collect();
+        let live: Vec<usize> = (0..queues.len())
+            .filter(|i| !queues[*i].is_empty())
+            .collect();
         if live.is_empty() {
             return out;
         }

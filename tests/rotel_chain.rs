@@ -22,7 +22,11 @@ fn rotel_agent() -> Option<PathBuf> {
             let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
             p.is_file().then_some(p)
         });
-    require_tool("rotel-agent", found, "install it with `pip install rotel==0.0.1a15`")
+    require_tool(
+        "rotel-agent",
+        found,
+        "install it with `pip install rotel==0.0.1a15`",
+    )
 }
 
 struct Rotel {
@@ -35,14 +39,19 @@ struct Rotel {
 impl Rotel {
     fn start(agent: &PathBuf, exporter_protocol: &str, receiver: &Receiver) -> Rotel {
         let (grpc, http) = (free_port(), free_port());
-        let dir = std::env::temp_dir().join(format!("albedo-otel-rotel-{}-{grpc}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("albedo-otel-rotel-{}-{grpc}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let endpoint = match exporter_protocol {
             "grpc" => receiver.grpc_url(),
             _ => receiver.http_url(),
         };
         let child = Command::new(agent)
-            .args(["start", "--otlp-grpc-endpoint", &format!("127.0.0.1:{grpc}")])
+            .args([
+                "start",
+                "--otlp-grpc-endpoint",
+                &format!("127.0.0.1:{grpc}"),
+            ])
             .args(["--otlp-http-endpoint", &format!("127.0.0.1:{http}")])
             .args(["--exporter", "otlp", "--otlp-exporter-endpoint", &endpoint])
             .args(["--otlp-exporter-protocol", exporter_protocol])
@@ -57,7 +66,12 @@ impl Rotel {
             .expect("rotel-agent starts");
         wait_for_port(grpc, Duration::from_secs(15), "rotel's gRPC receiver");
         wait_for_port(http, Duration::from_secs(15), "rotel's HTTP receiver");
-        Rotel { child, grpc, http, dir }
+        Rotel {
+            child,
+            grpc,
+            http,
+            dir,
+        }
     }
 }
 
@@ -76,8 +90,16 @@ fn demo() -> Vec<u8> {
 /// What arrives when albedo-otel sends straight to a receiver: the reference.
 fn direct() -> Vec<FlatSpan> {
     let rx = Receiver::start();
-    let out = run_binary(&["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()], &[], &demo());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_binary(
+        &["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()],
+        &[],
+        &demo(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     rx.spans()
 }
 
@@ -91,7 +113,11 @@ fn through_rotel(ours: &str, rotels: &str) {
         "grpc" => format!("http://127.0.0.1:{}", rotel.grpc),
         _ => format!("http://127.0.0.1:{}", rotel.http),
     };
-    let out = run_binary(&["run", "--protocol", ours, "--endpoint", &endpoint], &[], &demo());
+    let out = run_binary(
+        &["run", "--protocol", ours, "--endpoint", &endpoint],
+        &[],
+        &demo(),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("21 spans, 21 delivered"), "{stderr}");
@@ -102,7 +128,14 @@ fn through_rotel(ours: &str, rotels: &str) {
     assert!(!requests.is_empty());
     for r in &requests {
         assert!(r.gzip, "rotel gzips what it sends");
-        assert_eq!(r.via, if rotels == "grpc" { "grpc" } else { "http/protobuf" });
+        assert_eq!(
+            r.via,
+            if rotels == "grpc" {
+                "grpc"
+            } else {
+                "http/protobuf"
+            }
+        );
     }
 }
 

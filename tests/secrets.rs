@@ -33,7 +33,10 @@ fn the_corpus_redacts_every_secret_by_kind_and_spares_every_look_alike() {
                 secrets += 1;
                 kinds.insert(kind.clone());
                 assert!(!out.contains(secret.as_str()), "{kind} leaked in {out}");
-                assert!(out.contains(&format!("[REDACTED:{kind}]")), "expected {kind} in {out}");
+                assert!(
+                    out.contains(&format!("[REDACTED:{kind}]")),
+                    "expected {kind} in {out}"
+                );
             }
             None => {
                 look_alikes += 1;
@@ -41,11 +44,25 @@ fn the_corpus_redacts_every_secret_by_kind_and_spares_every_look_alike() {
             }
         }
     }
-    println!("redaction corpus: {secrets} secrets of {} kinds, {look_alikes} look-alikes", kinds.len());
+    println!(
+        "redaction corpus: {secrets} secrets of {} kinds, {look_alikes} look-alikes",
+        kinds.len()
+    );
     for k in [
-        "anthropic-key", "openai-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
-        "google-api-key", "aws-access-key", "jwt", "bearer-token", "basic-auth", "private-key",
-        "url-password", "secret",
+        "anthropic-key",
+        "openai-key",
+        "github-token",
+        "gitlab-token",
+        "slack-token",
+        "stripe-key",
+        "google-api-key",
+        "aws-access-key",
+        "jwt",
+        "bearer-token",
+        "basic-auth",
+        "private-key",
+        "url-password",
+        "secret",
     ] {
         assert!(kinds.contains(k), "the corpus has no {k}");
     }
@@ -55,14 +72,30 @@ fn the_corpus_redacts_every_secret_by_kind_and_spares_every_look_alike() {
 /// A stream with a secret in every field that reaches a span.
 fn seeded(secret: &str) -> String {
     let lines = [
-        format!(r#"{{"v":1,"kind":"session","session":"s-{secret}","at_ms":1796400000000,"agent":"agent-{secret}","model":"m-{secret}","workspace":"/home/{secret}","parent":{{"session":"p-{secret}","call":"c-{secret}"}}}}"#),
-        format!(r#"{{"v":1,"kind":"prompted","session":"s-{secret}","at_ms":1796400000001,"text":"use {secret}"}}"#),
-        format!(r#"{{"v":1,"kind":"calling","session":"s-{secret}","at_ms":1796400000002,"call":{{"id":"id-{secret}","name":"tool-{secret}","arguments":{{"k":"{secret}"}},"within":"w-{secret}"}}}}"#),
-        format!(r#"{{"v":1,"kind":"called","session":"s-{secret}","call":{{"id":"id-{secret}","name":"tool-{secret}","arguments":{{"k":"{secret}"}},"within":"w-{secret}"}},"output":"out {secret}","started_ms":1796400000002,"finished_ms":1796400000003,"refused":true}}"#),
-        format!(r#"{{"v":1,"kind":"called","session":"s-{secret}","call":{{"id":"r-{secret}","name":"run","arguments":{{"command":"x"}}}},"output":{{"exit_code":1,"timed_out":true}},"started_ms":1796400000002,"finished_ms":1796400000004}}"#),
-        format!(r#"{{"v":1,"kind":"call_sent","session":"s-{secret}","id":"m-{secret}","request":{{"model":"model-{secret}","provider":"p-{secret}","messages":["{secret}"]}},"response":{{"id":"r-{secret}","model":"rm-{secret}","stop_reason":"s-{secret}","content":["{secret}"]}},"usage":{{"input_tokens":1,"output_tokens":1}},"started_ms":1796400000005,"finished_ms":1796400000006,"error":{{"type":"t-{secret}","message":"m {secret}"}}}}"#),
-        format!(r#"{{"v":1,"kind":"stopping","session":"s-{secret}","at_ms":1796400000007,"reply":"bye {secret}","held":0}}"#),
-        format!(r#"{{"v":1,"kind":"turn_ended","session":"s-{secret}","at_ms":1796400000008,"reason":"r-{secret}"}}"#),
+        format!(
+            r#"{{"v":1,"kind":"session","session":"s-{secret}","at_ms":1796400000000,"agent":"agent-{secret}","model":"m-{secret}","workspace":"/home/{secret}","parent":{{"session":"p-{secret}","call":"c-{secret}"}}}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"prompted","session":"s-{secret}","at_ms":1796400000001,"text":"use {secret}"}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"calling","session":"s-{secret}","at_ms":1796400000002,"call":{{"id":"id-{secret}","name":"tool-{secret}","arguments":{{"k":"{secret}"}},"within":"w-{secret}"}}}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"called","session":"s-{secret}","call":{{"id":"id-{secret}","name":"tool-{secret}","arguments":{{"k":"{secret}"}},"within":"w-{secret}"}},"output":"out {secret}","started_ms":1796400000002,"finished_ms":1796400000003,"refused":true}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"called","session":"s-{secret}","call":{{"id":"r-{secret}","name":"run","arguments":{{"command":"x"}}}},"output":{{"exit_code":1,"timed_out":true}},"started_ms":1796400000002,"finished_ms":1796400000004}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"call_sent","session":"s-{secret}","id":"m-{secret}","request":{{"model":"model-{secret}","provider":"p-{secret}","messages":["{secret}"]}},"response":{{"id":"r-{secret}","model":"rm-{secret}","stop_reason":"s-{secret}","content":["{secret}"]}},"usage":{{"input_tokens":1,"output_tokens":1}},"started_ms":1796400000005,"finished_ms":1796400000006,"error":{{"type":"t-{secret}","message":"m {secret}"}}}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"stopping","session":"s-{secret}","at_ms":1796400000007,"reply":"bye {secret}","held":0}}"#
+        ),
+        format!(
+            r#"{{"v":1,"kind":"turn_ended","session":"s-{secret}","at_ms":1796400000008,"reason":"r-{secret}"}}"#
+        ),
     ];
     lines.join("\n") + "\n"
 }
@@ -84,16 +117,37 @@ fn no_exported_string_carries_a_secret() {
         let text = text.replace('"', "");
         let out_file = temp_dir("leak").join("out.jsonl");
         let out = run_binary(
-            &["replay", "-", "--exporter", "file", "--file", out_file.to_str().unwrap(), "--capture-messages"],
+            &[
+                "replay",
+                "-",
+                "--exporter",
+                "file",
+                "--file",
+                out_file.to_str().unwrap(),
+                "--capture-messages",
+            ],
             &[],
             seeded(&text).as_bytes(),
         );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let exported = std::fs::read_to_string(&out_file).unwrap();
-        assert!(exported.contains("REDACTED"), "{kind}: nothing was redacted");
-        assert!(!exported.contains(secret.as_str()), "{kind} leaked: {exported}");
+        assert!(
+            exported.contains("REDACTED"),
+            "{kind}: nothing was redacted"
+        );
+        assert!(
+            !exported.contains(secret.as_str()),
+            "{kind} leaked: {exported}"
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains(secret.as_str()), "{kind} leaked into the log: {stderr}");
+        assert!(
+            !stderr.contains(secret.as_str()),
+            "{kind} leaked into the log: {stderr}"
+        );
     }
 }
 
@@ -101,7 +155,16 @@ fn no_exported_string_carries_a_secret() {
 fn user_patterns_redact_and_bad_ones_are_clear_errors() {
     let out_file = temp_dir("user").join("out.jsonl");
     let out = run_binary(
-        &["replay", "-", "--exporter", "file", "--file", out_file.to_str().unwrap(), "--redact", "ticket=TICKET-[0-9]{4}"],
+        &[
+            "replay",
+            "-",
+            "--exporter",
+            "file",
+            "--file",
+            out_file.to_str().unwrap(),
+            "--redact",
+            "ticket=TICKET-[0-9]{4}",
+        ],
         &[],
         seeded("TICKET-1234").as_bytes(),
     );
@@ -112,21 +175,38 @@ fn user_patterns_redact_and_bad_ones_are_clear_errors() {
     let out = run_binary(&["run", "--redact", "broken=("], &[], b"");
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--redact") && stderr.contains("`(` is not a valid regular expression"), "{stderr}");
+    assert!(
+        stderr.contains("--redact") && stderr.contains("`(` is not a valid regular expression"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn tool_content_can_be_turned_off() {
     let out_file = temp_dir("off").join("out.jsonl");
     let out = run_binary(
-        &["replay", "-", "--exporter", "file", "--file", out_file.to_str().unwrap()],
+        &[
+            "replay",
+            "-",
+            "--exporter",
+            "file",
+            "--file",
+            out_file.to_str().unwrap(),
+        ],
         &[("ALBEDO_OTEL_CAPTURE_TOOL_CONTENT", "false")],
-        std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap().as_slice(),
+        std::fs::read(repo_file("examples/demo-session.ndjson"))
+            .unwrap()
+            .as_slice(),
     );
     assert!(out.status.success());
     let exported = std::fs::read_to_string(&out_file).unwrap();
     assert!(exported.contains("execute_tool"));
-    for key in ["input.value", "output.value", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"] {
+    for key in [
+        "input.value",
+        "output.value",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    ] {
         assert!(!exported.contains(key), "{key} was exported");
     }
     assert!(!exported.contains("cargo test parser"));
@@ -138,11 +218,23 @@ fn the_spool_holds_scrubbed_data_only() {
     let spool = temp_dir("spool");
     let port = free_port();
     let out = run_binary(
-        &["replay", "-", "--capture-messages", "--endpoint", &format!("http://127.0.0.1:{port}"), "--spool-dir", spool.to_str().unwrap()],
+        &[
+            "replay",
+            "-",
+            "--capture-messages",
+            "--endpoint",
+            &format!("http://127.0.0.1:{port}"),
+            "--spool-dir",
+            spool.to_str().unwrap(),
+        ],
         &[],
         seeded(secret).as_bytes(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut files = 0;
     for dir in std::fs::read_dir(&spool).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
@@ -161,22 +253,50 @@ fn header_values_never_reach_the_logs() {
     let port = free_port();
     for protocol in ["grpc", "http/protobuf"] {
         let out = run_binary(
-            &["replay", "-", "--no-spool", "--flush-timeout", "1s", "--protocol", protocol, "--endpoint", &format!("http://127.0.0.1:{port}")],
             &[
-                ("OTEL_EXPORTER_OTLP_HEADERS", &format!("x-api-key={secret},authorization=Bearer%20{secret}")),
+                "replay",
+                "-",
+                "--no-spool",
+                "--flush-timeout",
+                "1s",
+                "--protocol",
+                protocol,
+                "--endpoint",
+                &format!("http://127.0.0.1:{port}"),
+            ],
+            &[
+                (
+                    "OTEL_EXPORTER_OTLP_HEADERS",
+                    &format!("x-api-key={secret},authorization=Bearer%20{secret}"),
+                ),
                 ("ALBEDO_OTEL_LOG", "trace"),
             ],
-            std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap().as_slice(),
+            std::fs::read(repo_file("examples/demo-session.ndjson"))
+                .unwrap()
+                .as_slice(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{stderr}");
         assert!(stderr.contains("could not reach the collector"), "{stderr}");
-        assert!(!stderr.contains(secret), "{protocol}: a header value is in the log");
+        assert!(
+            !stderr.contains(secret),
+            "{protocol}: a header value is in the log"
+        );
     }
     // A malformed header names the variable and the key, never the value.
-    let out = run_binary(&["run"], &[("OTEL_EXPORTER_OTLP_HEADERS", &format!("x-api-key={secret}\u{7f}"))], b"");
+    let out = run_binary(
+        &["run"],
+        &[(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            &format!("x-api-key={secret}\u{7f}"),
+        )],
+        b"",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("OTEL_EXPORTER_OTLP_HEADERS: header `x-api-key`"), "{stderr}");
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_HEADERS: header `x-api-key`"),
+        "{stderr}"
+    );
     assert!(!stderr.contains(secret));
 }

@@ -18,17 +18,22 @@ fn pki(mutual: bool) -> Pki {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(DnType::CommonName, "albedo-otel test CA");
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "albedo-otel test CA");
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let issuer = Issuer::new(ca_params, ca_key);
 
     let server_key = KeyPair::generate().unwrap();
-    let server_params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let server_params =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
     let server_cert = server_params.signed_by(&server_key, &issuer).unwrap();
 
     let client_key = KeyPair::generate().unwrap();
     let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    client_params.distinguished_name.push(DnType::CommonName, "albedo-otel test client");
+    client_params
+        .distinguished_name
+        .push(DnType::CommonName, "albedo-otel test client");
     let client_cert = client_params.signed_by(&client_key, &issuer).unwrap();
 
     Pki {
@@ -54,7 +59,11 @@ fn demo() -> Vec<u8> {
 }
 
 fn endpoint(rx: &Receiver, protocol: &str) -> String {
-    let port = if protocol == "grpc" { rx.grpc.port() } else { rx.http.port() };
+    let port = if protocol == "grpc" {
+        rx.grpc.port()
+    } else {
+        rx.http.port()
+    };
     format!("https://localhost:{port}")
 }
 
@@ -66,12 +75,21 @@ fn https_with_the_configured_ca_delivers_over_both_protocols() {
     for protocol in ["grpc", "http/protobuf"] {
         let rx = Receiver::start_tls(&pki.server);
         let out = run_binary(
-            &["run", "--protocol", protocol, "--endpoint", &endpoint(&rx, protocol)],
+            &[
+                "run",
+                "--protocol",
+                protocol,
+                "--endpoint",
+                &endpoint(&rx, protocol),
+            ],
             &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)],
             &demo(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && stderr.contains("21 delivered"), "{protocol}: {stderr}");
+        assert!(
+            out.status.success() && stderr.contains("21 delivered"),
+            "{protocol}: {stderr}"
+        );
         assert_eq!(rx.spans().len(), 21);
     }
 }
@@ -86,7 +104,13 @@ fn mutual_tls_sends_the_client_certificate_and_fails_clearly_without_it() {
     for protocol in ["grpc", "http/protobuf"] {
         let rx = Receiver::start_tls(&pki.server);
         let out = run_binary(
-            &["run", "--protocol", protocol, "--endpoint", &endpoint(&rx, protocol)],
+            &[
+                "run",
+                "--protocol",
+                protocol,
+                "--endpoint",
+                &endpoint(&rx, protocol),
+            ],
             &[
                 ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
                 ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &cert),
@@ -95,12 +119,25 @@ fn mutual_tls_sends_the_client_certificate_and_fails_clearly_without_it() {
             &demo(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && stderr.contains("21 delivered"), "{protocol}: {stderr}");
+        assert!(
+            out.status.success() && stderr.contains("21 delivered"),
+            "{protocol}: {stderr}"
+        );
         assert_eq!(rx.spans().len(), 21);
 
         let rx = Receiver::start_tls(&pki.server);
         let out = run_binary(
-            &["replay", "-", "--no-spool", "--flush-timeout", "1s", "--protocol", protocol, "--endpoint", &endpoint(&rx, protocol)],
+            &[
+                "replay",
+                "-",
+                "--no-spool",
+                "--flush-timeout",
+                "1s",
+                "--protocol",
+                protocol,
+                "--endpoint",
+                &endpoint(&rx, protocol),
+            ],
             &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)],
             &demo(),
         );
@@ -117,14 +154,33 @@ fn an_unknown_issuer_is_refused_with_the_reason() {
     for protocol in ["grpc", "http/protobuf"] {
         let rx = Receiver::start_tls(&pki.server);
         let out = run_binary(
-            &["replay", "-", "--no-spool", "--flush-timeout", "1s", "--protocol", protocol, "--endpoint", &endpoint(&rx, protocol)],
+            &[
+                "replay",
+                "-",
+                "--no-spool",
+                "--flush-timeout",
+                "1s",
+                "--protocol",
+                protocol,
+                "--endpoint",
+                &endpoint(&rx, protocol),
+            ],
             &[],
             &demo(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{protocol}: {stderr}");
-        assert!(stderr.to_lowercase().contains("certificate"), "{protocol}: the error should say why: {stderr}");
-        eprintln!("{protocol}: {}", stderr.lines().find(|l| l.contains("could not reach")).unwrap_or(""));
+        assert!(
+            stderr.to_lowercase().contains("certificate"),
+            "{protocol}: the error should say why: {stderr}"
+        );
+        eprintln!(
+            "{protocol}: {}",
+            stderr
+                .lines()
+                .find(|l| l.contains("could not reach"))
+                .unwrap_or("")
+        );
         assert!(rx.spans().is_empty());
     }
 }
@@ -138,5 +194,10 @@ fn a_missing_certificate_file_is_a_clear_error_before_anything_is_read() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot read the CA certificate (OTEL_EXPORTER_OTLP_CERTIFICATE) /nonexistent/ca.pem"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "cannot read the CA certificate (OTEL_EXPORTER_OTLP_CERTIFICATE) /nonexistent/ca.pem"
+        ),
+        "{stderr}"
+    );
 }

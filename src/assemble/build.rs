@@ -159,10 +159,7 @@ impl ToolSpan<'_> {
             });
         } else if timed_out {
             span.push(ERROR_TYPE, Value::Static("timeout"));
-            span.status = Status::Error(format!(
-                "`{}` timed out",
-                policy.label(&called.call.name)
-            ));
+            span.status = Status::Error(format!("`{}` timed out", policy.label(&called.call.name)));
         }
         span
     }
@@ -208,7 +205,11 @@ fn infer_provider(model: &str) -> Option<&'static str> {
     let m = model.to_ascii_lowercase();
     if m.starts_with("claude") {
         Some("anthropic")
-    } else if m.starts_with("gpt") || m.starts_with("o1") || m.starts_with("o3") || m.starts_with("o4") {
+    } else if m.starts_with("gpt")
+        || m.starts_with("o1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+    {
         Some("openai")
     } else if m.starts_with("gemini") {
         Some("gcp.gemini")
@@ -269,7 +270,10 @@ pub(crate) fn chat_span(
     let input = u.total_input();
     span.push(GEN_AI_USAGE_INPUT_TOKENS, int(input));
     span.push(GEN_AI_USAGE_OUTPUT_TOKENS, int(u.output_tokens));
-    span.push(GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, int(u.cache_read_tokens));
+    span.push(
+        GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+        int(u.cache_read_tokens),
+    );
     span.push(
         GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
         int(u.cache_write_tokens),
@@ -380,7 +384,10 @@ pub(crate) fn turn_span(
     span.push(ALBEDO_TURN_MODEL_CALLS, int(summary.model_calls));
     span.push(ALBEDO_TURN_INPUT_TOKENS, int(summary.input_tokens));
     span.push(ALBEDO_TURN_OUTPUT_TOKENS, int(summary.output_tokens));
-    span.push(ALBEDO_TURN_CACHE_READ_TOKENS, int(summary.cache_read_tokens));
+    span.push(
+        ALBEDO_TURN_CACHE_READ_TOKENS,
+        int(summary.cache_read_tokens),
+    );
     span.push(
         ALBEDO_TURN_CACHE_WRITE_TOKENS,
         int(summary.cache_write_tokens),
@@ -410,7 +417,12 @@ pub(crate) fn turn_span(
 }
 
 /// The span event for one `stopping`.
-pub(crate) fn stopping_event(at_ms: u64, reply: &str, held: u32, policy: &ContentPolicy) -> SpanEvent {
+pub(crate) fn stopping_event(
+    at_ms: u64,
+    reply: &str,
+    held: u32,
+    policy: &ContentPolicy,
+) -> SpanEvent {
     let mut attributes = vec![super::span::Attr {
         key: ALBEDO_STOP_HELD,
         value: Value::Int(i64::from(held)),

@@ -59,7 +59,12 @@ pub(crate) fn turn_span(trace: TraceId, session: &str, start_ms: u64, salt: u64)
 /// spans had the same key in this turn. Derived from the turn's root, which is unique, so two
 /// turns never share a child id even when they share a trace and reuse call ids.
 pub(crate) fn child_span(turn: SpanId, role: Role, key: &str, nth: u64) -> SpanId {
-    let h = hasher(&[&turn.to_bytes(), &[role as u8], key.as_bytes(), &nth.to_le_bytes()]);
+    let h = hasher(&[
+        &turn.to_bytes(),
+        &[role as u8],
+        key.as_bytes(),
+        &nth.to_le_bytes(),
+    ]);
     non_zero(h.digest())
 }
 
@@ -79,13 +84,20 @@ mod tests {
         assert_ne!(t, turn_trace("s", 1001, 0));
         assert_ne!(t, turn_trace("t", 1000, 0));
         let root = turn_span(t, "s", 1000, 0);
-        assert_ne!(root, turn_span(t, "s2", 1000, 0), "child sessions share a trace");
+        assert_ne!(
+            root,
+            turn_span(t, "s2", 1000, 0),
+            "child sessions share a trace"
+        );
         assert_ne!(root, turn_span(t, "s", 1000, 1));
         let a = child_span(root, Role::Tool, "c1", 0);
         assert_eq!(a, child_span(root, Role::Tool, "c1", 0));
         assert_ne!(a, child_span(root, Role::Tool, "c1", 1));
         assert_ne!(a, child_span(root, Role::Chat, "c1", 0));
-        assert_ne!(a, child_span(turn_span(t, "s", 2000, 1), Role::Tool, "c1", 0));
+        assert_ne!(
+            a,
+            child_span(turn_span(t, "s", 2000, 1), Role::Tool, "c1", 0)
+        );
         assert_ne!(
             child_span(root, Role::Tool, "ab", 0),
             child_span(root, Role::Tool, "a", 0),

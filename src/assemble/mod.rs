@@ -23,11 +23,13 @@ use std::sync::Arc;
 
 use hashlink::LinkedHashMap;
 
-use build::{chat_span, stopping_event, turn_span, AgentInfo, Place, SessionAttrs, ToolSpan, TurnSummary};
+use build::{
+    chat_span, stopping_event, turn_span, AgentInfo, Place, SessionAttrs, ToolSpan, TurnSummary,
+};
 use ids::Role;
 pub use policy::ContentPolicy;
-pub use span::{Span, SpanId, TraceId};
 use span::SpanLink;
+pub use span::{Span, SpanId, TraceId};
 
 use crate::ingest::protocol::{Call, CallSent, Called, Event, Record, SessionInfo};
 
@@ -78,9 +80,17 @@ pub enum Note {
     /// `finished_ms` was before `started_ms`; the span was given zero length.
     EndBeforeStart { session: String, id: String },
     /// A call named a `within` that was never seen; a span was synthesized for it.
-    UnknownWithin { session: String, call: String, within: String },
+    UnknownWithin {
+        session: String,
+        call: String,
+        within: String,
+    },
     /// Following `within` from this call leads back to it; it was attached to the turn instead.
-    WithinCycle { session: String, call: String, within: String },
+    WithinCycle {
+        session: String,
+        call: String,
+        within: String,
+    },
     /// `turn_ended` arrived with no turn open.
     TurnEndedWithoutTurn { session: String },
     /// A call id was used twice in one turn; the second use got a span of its own.
@@ -88,7 +98,11 @@ pub enum Note {
     /// Calls were still open when their turn ended; they were exported as unfinished.
     Unfinished { session: String, calls: usize },
     /// A child session's parent call is not known here; its turns get traces of their own.
-    ParentNotFound { session: String, parent_session: String, call: String },
+    ParentNotFound {
+        session: String,
+        parent_session: String,
+        call: String,
+    },
     /// Too many open sessions: the least recently active one was ended and exported.
     SessionEvicted { session: String, open: usize },
     /// Too many calls in one turn: the oldest were forgotten or exported as unfinished.
@@ -308,7 +322,9 @@ impl Assembler {
         // was cut short), anything else opens one if none is open.
         match &record.event {
             Event::Prompted { at_ms, .. } => {
-                let Assembler { config, sessions, .. } = self;
+                let Assembler {
+                    config, sessions, ..
+                } = self;
                 let s = sessions.get_mut(sid).expect("session exists");
                 s.end_turn(None, None, config, out);
                 self.open_turn(sid, *at_ms, true, out);
@@ -320,7 +336,9 @@ impl Assembler {
             Event::CallSent(c) => self.turn(sid, c.started_ms, out),
             _ => {}
         }
-        let Assembler { config, sessions, .. } = self;
+        let Assembler {
+            config, sessions, ..
+        } = self;
         let s = sessions.get_mut(sid).expect("session exists");
         let policy = &config.policy;
         match &record.event {
@@ -378,7 +396,9 @@ impl Assembler {
     fn ensure_session(&mut self, sid: &str, out: &mut Output) {
         if self.sessions.to_back(sid).is_none() {
             while self.sessions.len() >= self.config.max_sessions.max(1) {
-                let Some((key, mut old)) = self.sessions.pop_front() else { break };
+                let Some((key, mut old)) = self.sessions.pop_front() else {
+                    break;
+                };
                 out.notes.push(Note::SessionEvicted {
                     session: old.attrs.id.to_string(),
                     open: self.sessions.len() + 1,
@@ -445,11 +465,7 @@ impl Assembler {
             .get(&parent.session)
             .and_then(|ps| ps.turn.as_ref())
             .and_then(|t| t.calls.get(&parent.call).map(|c| (t.trace_id, c.span_id)));
-        let parent = self
-            .session(sid)
-            .parent
-            .as_mut()
-            .expect("checked above");
+        let parent = self.session(sid).parent.as_mut().expect("checked above");
         match found {
             Some(r) => parent.resolved = Some(r),
             None if !parent.reported => {
@@ -511,7 +527,12 @@ impl Turn {
 
     /// The span id of a stand-in for call `id`, never one a real use of `id` has.
     fn stand_in_span(&self, id: &str) -> SpanId {
-        ids::child_span(self.span_id, Role::Tool, id, (1 << 31) + (self.generation << 32))
+        ids::child_span(
+            self.span_id,
+            Role::Tool,
+            id,
+            (1 << 31) + (self.generation << 32),
+        )
     }
 
     fn touch(&mut self, at_ms: u64) {
@@ -594,7 +615,9 @@ impl Turn {
         let mut current = parent.map(str::to_string);
         for _ in 0..MAX_NESTING {
             let Some(c) = current else { return };
-            let Some(node) = self.calls.get_mut(&c) else { return };
+            let Some(node) = self.calls.get_mut(&c) else {
+                return;
+            };
             if let Some(open) = node.open.as_mut() {
                 open.children = Some(match open.children {
                     Some((a, b)) => (a.min(start), b.max(end)),
@@ -606,9 +629,7 @@ impl Turn {
     }
 
     fn parent_span(&self, parent: Option<&str>) -> SpanId {
-        parent
-            .and_then(|p| self.span_of(p))
-            .unwrap_or(self.span_id)
+        parent.and_then(|p| self.span_of(p)).unwrap_or(self.span_id)
     }
 }
 
@@ -616,7 +637,9 @@ impl Session {
     /// Keeps the turn's call map within `max`: finished calls are forgotten first (they are
     /// exported already), then running ones are exported as unfinished.
     fn cap_calls(&mut self, max: usize, policy: &ContentPolicy, out: &mut Output) {
-        let Some(turn) = self.turn.as_mut() else { return };
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
         let max = max.max(1);
         if turn.calls.len() <= max {
             return;
@@ -634,7 +657,9 @@ impl Session {
         }
         turn.generation += 1;
         while turn.calls.len() > max {
-            let Some((id, node)) = turn.calls.pop_front() else { break };
+            let Some((id, node)) = turn.calls.pop_front() else {
+                break;
+            };
             let parent = turn.parent_span(node.parent.as_deref());
             let end = turn.last_ms;
             emit_open(turn, &id, node, parent, end, policy, &self.attrs, out);
@@ -645,16 +670,34 @@ impl Session {
         });
     }
 
-    fn agent_info(&self, default_agent: &str) -> (String, Option<String>, Option<String>, Option<(String, String)>) {
+    fn agent_info(
+        &self,
+        default_agent: &str,
+    ) -> (
+        String,
+        Option<String>,
+        Option<String>,
+        Option<(String, String)>,
+    ) {
         (
-            self.agent.clone().unwrap_or_else(|| default_agent.to_string()),
+            self.agent
+                .clone()
+                .unwrap_or_else(|| default_agent.to_string()),
             self.model.clone(),
             self.workspace.clone(),
-            self.parent.as_ref().map(|p| (p.session.clone(), p.call.clone())),
+            self.parent
+                .as_ref()
+                .map(|p| (p.session.clone(), p.call.clone())),
         )
     }
 
-    fn on_calling(&mut self, at_ms: u64, call: &Call<'_>, policy: &ContentPolicy, out: &mut Output) {
+    fn on_calling(
+        &mut self,
+        at_ms: u64,
+        call: &Call<'_>,
+        policy: &ContentPolicy,
+        out: &mut Output,
+    ) {
         let sid = self.attrs.id.clone();
         let turn = self.turn.as_mut().expect("turn is open");
         turn.touch(at_ms);
@@ -779,13 +822,18 @@ impl Session {
         s.model_calls += 1;
         s.input_tokens = s.input_tokens.saturating_add(sent.usage.total_input());
         s.output_tokens = s.output_tokens.saturating_add(sent.usage.output_tokens);
-        s.cache_read_tokens = s.cache_read_tokens.saturating_add(sent.usage.cache_read_tokens);
-        s.cache_write_tokens = s.cache_write_tokens.saturating_add(sent.usage.cache_write_tokens);
+        s.cache_read_tokens = s
+            .cache_read_tokens
+            .saturating_add(sent.usage.cache_read_tokens);
+        s.cache_write_tokens = s
+            .cache_write_tokens
+            .saturating_add(sent.usage.cache_write_tokens);
         let key = sent.id.as_deref().unwrap_or("");
         let span_id = ids::child_span(turn.span_id, Role::Chat, key, turn.chats);
         turn.chats += 1;
         let place = turn.turn_place(span_id);
-        out.spans.push(chat_span(place, sent, clamped, policy, &self.attrs));
+        out.spans
+            .push(chat_span(place, sent, clamped, policy, &self.attrs));
     }
 
     /// Ends the open turn, if any: at `at_ms` when `turn_ended` said so, otherwise (cut short)
@@ -797,7 +845,9 @@ impl Session {
         config: &AssembleConfig,
         out: &mut Output,
     ) {
-        let Some(mut turn) = self.turn.take() else { return };
+        let Some(mut turn) = self.turn.take() else {
+            return;
+        };
         let policy = &config.policy;
         let end_ms = at_ms.unwrap_or(turn.last_ms);
         // Open calls may be nested in finished ones or in each other: keep every span id

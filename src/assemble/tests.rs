@@ -32,7 +32,12 @@ fn assert_no_dangling_parents(spans: &[Span]) {
 
 fn by_name<'a>(out: &'a Output, name: &str) -> &'a Span {
     let found: Vec<_> = out.spans.iter().filter(|s| s.name == name).collect();
-    assert_eq!(found.len(), 1, "exactly one span named {name}: {:#?}", names(out));
+    assert_eq!(
+        found.len(),
+        1,
+        "exactly one span named {name}: {:#?}",
+        names(out)
+    );
     found[0]
 }
 
@@ -75,7 +80,12 @@ fn a_turn_with_a_cell_and_a_model_call_is_one_tree() {
     ]);
     assert_eq!(
         names(&out),
-        ["chat claude-x", "execute_tool run", "execute_tool code", "invoke_agent coder"]
+        [
+            "chat claude-x",
+            "execute_tool run",
+            "execute_tool code",
+            "invoke_agent coder"
+        ]
     );
     assert!(out.notes.is_empty(), "{:?}", out.notes);
     let root = by_name(&out, "invoke_agent coder");
@@ -90,7 +100,11 @@ fn a_turn_with_a_cell_and_a_model_call_is_one_tree() {
     assert_eq!(root.parent_span_id, None);
     assert_eq!(chat.parent_span_id, Some(root.span_id));
     assert_eq!(code.parent_span_id, Some(root.span_id));
-    assert_eq!(run.parent_span_id, Some(code.span_id), "the inner call nests in its cell");
+    assert_eq!(
+        run.parent_span_id,
+        Some(code.span_id),
+        "the inner call nests in its cell"
+    );
 
     assert_eq!((root.start_ns, root.end_ns), (1000 * MS, 1900 * MS));
     assert_eq!((chat.start_ns, chat.end_ns), (1001 * MS, 1500 * MS));
@@ -105,7 +119,11 @@ fn a_turn_with_a_cell_and_a_model_call_is_one_tree() {
     assert_eq!(int_attr(root, ALBEDO_TURN_MODEL_CALLS), Some(1));
     assert_eq!(int_attr(root, ALBEDO_TURN_INPUT_TOKENS), Some(130));
     assert_eq!(int_attr(root, ALBEDO_TURN_OUTPUT_TOKENS), Some(5));
-    assert_eq!(root.attr(INPUT_VALUE), None, "prompts are not exported by default");
+    assert_eq!(
+        root.attr(INPUT_VALUE),
+        None,
+        "prompts are not exported by default"
+    );
     assert_eq!(root.events.len(), 1);
     assert_eq!(root.events[0].name, EVENT_STOPPING);
     assert_eq!(root.events[0].time_ns, 1800 * MS);
@@ -121,10 +139,20 @@ fn a_turn_with_a_cell_and_a_model_call_is_one_tree() {
         chat.attr(GEN_AI_RESPONSE_FINISH_REASONS),
         Some(&Value::StrList(vec!["tool_use".into()]))
     );
-    assert_eq!(int_attr(chat, GEN_AI_USAGE_INPUT_TOKENS), Some(130), "input includes cache");
+    assert_eq!(
+        int_attr(chat, GEN_AI_USAGE_INPUT_TOKENS),
+        Some(130),
+        "input includes cache"
+    );
     assert_eq!(int_attr(chat, GEN_AI_USAGE_OUTPUT_TOKENS), Some(5));
-    assert_eq!(int_attr(chat, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS), Some(100));
-    assert_eq!(int_attr(chat, GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS), Some(20));
+    assert_eq!(
+        int_attr(chat, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+        Some(100)
+    );
+    assert_eq!(
+        int_attr(chat, GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS),
+        Some(20)
+    );
     assert_eq!(int_attr(chat, LLM_TOKEN_COUNT_TOTAL), Some(135));
     assert_eq!(int_attr(chat, ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS), Some(99));
     assert_eq!(chat.events[0].time_ns, 1100 * MS);
@@ -168,7 +196,14 @@ fn an_inner_call_before_its_cell_is_known_still_nests() {
         r#"{"v":1,"kind":"called","session":"s","call":{"id":"cell","name":"code"},"started_ms":4,"finished_ms":8}"#,
         r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":10}"#,
     ]);
-    assert_eq!(names(&out), ["execute_tool files.edit", "execute_tool code", "invoke_agent albedo"]);
+    assert_eq!(
+        names(&out),
+        [
+            "execute_tool files.edit",
+            "execute_tool code",
+            "invoke_agent albedo"
+        ]
+    );
     let inner = by_name(&out, "execute_tool files.edit");
     let cell = by_name(&out, "execute_tool code");
     assert_eq!(inner.parent_span_id, Some(cell.span_id));
@@ -193,7 +228,10 @@ fn a_within_never_seen_gets_a_synthesized_span_covering_its_children() {
     assert_eq!(bool_attr(ghost, ALBEDO_SYNTHESIZED), Some(true));
     assert_eq!(out.spans[0].parent_span_id, Some(ghost.span_id));
     assert_eq!(out.spans[1].parent_span_id, Some(ghost.span_id));
-    assert!(out.notes.iter().any(|n| matches!(n, Note::UnknownWithin { .. })));
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::UnknownWithin { .. })));
 }
 
 #[test]
@@ -216,7 +254,11 @@ fn within_cycles_are_broken_at_the_turn() {
     };
     assert_eq!(by_id("a").parent_span_id, Some(by_id("b").span_id));
     assert_eq!(by_id("b").parent_span_id, Some(root.span_id));
-    assert_eq!(by_id("c").parent_span_id, Some(root.span_id), "a call within itself");
+    assert_eq!(
+        by_id("c").parent_span_id,
+        Some(root.span_id),
+        "a call within itself"
+    );
     // Reported when `b` is announced, again when it finishes, and once for `c`.
     assert_eq!(
         out.notes
@@ -257,10 +299,18 @@ fn out_of_order_and_missing_events_leave_no_hole() {
     assert_eq!(bool_attr(clamped, ALBEDO_TIMING_CLAMPED), Some(true));
     let slow = &out.spans[1];
     assert_eq!(bool_attr(slow, ALBEDO_UNFINISHED), Some(true));
-    assert_eq!((slow.start_ns, slow.end_ns), (15 * MS, 30 * MS), "ends with its turn");
+    assert_eq!(
+        (slow.start_ns, slow.end_ns),
+        (15 * MS, 30 * MS),
+        "ends with its turn"
+    );
     let first = &out.spans[2];
     assert_eq!(bool_attr(first, ALBEDO_TURN_PROMPTED), Some(false));
-    assert_eq!(first.start_ns, 15 * MS, "an unprompted turn starts at its first event");
+    assert_eq!(
+        first.start_ns,
+        15 * MS,
+        "an unprompted turn starts at its first event"
+    );
     assert_eq!(first.end_ns, 30 * MS);
     assert_eq!(first.attr(ALBEDO_UNFINISHED), None);
     let second = &out.spans[5];
@@ -275,8 +325,13 @@ fn out_of_order_and_missing_events_leave_no_hole() {
         Some(second.span_id),
         "the open call is closed under its turn"
     );
-    assert!(out.notes.contains(&Note::TurnEndedWithoutTurn { session: "s".into() }));
-    assert!(out.notes.iter().any(|n| matches!(n, Note::EndBeforeStart { .. })));
+    assert!(out.notes.contains(&Note::TurnEndedWithoutTurn {
+        session: "s".into()
+    }));
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::EndBeforeStart { .. })));
 }
 
 #[test]
@@ -314,7 +369,11 @@ fn a_child_session_nests_under_the_spawn_call_in_the_parent_trace() {
         r#"{"v":1,"kind":"turn_ended","session":"p","at_ms":14}"#,
     ]);
     let spawn = by_name(&out, "execute_tool agents.spawn");
-    let kid_turns: Vec<_> = out.spans.iter().filter(|s| s.name == "invoke_agent helper").collect();
+    let kid_turns: Vec<_> = out
+        .spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent helper")
+        .collect();
     assert_eq!(kid_turns.len(), 2);
     for t in &kid_turns {
         assert_eq!(t.trace_id, spawn.trace_id, "in the parent's trace");
@@ -341,8 +400,14 @@ fn parallel_calls_are_siblings_with_their_own_times() {
     let root = out.spans.last().unwrap();
     assert_eq!(out.spans[0].parent_span_id, Some(root.span_id));
     assert_eq!(out.spans[1].parent_span_id, Some(root.span_id));
-    assert_eq!((out.spans[0].start_ns, out.spans[0].end_ns), (102 * MS, 150 * MS));
-    assert_eq!((out.spans[1].start_ns, out.spans[1].end_ns), (101 * MS, 190 * MS));
+    assert_eq!(
+        (out.spans[0].start_ns, out.spans[0].end_ns),
+        (102 * MS, 150 * MS)
+    );
+    assert_eq!(
+        (out.spans[1].start_ns, out.spans[1].end_ns),
+        (101 * MS, 190 * MS)
+    );
 }
 
 #[test]
@@ -366,7 +431,10 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
     );
     let tool = &out.spans[0];
     let args = str_attr(tool, INPUT_VALUE).unwrap();
-    assert!(args.starts_with(r#"{"command":"export API_TOKEN=[REDACTED"#), "{args}");
+    assert!(
+        args.starts_with(r#"{"command":"export API_TOKEN=[REDACTED"#),
+        "{args}"
+    );
     assert!(!args.contains("hunter2"));
     assert!(args.len() <= 48);
     assert_eq!(str_attr(tool, GEN_AI_TOOL_CALL_ARGUMENTS), Some(args));
@@ -375,7 +443,11 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
     assert_eq!(chat.attr(INPUT_VALUE), None, "messages need an opt-in");
     let root = &out.spans[2];
     assert_eq!(root.attr(INPUT_VALUE), None);
-    assert_eq!(root.events[0].attributes.len(), 1, "no reply without opt-in");
+    assert_eq!(
+        root.events[0].attributes.len(),
+        1,
+        "no reply without opt-in"
+    );
 
     let out = run_with(
         AssembleConfig {
@@ -388,7 +460,11 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
         },
         &lines,
     );
-    assert_eq!(out.spans[0].attr(INPUT_VALUE), None, "tool content can be turned off");
+    assert_eq!(
+        out.spans[0].attr(INPUT_VALUE),
+        None,
+        "tool content can be turned off"
+    );
     assert_eq!(out.spans[0].attr(OUTPUT_VALUE), None);
     assert_eq!(
         str_attr(&out.spans[1], OUTPUT_VALUE),
@@ -415,8 +491,14 @@ fn the_same_input_gives_the_same_ids() {
     let a = run(&lines);
     let b = run(&lines);
     assert_eq!(a.spans, b.spans);
-    assert_ne!(a.spans[0].span_id, a.spans[1].span_id, "a reused call id gets its own span");
-    assert!(a.notes.iter().any(|n| matches!(n, Note::DuplicateCall { .. })));
+    assert_ne!(
+        a.spans[0].span_id, a.spans[1].span_id,
+        "a reused call id gets its own span"
+    );
+    assert!(a
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::DuplicateCall { .. })));
 }
 
 #[test]
@@ -446,23 +528,32 @@ fn interleaved_sessions_do_not_mix() {
 fn a_session_id_reused_in_one_trace_still_gets_unique_span_ids() {
     // Two children with the same session id, one after the other, under one parent turn: their
     // turns share the parent's trace, and their calls and model calls reuse ids.
-    let mut lines = vec![
-        r#"{"v":1,"kind":"prompted","session":"p","at_ms":1,"text":"x"}"#.to_string(),
-    ];
+    let mut lines =
+        vec![r#"{"v":1,"kind":"prompted","session":"p","at_ms":1,"text":"x"}"#.to_string()];
     for (n, spawn) in ["sp1", "sp2"].iter().enumerate() {
         let t = 10 + n as u64 * 100;
         lines.push(format!(r#"{{"v":1,"kind":"calling","session":"p","at_ms":{t},"call":{{"id":"{spawn}","name":"agents.spawn"}}}}"#));
         lines.push(format!(r#"{{"v":1,"kind":"session","session":"kid","at_ms":{},"parent":{{"session":"p","call":"{spawn}"}}}}"#, t + 1));
-        lines.push(format!(r#"{{"v":1,"kind":"prompted","session":"kid","at_ms":{},"text":"x"}}"#, t + 2));
+        lines.push(format!(
+            r#"{{"v":1,"kind":"prompted","session":"kid","at_ms":{},"text":"x"}}"#,
+            t + 2
+        ));
         lines.push(format!(r#"{{"v":1,"kind":"call_sent","session":"kid","request":{{"model":"m"}},"started_ms":{},"finished_ms":{}}}"#, t + 3, t + 4));
         lines.push(format!(r#"{{"v":1,"kind":"called","session":"kid","call":{{"id":"c1","name":"run"}},"started_ms":{},"finished_ms":{}}}"#, t + 5, t + 6));
-        lines.push(format!(r#"{{"v":1,"kind":"closed","session":"kid","at_ms":{}}}"#, t + 7));
+        lines.push(format!(
+            r#"{{"v":1,"kind":"closed","session":"kid","at_ms":{}}}"#,
+            t + 7
+        ));
         lines.push(format!(r#"{{"v":1,"kind":"called","session":"p","call":{{"id":"{spawn}","name":"agents.spawn"}},"started_ms":{t},"finished_ms":{}}}"#, t + 8));
     }
     lines.push(r#"{"v":1,"kind":"turn_ended","session":"p","at_ms":300}"#.to_string());
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let out = run(&refs);
-    assert_eq!(out.spans.len(), 9, "a parent turn, two spawns, and per child a turn, a chat, a call");
+    assert_eq!(
+        out.spans.len(),
+        9,
+        "a parent turn, two spawns, and per child a turn, a chat, a call"
+    );
     let trace = out.spans[0].trace_id;
     assert!(out.spans.iter().all(|s| s.trace_id == trace));
     // `run` checked that all span ids are unique and no parent dangles.
@@ -479,33 +570,59 @@ fn a_session_flood_is_bounded_and_the_least_recent_session_goes_first() {
         asm.push(&decode_line(line.as_bytes()).unwrap(), out);
     };
     for s in ["a", "b", "c"] {
-        push(&mut asm, &mut out, format!(r#"{{"v":1,"kind":"prompted","session":"{s}","at_ms":1,"text":"x"}}"#));
+        push(
+            &mut asm,
+            &mut out,
+            format!(r#"{{"v":1,"kind":"prompted","session":"{s}","at_ms":1,"text":"x"}}"#),
+        );
     }
     // `a` is active again, so `b` is now the least recently active.
     push(&mut asm, &mut out, r#"{"v":1,"kind":"called","session":"a","call":{"id":"c","name":"run"},"started_ms":2,"finished_ms":3}"#.into());
     assert!(out.spans.len() == 1 && out.notes.is_empty());
-    push(&mut asm, &mut out, r#"{"v":1,"kind":"prompted","session":"d","at_ms":4,"text":"x"}"#.into());
+    push(
+        &mut asm,
+        &mut out,
+        r#"{"v":1,"kind":"prompted","session":"d","at_ms":4,"text":"x"}"#.into(),
+    );
     assert_eq!(asm.open_sessions(), 3);
-    assert_eq!(out.notes, [Note::SessionEvicted { session: "b".into(), open: 3 }]);
+    assert_eq!(
+        out.notes,
+        [Note::SessionEvicted {
+            session: "b".into(),
+            open: 3
+        }]
+    );
     let evicted = out.spans.last().unwrap();
     assert_eq!(str_attr(evicted, SESSION_ID), Some("b"));
     assert_eq!(bool_attr(evicted, ALBEDO_UNFINISHED), Some(true));
     // 10,000 more sessions: never more than 3 open, every turn exported exactly once.
     for i in 0..10_000 {
-        push(&mut asm, &mut out, format!(r#"{{"v":1,"kind":"prompted","session":"s{i}","at_ms":5,"text":"x"}}"#));
+        push(
+            &mut asm,
+            &mut out,
+            format!(r#"{{"v":1,"kind":"prompted","session":"s{i}","at_ms":5,"text":"x"}}"#),
+        );
         assert!(asm.open_sessions() <= 3);
     }
     asm.finish(&mut out);
-    let roots = out.spans.iter().filter(|s| s.parent_span_id.is_none()).count();
+    let roots = out
+        .spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .count();
     assert_eq!(roots, 4 + 10_000);
     assert_no_dangling_parents(&out.spans);
 }
 
 #[test]
 fn calls_per_turn_are_bounded_without_holes_or_duplicates() {
-    let mut lines = vec![r#"{"v":1,"kind":"prompted","session":"s","at_ms":1,"text":"x"}"#.to_string()];
+    let mut lines =
+        vec![r#"{"v":1,"kind":"prompted","session":"s","at_ms":1,"text":"x"}"#.to_string()];
     // A long-running cell, then many finished calls, then more running ones.
-    lines.push(r#"{"v":1,"kind":"calling","session":"s","at_ms":2,"call":{"id":"cell","name":"code"}}"#.into());
+    lines.push(
+        r#"{"v":1,"kind":"calling","session":"s","at_ms":2,"call":{"id":"cell","name":"code"}}"#
+            .into(),
+    );
     for i in 0..50 {
         lines.push(format!(r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"f{i}","name":"run","within":"cell"}},"started_ms":3,"finished_ms":4}}"#));
     }
@@ -527,12 +644,23 @@ fn calls_per_turn_are_bounded_without_holes_or_duplicates() {
     // `run_with` checks: unique ids, no dangling parent. Every call has a span, and the stand-in
     // for the forgotten f0 has its own id; the cell, let go as unfinished while it ran, gets a
     // second span when its result comes.
-    let tools = out.spans.iter().filter(|s| s.name.starts_with("execute_tool")).count();
+    let tools = out
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool"))
+        .count();
     assert_eq!(tools, 2 + 50 + 20 + 1 + 1, "{:?}", names(&out));
-    let cells: Vec<_> = out.spans.iter().filter(|s| s.name == "execute_tool code").collect();
+    let cells: Vec<_> = out
+        .spans
+        .iter()
+        .filter(|s| s.name == "execute_tool code")
+        .collect();
     assert_eq!(bool_attr(cells[0], ALBEDO_UNFINISHED), Some(true));
     assert_eq!((cells[1].start_ns, cells[1].end_ns), (2 * MS, 8 * MS));
-    assert!(out.notes.iter().any(|n| matches!(n, Note::CallsEvicted { .. })));
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::CallsEvicted { .. })));
 }
 
 #[test]
@@ -566,7 +694,12 @@ fn a_turn_gets_the_same_ids_in_any_process_that_sees_it() {
     let whole = run(&both);
     // A restarted exporter that only sees the second turn.
     let resumed = run(&second);
-    let ids = |out: &Output| out.spans.iter().map(|s| (s.trace_id, s.span_id, s.parent_span_id)).collect::<Vec<_>>();
+    let ids = |out: &Output| {
+        out.spans
+            .iter()
+            .map(|s| (s.trace_id, s.span_id, s.parent_span_id))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(&whole)[2..], ids(&resumed)[..]);
 }
 

@@ -14,7 +14,10 @@ use albedo_otel::export::ResourceInfo;
 use albedo_otel::hooks::{daemon, journal};
 
 fn test_span() -> Span {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     let seed = now ^ u64::from(std::process::id()) << 32;
     Span {
         trace_id: TraceId::from(u128::from(seed) << 64 | u128::from(seed.rotate_left(17) | 1)),
@@ -25,9 +28,18 @@ fn test_span() -> Span {
         start_ns: now,
         end_ns: now + 1_000_000,
         attributes: vec![
-            Attr { key: "gen_ai.operation.name", value: Value::Static("invoke_agent") },
-            Attr { key: "gen_ai.agent.name", value: Value::Static("albedo-otel doctor") },
-            Attr { key: "session.id", value: Value::Str("albedo-otel-doctor".into()) },
+            Attr {
+                key: "gen_ai.operation.name",
+                value: Value::Static("invoke_agent"),
+            },
+            Attr {
+                key: "gen_ai.agent.name",
+                value: Value::Static("albedo-otel doctor"),
+            },
+            Attr {
+                key: "session.id",
+                value: Value::Str("albedo-otel-doctor".into()),
+            },
         ],
         events: Vec::new(),
         links: Vec::new(),
@@ -43,7 +55,11 @@ pub fn run(args: &ExportArgs, hook_dir: Option<PathBuf>) -> Result<i32> {
     } else {
         let settings = OtlpSettings::resolve(&args.otlp_overrides(), &|k| std::env::var(k).ok())?;
         let keys: Vec<_> = settings.headers.iter().map(|(k, _)| k.as_str()).collect();
-        println!("collector: {} ({})", settings.endpoint, settings.protocol.as_str());
+        println!(
+            "collector: {} ({})",
+            settings.endpoint,
+            settings.protocol.as_str()
+        );
         if !keys.is_empty() {
             println!("  headers: {} (values hidden)", keys.join(", "));
         }
@@ -54,7 +70,9 @@ pub fn run(args: &ExportArgs, hook_dir: Option<PathBuf>) -> Result<i32> {
         let service = resource.service_name().to_string();
         let span = test_span();
         let trace = span.trace_id;
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
         let sent = runtime.block_on(async {
             let mut exporter = OtlpExporter::new(settings.clone(), resource)?;
             let body = exporter.encode(std::slice::from_ref(&span));
@@ -63,8 +81,12 @@ pub fn run(args: &ExportArgs, hook_dir: Option<PathBuf>) -> Result<i32> {
         match sent {
             Ok(done) if done.accepted == 1 => {
                 println!("  test trace: accepted by the collector");
-                println!("  find it: service `{service}`, span `albedo-otel doctor`, trace id {trace}");
-                if settings.endpoint.contains("localhost") || settings.endpoint.contains("127.0.0.1") {
+                println!(
+                    "  find it: service `{service}`, span `albedo-otel doctor`, trace id {trace}"
+                );
+                if settings.endpoint.contains("localhost")
+                    || settings.endpoint.contains("127.0.0.1")
+                {
                     println!("    Jaeger: http://localhost:16686/trace/{trace}");
                 }
             }
@@ -84,12 +106,19 @@ pub fn run(args: &ExportArgs, hook_dir: Option<PathBuf>) -> Result<i32> {
     if let Some(h) = &home {
         places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
     }
-    places.push(("Claude Code (this project)".into(), PathBuf::from(".claude/settings.json")));
+    places.push((
+        "Claude Code (this project)".into(),
+        PathBuf::from(".claude/settings.json"),
+    ));
     if let Some(a) = std::env::var_os("ALBEDO_HOME") {
         places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
     }
     for (what, file) in places {
-        let state = if install::installed_in(&file) { "installed" } else { "not installed" };
+        let state = if install::installed_in(&file) {
+            "installed"
+        } else {
+            "not installed"
+        };
         println!("hook, {what}: {state} ({})", file.display());
     }
     match hook::hook_dir(hook_dir) {
@@ -99,7 +128,11 @@ pub fn run(args: &ExportArgs, hook_dir: Option<PathBuf>) -> Result<i32> {
             println!(
                 "hook journals: {} ({journals} open), daemon {}",
                 dir.display(),
-                if running { "running" } else { "not running (a hook starts it)" }
+                if running {
+                    "running"
+                } else {
+                    "not running (a hook starts it)"
+                }
             );
         }
         Err(e) => println!("hook journals: {e}"),

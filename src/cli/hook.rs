@@ -24,7 +24,10 @@ pub fn hook_dir(flag: Option<PathBuf>) -> Result<PathBuf> {
 pub fn hook(dir: Option<PathBuf>) -> i32 {
     let Ok(dir) = hook_dir(dir) else { return 0 };
     let mut payload = String::new();
-    let read = std::io::stdin().lock().take(MAX_PAYLOAD).read_to_string(&mut payload);
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD)
+        .read_to_string(&mut payload);
     let result = read
         .map_err(anyhow::Error::from)
         .and_then(|_| hooks::hand_off(&dir, &payload).map_err(anyhow::Error::from))
@@ -45,7 +48,12 @@ pub fn hook(dir: Option<PathBuf>) -> i32 {
     0
 }
 
-pub fn daemon(args: &ExportArgs, dir: Option<PathBuf>, idle_exit: Duration, stop_grace: Duration) -> Result<i32> {
+pub fn daemon(
+    args: &ExportArgs,
+    dir: Option<PathBuf>,
+    idle_exit: Duration,
+    stop_grace: Duration,
+) -> Result<i32> {
     let dir = hook_dir(dir)?;
     journal::ensure_dir(&dir)?;
     // The lock first: hooks that came at once may have started several daemons.

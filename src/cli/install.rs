@@ -70,7 +70,9 @@ const CARRIED_ENV: &[&str] = &[
 impl Target {
     fn file_and_events(&self) -> Result<(PathBuf, &'static [&'static str])> {
         Ok(match &self.host {
-            Host::ClaudeCode { project, settings, .. } => {
+            Host::ClaudeCode {
+                project, settings, ..
+            } => {
                 let file = match (settings, project) {
                     (Some(f), _) => f.clone(),
                     (None, true) => PathBuf::from(".claude/settings.json"),
@@ -93,7 +95,10 @@ impl Target {
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-:=,@%+".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=,@%+".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -106,7 +111,12 @@ fn command() -> Result<String> {
     let exe = exe.canonicalize().unwrap_or(exe);
     let mut parts: Vec<String> = CARRIED_ENV
         .iter()
-        .filter_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()).map(|v| format!("{k}={}", shell_quote(&v))))
+        .filter_map(|k| {
+            std::env::var(k)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("{k}={}", shell_quote(&v)))
+        })
         .collect();
     parts.push(shell_quote(&exe.to_string_lossy()));
     parts.push("hook".into());
@@ -127,7 +137,9 @@ fn remove_ours(settings: &mut Map<String, Value>) -> usize {
         return 0;
     };
     hooks.retain(|_, groups| {
-        let Some(groups) = groups.as_array_mut() else { return true };
+        let Some(groups) = groups.as_array_mut() else {
+            return true;
+        };
         let mut emptied = false;
         groups.retain_mut(|group| {
             let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
@@ -176,7 +188,9 @@ fn load(file: &Path) -> Result<(Option<String>, Map<String, Value>)> {
     match std::fs::read_to_string(file) {
         Ok(text) if text.trim().is_empty() => Ok((Some(text), Map::new())),
         Ok(text) => {
-            let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON; not touching it", file.display()))?;
+            let v: Value = serde_json::from_str(&text).with_context(|| {
+                format!("{} is not valid JSON; not touching it", file.display())
+            })?;
             match v {
                 Value::Object(m) => Ok((Some(text), m)),
                 _ => bail!("{} is not a JSON object; not touching it", file.display()),
@@ -205,7 +219,8 @@ fn save(file: &Path, before: Option<&str>, settings: &Map<String, Value>) -> Res
             "{}.albedo-otel-backup-{secs}",
             file.file_name().unwrap_or_default().to_string_lossy()
         ));
-        std::fs::write(&backup, old).with_context(|| format!("writing the backup {}", backup.display()))?;
+        std::fs::write(&backup, old)
+            .with_context(|| format!("writing the backup {}", backup.display()))?;
         println!("backup: {}", backup.display());
     }
     let tmp = file.with_extension("albedo-otel-tmp");
@@ -223,7 +238,11 @@ pub fn install(target: &Target) -> Result<i32> {
     let changed = save(&file, before.as_deref(), &settings)?;
     println!(
         "{} {}: `{command}` on {}",
-        if changed { "installed in" } else { "already installed in" },
+        if changed {
+            "installed in"
+        } else {
+            "already installed in"
+        },
         file.display(),
         events.join(", ")
     );
@@ -239,19 +258,30 @@ pub fn uninstall(target: &Target) -> Result<i32> {
         return Ok(0);
     }
     save(&file, before.as_deref(), &settings)?;
-    println!("removed {removed} albedo-otel hooks from {}", file.display());
+    println!(
+        "removed {removed} albedo-otel hooks from {}",
+        file.display()
+    );
     Ok(0)
 }
 
 /// Whether `file` has our hook, for `doctor`.
 pub fn installed_in(file: &Path) -> bool {
-    let Ok((_, settings)) = load(file) else { return false };
+    let Ok((_, settings)) = load(file) else {
+        return false;
+    };
     settings
         .get("hooks")
         .and_then(Value::as_object)
-        .is_some_and(|h| h.values().flat_map(|g| g.as_array().into_iter().flatten()).any(|g| {
-            g.get("hooks").and_then(Value::as_array).is_some_and(|l| l.iter().any(is_ours))
-        }))
+        .is_some_and(|h| {
+            h.values()
+                .flat_map(|g| g.as_array().into_iter().flatten())
+                .any(|g| {
+                    g.get("hooks")
+                        .and_then(Value::as_array)
+                        .is_some_and(|l| l.iter().any(is_ours))
+                })
+        })
 }
 
 #[cfg(test)]
@@ -271,8 +301,14 @@ mod tests {
         add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
         assert_eq!(serde_json::to_string(&s).unwrap(), once, "idempotent");
         assert!(once.contains("my-guard") && once.contains("notify"));
-        assert_eq!(once.matches("albedo-otel hook").count(), CLAUDE_CODE_EVENTS.len());
-        assert!(once.starts_with(r#"{"model":"x","hooks""#), "key order kept");
+        assert_eq!(
+            once.matches("albedo-otel hook").count(),
+            CLAUDE_CODE_EVENTS.len()
+        );
+        assert!(
+            once.starts_with(r#"{"model":"x","hooks""#),
+            "key order kept"
+        );
         assert_eq!(remove_ours(&mut s), CLAUDE_CODE_EVENTS.len());
         let after = serde_json::to_string(&s).unwrap();
         assert_eq!(

@@ -191,7 +191,12 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
         Command::Status { spool_dir } => status::run(spool_dir),
         Command::Hook { hook_dir } => Ok(hook::hook(hook_dir)),
-        Command::Daemon { hook_dir, idle_exit, stop_grace, export } => hook::daemon(&export, hook_dir, idle_exit, stop_grace),
+        Command::Daemon {
+            hook_dir,
+            idle_exit,
+            stop_grace,
+            export,
+        } => hook::daemon(&export, hook_dir, idle_exit, stop_grace),
         Command::Install(target) => install::install(&target),
         Command::Uninstall(target) => install::uninstall(&target),
         Command::Doctor { hook_dir, export } => doctor::run(&export, hook_dir),
@@ -274,8 +279,10 @@ impl ExportArgs {
             Some(n) => n,
             None => match var(env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT)
                 .map(|v| (env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, v))
-                .or_else(|| var(env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT).map(|v| (env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, v)))
-            {
+                .or_else(|| {
+                    var(env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
+                        .map(|v| (env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, v))
+                }) {
                 Some((name, v)) => config::count(name, &v)?,
                 None => albedo_otel::assemble::policy::DEFAULT_MAX_VALUE_LEN,
             },

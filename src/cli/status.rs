@@ -8,7 +8,9 @@ use albedo_otel::pipeline::spool::Spool;
 
 pub fn run(flag: Option<PathBuf>) -> Result<i32> {
     let Some(root) = super::spool_root(flag) else {
-        anyhow::bail!("no spool folder: set --spool-dir, ALBEDO_OTEL_SPOOL_DIR, XDG_STATE_HOME or HOME");
+        anyhow::bail!(
+            "no spool folder: set --spool-dir, ALBEDO_OTEL_SPOOL_DIR, XDG_STATE_HOME or HOME"
+        );
     };
     println!("spool: {}", root.display());
     if !root.exists() {
@@ -23,9 +25,13 @@ pub fn run(flag: Option<PathBuf>) -> Result<i32> {
     dirs.sort();
     let mut total = 0;
     for dir in dirs {
-        let spool = Spool::open(&dir, u64::MAX).with_context(|| format!("opening {}", dir.display()))?;
+        let spool =
+            Spool::open(&dir, u64::MAX).with_context(|| format!("opening {}", dir.display()))?;
         total += spool.spans();
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         println!(
             "  {name}: {} batches, {} spans, {} bytes",
             spool.files(),

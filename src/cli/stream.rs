@@ -30,13 +30,16 @@ enum Stop {
 }
 
 /// Starts the pipeline with the exporter the arguments choose.
-pub fn start_pipeline(args: &ExportArgs) -> Result<(pipeline::PipelineHandle, pipeline::PipelineGuard)> {
+pub fn start_pipeline(
+    args: &ExportArgs,
+) -> Result<(pipeline::PipelineHandle, pipeline::PipelineGuard)> {
     let kind = args.exporter_kind()?;
     let config = args.pipeline_config()?;
     let resource = ResourceInfo::detect(args.service_name.as_deref());
     let otlp = match kind {
         ExporterKind::Otlp => {
-            let settings = OtlpSettings::resolve(&args.otlp_overrides(), &|k| std::env::var(k).ok())?;
+            let settings =
+                OtlpSettings::resolve(&args.otlp_overrides(), &|k| std::env::var(k).ok())?;
             if let Some(hint) = settings.port_hint() {
                 tracing::warn!("{hint}");
             }
@@ -47,7 +50,9 @@ pub fn start_pipeline(args: &ExportArgs) -> Result<(pipeline::PipelineHandle, pi
     let file = args.file.clone();
     Ok(pipeline::start(config, move || {
         Ok(match (kind, otlp) {
-            (ExporterKind::Otlp, Some(settings)) => Exporter::Otlp(OtlpExporter::new(settings, resource)?),
+            (ExporterKind::Otlp, Some(settings)) => {
+                Exporter::Otlp(OtlpExporter::new(settings, resource)?)
+            }
             (ExporterKind::File, _) => Exporter::File(FileExporter::create(&file, resource)?),
             _ => Exporter::Console(ConsoleExporter::stderr()),
         })
@@ -100,7 +105,9 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
                             }
                         }
                     };
-                    if let Err(e) = read_lines(name.clone(), input, max_line, |chunk| handle.send_lines(chunk)) {
+                    if let Err(e) = read_lines(name.clone(), input, max_line, |chunk| {
+                        handle.send_lines(chunk)
+                    }) {
                         tracing::error!("reading {name}: {e}");
                         all_read = false;
                     }

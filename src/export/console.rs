@@ -144,7 +144,10 @@ pub fn duration(ns: u64) -> String {
 }
 
 fn preview(text: &str) -> String {
-    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if flat.chars().count() <= PREVIEW_CHARS {
         flat
     } else {
@@ -189,7 +192,9 @@ fn details(s: &Span) -> Vec<String> {
             let cached = int_attr(s, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS).unwrap_or(0);
             let output = int_attr(s, GEN_AI_USAGE_OUTPUT_TOKENS).unwrap_or(0);
             if cached > 0 {
-                d.push(format!("tokens {input} in ({cached} cached) / {output} out"));
+                d.push(format!(
+                    "tokens {input} in ({cached} cached) / {output} out"
+                ));
             } else {
                 d.push(format!("tokens {input} in / {output} out"));
             }
@@ -229,7 +234,8 @@ pub fn render(spans: &[Span], continued: bool) -> String {
             _ => roots.push(s),
         }
     }
-    let order = |v: &mut Vec<&Span>| v.sort_by(|a, b| (a.start_ns, &a.name).cmp(&(b.start_ns, &b.name)));
+    let order =
+        |v: &mut Vec<&Span>| v.sort_by(|a, b| (a.start_ns, &a.name).cmp(&(b.start_ns, &b.name)));
     order(&mut roots);
     for v in children.values_mut() {
         order(v);
@@ -270,7 +276,9 @@ fn line(out: &mut String, s: &Span, lead: &str, branch: &str, base: u64) {
 }
 
 fn walk(out: &mut String, s: &Span, children: &HashMap<SpanId, Vec<&Span>>, lead: &str, base: u64) {
-    let Some(kids) = children.get(&s.span_id) else { return };
+    let Some(kids) = children.get(&s.span_id) else {
+        return;
+    };
     for (i, kid) in kids.iter().enumerate() {
         let last = i + 1 == kids.len();
         line(out, kid, lead, if last { "└─ " } else { "├─ " }, base);

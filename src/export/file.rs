@@ -28,7 +28,11 @@ impl FileExporter {
         };
         Ok(FileExporter {
             out: BufWriter::new(out),
-            target: if path == "-" { "standard output".into() } else { path.to_string() },
+            target: if path == "-" {
+                "standard output".into()
+            } else {
+                path.to_string()
+            },
             resource,
         })
     }

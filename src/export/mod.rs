@@ -113,9 +113,15 @@ impl Exporter {
     }
 
     /// One attempt to deliver a prepared batch, within `timeout` if given.
-    pub async fn send(&mut self, payload: &Payload, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+    pub async fn send(
+        &mut self,
+        payload: &Payload,
+        timeout: Option<Duration>,
+    ) -> Result<Exported, ExportError> {
         match (self, payload) {
-            (Exporter::Otlp(e), Payload::Encoded { body, spans }) => e.send(body.clone(), *spans, timeout).await,
+            (Exporter::Otlp(e), Payload::Encoded { body, spans }) => {
+                e.send(body.clone(), *spans, timeout).await
+            }
             (Exporter::Otlp(e), Payload::Spans(spans)) => {
                 let body = e.encode(spans);
                 e.send(body, spans.len() as u64, timeout).await

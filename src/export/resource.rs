@@ -95,7 +95,10 @@ fn to_any(v: &OtelValue) -> AnyValue {
             let values = match a {
                 Array::Bool(v) => v.iter().map(|b| any_value::Value::BoolValue(*b)).collect(),
                 Array::I64(v) => v.iter().map(|i| any_value::Value::IntValue(*i)).collect(),
-                Array::F64(v) => v.iter().map(|f| any_value::Value::DoubleValue(*f)).collect(),
+                Array::F64(v) => v
+                    .iter()
+                    .map(|f| any_value::Value::DoubleValue(*f))
+                    .collect(),
                 Array::String(v) => v
                     .iter()
                     .map(|s| any_value::Value::StringValue(s.to_string()))

@@ -93,7 +93,11 @@ pub fn pid(dir: &Path) -> Option<u32> {
     if !running(dir) {
         return None;
     }
-    std::fs::read_to_string(dir.join(journal::DAEMON_LOCK)).ok()?.trim().parse().ok()
+    std::fs::read_to_string(dir.join(journal::DAEMON_LOCK))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Whether a daemon holds the lock now.
@@ -178,7 +182,9 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
         for state in journals.values_mut() {
             if let Some(s) = &state.session {
                 if !adapter.at_rest(s) && state.last_activity.elapsed() >= config.abandon_after {
-                    tracing::info!("session {s} went quiet with a turn open; exporting it unfinished");
+                    tracing::info!(
+                        "session {s} went quiet with a turn open; exporting it unfinished"
+                    );
                     adapter.forget(s);
                     records.push(crate::ingest::Record {
                         session: std::borrow::Cow::Owned(s.clone()),
@@ -195,7 +201,9 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
         if got {
             last_new = Instant::now();
         }
-        if last_checkpoint.elapsed() >= Duration::from_secs(1) || (!got && last_new.elapsed() >= config.poll * 4) {
+        if last_checkpoint.elapsed() >= Duration::from_secs(1)
+            || (!got && last_new.elapsed() >= config.poll * 4)
+        {
             checkpoint(&config.dir, &adapter, &mut journals, pipeline);
             last_checkpoint = Instant::now();
         }
@@ -225,10 +233,17 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
 
 /// Saves resume points for sessions between turns, once what was read is out of the
 /// pipeline (delivered or spooled), and removes the journals of sessions that ended.
-fn checkpoint(_dir: &Path, adapter: &Adapter, journals: &mut HashMap<PathBuf, JournalState>, pipeline: &PipelineHandle) {
+fn checkpoint(
+    _dir: &Path,
+    adapter: &Adapter,
+    journals: &mut HashMap<PathBuf, JournalState>,
+    pipeline: &PipelineHandle,
+) {
     let due: Vec<PathBuf> = journals
         .iter()
-        .filter(|(_, s)| s.session.as_deref().is_some_and(|id| adapter.at_rest(id)) && s.saved.offset != s.offset)
+        .filter(|(_, s)| {
+            s.session.as_deref().is_some_and(|id| adapter.at_rest(id)) && s.saved.offset != s.offset
+        })
         .map(|(p, _)| p.clone())
         .collect();
     if due.is_empty() {
@@ -249,7 +264,10 @@ fn checkpoint(_dir: &Path, adapter: &Adapter, journals: &mut HashMap<PathBuf, Jo
         }
         let resume = Resume {
             offset: state.offset,
-            transcript: state.session.as_deref().map_or(0, |s| adapter.transcript_offset(s)),
+            transcript: state
+                .session
+                .as_deref()
+                .map_or(0, |s| adapter.transcript_offset(s)),
         };
         match journal::save_resume(&path, resume) {
             Ok(()) => state.saved = resume,

@@ -29,7 +29,13 @@ pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 pub fn journal_name(session: &str) -> String {
     let safe: String = session
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(80)
         .collect();
     let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
@@ -49,7 +55,11 @@ fn open_private(path: &Path, append: bool) -> io::Result<File> {
 
 #[cfg(not(unix))]
 fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    OpenOptions::new().create(true).append(append).write(true).open(path)
+    OpenOptions::new()
+        .create(true)
+        .append(append)
+        .write(true)
+        .open(path)
 }
 
 /// Makes the journal folder, private to the user.
@@ -57,7 +67,10 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
     }
     #[cfg(not(unix))]
@@ -178,7 +191,11 @@ mod tests {
                 let (dir, big) = (&dir, &big);
                 s.spawn(move || {
                     for i in 0..20 {
-                        let payload = if i % 2 == 0 { big.clone() } else { format!("{{\"t\":{t},\"i\":{i}}}") };
+                        let payload = if i % 2 == 0 {
+                            big.clone()
+                        } else {
+                            format!("{{\"t\":{t},\"i\":{i}}}")
+                        };
                         append(dir, "same session", &payload, 1000 + i).unwrap();
                     }
                 });
@@ -188,14 +205,30 @@ mod tests {
         assert_eq!(journals.len(), 1);
         let (bytes, end) = read_from(&journals[0], 0).unwrap();
         assert_eq!(end as usize, bytes.len());
-        let lines: Vec<_> = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        let lines: Vec<_> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
         assert_eq!(lines.len(), 160);
         for l in lines {
             let e: Entry = serde_json::from_slice(l).expect("every line is whole");
             assert!(e.received_ms >= 1000);
         }
-        save_resume(&journals[0], Resume { offset: 7, transcript: 9 }).unwrap();
-        assert_eq!(load_resume(&journals[0]), Resume { offset: 7, transcript: 9 });
+        save_resume(
+            &journals[0],
+            Resume {
+                offset: 7,
+                transcript: 9,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            load_resume(&journals[0]),
+            Resume {
+                offset: 7,
+                transcript: 9
+            }
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::protocol::{Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo};
+use super::protocol::{
+    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo,
+};
 use super::transcript::{ModelCall, TranscriptCursor};
 
 /// The agent name on turns from command hooks.
@@ -92,7 +94,9 @@ pub struct Files;
 impl Transcripts for Files {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
         use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(path) else { return Vec::new() };
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
         let mut buf = Vec::new();
         if f.seek(SeekFrom::Start(offset)).is_ok() {
             let _ = f.read_to_end(&mut buf);
@@ -227,7 +231,13 @@ impl Adapter {
     }
 
     /// Takes one hook payload received at `at_ms`; appends protocol records to `out`.
-    pub fn push(&mut self, at_ms: u64, p: &Payload, transcripts: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+    pub fn push(
+        &mut self,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let sid = p.session_id.as_str();
         if sid.is_empty() {
             return;
@@ -238,7 +248,10 @@ impl Adapter {
             "UserPromptSubmit" => {
                 // A background sub-agent reporting back comes as a prompt nobody typed; the
                 // agent's answer to it belongs to the turn that started the sub-agent.
-                let notification = p.prompt.as_deref().is_some_and(|t| t.trim_start().starts_with(TASK_NOTIFICATION));
+                let notification = p
+                    .prompt
+                    .as_deref()
+                    .is_some_and(|t| t.trim_start().starts_with(TASK_NOTIFICATION));
                 let s = self.sessions.get_mut(sid).expect("ensured");
                 if notification && s.turn_open {
                     s.stop_at = None;
@@ -257,7 +270,9 @@ impl Adapter {
                 ));
             }
             "PreToolUse" => {
-                let (Some(id), Some(name)) = (&p.tool_use_id, &p.tool_name) else { return };
+                let (Some(id), Some(name)) = (&p.tool_use_id, &p.tool_name) else {
+                    return;
+                };
                 if target == sid {
                     // A call after a `Stop`: that stop was held, the turn goes on.
                     let s = self.sessions.get_mut(sid).expect("ensured");
@@ -288,7 +303,10 @@ impl Adapter {
             "PostToolUse" | "PostToolUseFailure" => {
                 let Some(id) = &p.tool_use_id else { return };
                 let failed = p.hook_event_name == "PostToolUseFailure";
-                let pending = self.sessions.get_mut(&target).and_then(|s| s.pending.remove(id));
+                let pending = self
+                    .sessions
+                    .get_mut(&target)
+                    .and_then(|s| s.pending.remove(id));
                 let (started, name, input) = match pending {
                     Some(pre) => (pre.at_ms, pre.name, pre.input),
                     None => (
@@ -324,7 +342,11 @@ impl Adapter {
             "PostToolBatch" => {
                 // A call still pending here never ran: another hook blocked it.
                 for c in p.tool_calls.iter().flatten() {
-                    let Some(pre) = self.sessions.get_mut(&target).and_then(|s| s.pending.remove(&c.tool_use_id)) else {
+                    let Some(pre) = self
+                        .sessions
+                        .get_mut(&target)
+                        .and_then(|s| s.pending.remove(&c.tool_use_id))
+                    else {
                         continue;
                     };
                     if let Some(s) = self.sessions.get_mut(sid) {
@@ -352,7 +374,11 @@ impl Adapter {
                 let Some(agent) = &p.agent_id else { return };
                 let child = format!("{sid}/agent-{agent}");
                 let s = self.sessions.get_mut(sid).expect("ensured");
-                let parent_call = if s.agent_calls.is_empty() { None } else { Some(s.agent_calls.remove(0)) };
+                let parent_call = if s.agent_calls.is_empty() {
+                    None
+                } else {
+                    Some(s.agent_calls.remove(0))
+                };
                 s.agents.insert(agent.clone(), child.clone());
                 let prompt = parent_call
                     .as_ref()
@@ -365,7 +391,9 @@ impl Adapter {
                     &child,
                     Event::Session(SessionInfo {
                         at_ms,
-                        agent: Some(Cow::Owned(p.agent_type.clone().unwrap_or_else(|| "subagent".into()))),
+                        agent: Some(Cow::Owned(
+                            p.agent_type.clone().unwrap_or_else(|| "subagent".into()),
+                        )),
                         model: None,
                         workspace: p.cwd.clone().map(Cow::Owned),
                         parent: parent_call.map(|c| ParentRef {
@@ -374,14 +402,24 @@ impl Adapter {
                         }),
                     }),
                 ));
-                out.push(record(&child, Event::Prompted { at_ms, text: Cow::Owned(prompt) }));
+                out.push(record(
+                    &child,
+                    Event::Prompted {
+                        at_ms,
+                        text: Cow::Owned(prompt),
+                    },
+                ));
                 let c = self.sessions.entry(child).or_default();
                 c.started = true;
                 c.turn_open = true;
             }
             "SubagentStop" => {
                 let Some(agent) = &p.agent_id else { return };
-                let Some(child) = self.sessions.get_mut(sid).and_then(|s| s.agents.remove(agent)) else {
+                let Some(child) = self
+                    .sessions
+                    .get_mut(sid)
+                    .and_then(|s| s.agents.remove(agent))
+                else {
                     return;
                 };
                 if let Some(path) = p.agent_transcript_path.as_deref().filter(|p| !p.is_empty()) {
@@ -395,7 +433,13 @@ impl Adapter {
                         held: 0,
                     },
                 ));
-                out.push(record(&child, Event::TurnEnded { at_ms, reason: Some(Cow::Borrowed("end_turn")) }));
+                out.push(record(
+                    &child,
+                    Event::TurnEnded {
+                        at_ms,
+                        reason: Some(Cow::Borrowed("end_turn")),
+                    },
+                ));
                 out.push(record(&child, Event::Closed { at_ms }));
                 self.sessions.remove(&child);
                 // The parent stopped while this one ran: now its turn may end (unless it
@@ -448,7 +492,13 @@ impl Adapter {
         }
     }
 
-    fn read_transcript(&mut self, session: &str, path: &str, transcripts: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+    fn read_transcript(
+        &mut self,
+        session: &str,
+        path: &str,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let s = self.sessions.entry(session.to_string()).or_default();
         let bytes = transcripts.read_from(path, s.transcript.offset);
         s.transcript.feed(&bytes);
@@ -529,7 +579,11 @@ mod tests {
             } else {
                 format!("{}/transcript.jsonl", self.0)
             };
-            let all = std::fs::read(format!("{}/tests/fixtures/claude-code/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            let all = std::fs::read(format!(
+                "{}/tests/fixtures/claude-code/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
             all[(offset as usize).min(all.len())..].to_vec()
         }
     }
@@ -541,7 +595,11 @@ mod tests {
     }
 
     fn replay(name: &'static str) -> Output {
-        let text = std::fs::read_to_string(format!("{}/tests/fixtures/claude-code/{name}/hooks.jsonl", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/claude-code/{name}/hooks.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
         let mut adapter = Adapter::new(15_000);
         let mut records = Vec::new();
         let mut transcripts = Fixture(name);
@@ -569,30 +627,61 @@ mod tests {
     }
 
     fn tools<'a>(out: &'a Output) -> Vec<&'a Span> {
-        out.spans.iter().filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_EXECUTE_TOOL)).collect()
+        out.spans
+            .iter()
+            .filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_EXECUTE_TOOL))
+            .collect()
     }
 
     #[test]
     fn parallel_calls_a_failure_and_the_model_calls_of_a_turn() {
         let out = replay("multi_tool");
-        let roots: Vec<_> = out.spans.iter().filter(|x| x.parent_span_id.is_none()).collect();
+        let roots: Vec<_> = out
+            .spans
+            .iter()
+            .filter(|x| x.parent_span_id.is_none())
+            .collect();
         assert_eq!(roots.len(), 1, "one turn");
         let root = roots[0];
         assert_eq!(root.name, "invoke_agent claude-code");
-        assert!(root.attr(ALBEDO_UNFINISHED).is_none(), "the turn ended at its Stop");
+        assert!(
+            root.attr(ALBEDO_UNFINISHED).is_none(),
+            "the turn ended at its Stop"
+        );
         assert_eq!(root.end_ns, 1_795_986_590_345 * 1_000_000, "at the Stop");
         let t = tools(&out);
         let names: Vec<_> = t.iter().map(|x| x.name.as_str()).collect();
-        assert_eq!(names, ["execute_tool Read", "execute_tool Bash", "execute_tool Edit", "execute_tool Bash"]);
+        assert_eq!(
+            names,
+            [
+                "execute_tool Read",
+                "execute_tool Bash",
+                "execute_tool Edit",
+                "execute_tool Bash"
+            ]
+        );
         // Read: PreToolUse at .934, 14 ms of its own.
-        assert_eq!((t[0].start_ns, t[0].end_ns), (1_795_986_589_934 * 1_000_000, 1_795_986_589_948 * 1_000_000));
+        assert_eq!(
+            (t[0].start_ns, t[0].end_ns),
+            (1_795_986_589_934 * 1_000_000, 1_795_986_589_948 * 1_000_000)
+        );
         // Parallel with Bash, which started a millisecond earlier and took 44 ms.
-        assert_eq!((t[1].start_ns, t[1].end_ns), (1_795_986_589_933 * 1_000_000, 1_795_986_589_977 * 1_000_000));
+        assert_eq!(
+            (t[1].start_ns, t[1].end_ns),
+            (1_795_986_589_933 * 1_000_000, 1_795_986_589_977 * 1_000_000)
+        );
         assert!(t.iter().all(|x| x.parent_span_id == Some(root.span_id)));
         assert_eq!(t[3].status, Status::Error("failed: Exit code 3".into()));
-        let chats: Vec<_> = out.spans.iter().filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_CHAT)).collect();
+        let chats: Vec<_> = out
+            .spans
+            .iter()
+            .filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_CHAT))
+            .collect();
         assert_eq!(chats.len(), 4, "one per message id");
-        assert_eq!(chats[0].attr(GEN_AI_USAGE_INPUT_TOKENS), Some(&Value::Int(4 + 14211)));
+        assert_eq!(
+            chats[0].attr(GEN_AI_USAGE_INPUT_TOKENS),
+            Some(&Value::Int(4 + 14211))
+        );
         assert!(chats.iter().all(|c| c.parent_span_id == Some(root.span_id)));
         assert_eq!(root.attr(ALBEDO_TURN_MODEL_CALLS), Some(&Value::Int(4)));
     }
@@ -605,7 +694,10 @@ mod tests {
         assert_eq!(s(t[0], GEN_AI_TOOL_CALL_ID), Some("toolu_01Mockmain0000"));
         assert_eq!(t[0].attr(ALBEDO_TOOL_REFUSED), Some(&Value::Bool(true)));
         match &t[0].status {
-            Status::Error(m) => assert!(m.contains("Blocked by policy: rm -rf is not allowed"), "{m}"),
+            Status::Error(m) => assert!(
+                m.contains("Blocked by policy: rm -rf is not allowed"),
+                "{m}"
+            ),
             other => panic!("{other:?}"),
         }
         assert_eq!(t[1].status, Status::Unset);
@@ -614,19 +706,43 @@ mod tests {
     #[test]
     fn a_sub_agent_nests_under_its_agent_call_with_its_own_model_calls() {
         let out = replay("subagent");
-        let agent_call = out.spans.iter().find(|x| x.name == "execute_tool Agent").unwrap();
-        let sub = out.spans.iter().find(|x| x.name == "invoke_agent general-purpose").unwrap();
+        let agent_call = out
+            .spans
+            .iter()
+            .find(|x| x.name == "execute_tool Agent")
+            .unwrap();
+        let sub = out
+            .spans
+            .iter()
+            .find(|x| x.name == "invoke_agent general-purpose")
+            .unwrap();
         assert_eq!(sub.parent_span_id, Some(agent_call.span_id));
         assert_eq!(sub.trace_id, agent_call.trace_id);
-        let inner = out.spans.iter().find(|x| s(x, GEN_AI_TOOL_CALL_ID) == Some("toolu_01Mocksub0001")).unwrap();
+        let inner = out
+            .spans
+            .iter()
+            .find(|x| s(x, GEN_AI_TOOL_CALL_ID) == Some("toolu_01Mocksub0001"))
+            .unwrap();
         assert_eq!(inner.parent_span_id, Some(sub.span_id));
         let sub_chats = out
             .spans
             .iter()
-            .filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_CHAT) && x.parent_span_id == Some(sub.span_id))
+            .filter(|x| {
+                s(x, GEN_AI_OPERATION_NAME) == Some(OP_CHAT)
+                    && x.parent_span_id == Some(sub.span_id)
+            })
             .count();
-        assert!(sub_chats >= 1, "the sub-agent's model calls come from its own transcript");
-        assert_eq!(out.spans.iter().filter(|x| x.parent_span_id.is_none()).count(), 1);
+        assert!(
+            sub_chats >= 1,
+            "the sub-agent's model calls come from its own transcript"
+        );
+        assert_eq!(
+            out.spans
+                .iter()
+                .filter(|x| x.parent_span_id.is_none())
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -634,28 +750,90 @@ mod tests {
         let mut a = Adapter::new(1_000);
         let mut out = Vec::new();
         let p = |event: &str, extra: &str| -> Payload {
-            serde_json::from_str(&format!(r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#)).unwrap()
+            serde_json::from_str(&format!(
+                r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#
+            ))
+            .unwrap()
         };
         let mut none = Files;
-        a.push(1_000, &p("UserPromptSubmit", r#","prompt":"go""#), &mut none, &mut out);
-        a.push(1_100, &p("PreToolUse", r#","tool_name":"Agent","tool_use_id":"ag","tool_input":{"prompt":"x"}"#), &mut none, &mut out);
-        a.push(1_120, &p("PostToolUse", r#","tool_name":"Agent","tool_use_id":"ag","duration_ms":20"#), &mut none, &mut out);
-        a.push(1_150, &p("SubagentStart", r#","agent_id":"k","agent_type":"helper""#), &mut none, &mut out);
-        a.push(1_200, &p("Stop", r#","stop_hook_active":false"#), &mut none, &mut out);
+        a.push(
+            1_000,
+            &p("UserPromptSubmit", r#","prompt":"go""#),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            1_100,
+            &p(
+                "PreToolUse",
+                r#","tool_name":"Agent","tool_use_id":"ag","tool_input":{"prompt":"x"}"#,
+            ),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            1_120,
+            &p(
+                "PostToolUse",
+                r#","tool_name":"Agent","tool_use_id":"ag","duration_ms":20"#,
+            ),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            1_150,
+            &p("SubagentStart", r#","agent_id":"k","agent_type":"helper""#),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            1_200,
+            &p("Stop", r#","stop_hook_active":false"#),
+            &mut none,
+            &mut out,
+        );
         a.tick(9_000, &mut out);
-        assert!(!out.iter().any(|r| matches!(r.event, Event::TurnEnded { .. }) && r.session == "s"), "the sub-agent still runs");
-        a.push(9_100, &p("SubagentStop", r#","agent_id":"k""#), &mut none, &mut out);
+        assert!(
+            !out.iter()
+                .any(|r| matches!(r.event, Event::TurnEnded { .. }) && r.session == "s"),
+            "the sub-agent still runs"
+        );
+        a.push(
+            9_100,
+            &p("SubagentStop", r#","agent_id":"k""#),
+            &mut none,
+            &mut out,
+        );
         // The sub-agent's report comes back as a prompt; the agent answers once more.
-        a.push(9_200, &p("UserPromptSubmit", r#","prompt":"<task-notification>\n<task-id>k</task-id>""#), &mut none, &mut out);
-        a.push(9_500, &p("Stop", r#","stop_hook_active":false"#), &mut none, &mut out);
+        a.push(
+            9_200,
+            &p(
+                "UserPromptSubmit",
+                r#","prompt":"<task-notification>\n<task-id>k</task-id>""#,
+            ),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            9_500,
+            &p("Stop", r#","stop_hook_active":false"#),
+            &mut none,
+            &mut out,
+        );
         a.tick(10_500, &mut out);
         let ends: Vec<_> = out
             .iter()
             .filter(|r| r.session == "s")
-            .filter_map(|r| match r.event { Event::TurnEnded { at_ms, .. } => Some(at_ms), _ => None })
+            .filter_map(|r| match r.event {
+                Event::TurnEnded { at_ms, .. } => Some(at_ms),
+                _ => None,
+            })
             .collect();
         assert_eq!(ends, [9_500], "one turn, ended by the last Stop");
-        let prompts = out.iter().filter(|r| matches!(r.event, Event::Prompted { .. }) && r.session == "s").count();
+        let prompts = out
+            .iter()
+            .filter(|r| matches!(r.event, Event::Prompted { .. }) && r.session == "s")
+            .count();
         assert_eq!(prompts, 1, "the notification is no new turn");
     }
 
@@ -664,23 +842,75 @@ mod tests {
         let mut a = Adapter::new(1_000);
         let mut out = Vec::new();
         let p = |event: &str, extra: &str| -> Payload {
-            serde_json::from_str(&format!(r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#)).unwrap()
+            serde_json::from_str(&format!(
+                r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#
+            ))
+            .unwrap()
         };
         let mut none = Files;
-        a.push(1_000, &p("UserPromptSubmit", r#","prompt":"go""#), &mut none, &mut out);
-        a.push(2_000, &p("Stop", r#","stop_hook_active":false"#), &mut none, &mut out);
+        a.push(
+            1_000,
+            &p("UserPromptSubmit", r#","prompt":"go""#),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            2_000,
+            &p("Stop", r#","stop_hook_active":false"#),
+            &mut none,
+            &mut out,
+        );
         // A hook held the stop: a tool call comes within the grace period.
-        a.push(2_500, &p("PreToolUse", r#","tool_name":"Bash","tool_use_id":"t1","tool_input":{}"#), &mut none, &mut out);
+        a.push(
+            2_500,
+            &p(
+                "PreToolUse",
+                r#","tool_name":"Bash","tool_use_id":"t1","tool_input":{}"#,
+            ),
+            &mut none,
+            &mut out,
+        );
         a.tick(3_100, &mut out);
-        assert!(!out.iter().any(|r| matches!(r.event, Event::TurnEnded { .. })), "still one turn");
-        a.push(2_600, &p("PostToolUse", r#","tool_name":"Bash","tool_use_id":"t1","duration_ms":50"#), &mut none, &mut out);
-        a.push(3_000, &p("Stop", r#","stop_hook_active":true"#), &mut none, &mut out);
+        assert!(
+            !out.iter()
+                .any(|r| matches!(r.event, Event::TurnEnded { .. })),
+            "still one turn"
+        );
+        a.push(
+            2_600,
+            &p(
+                "PostToolUse",
+                r#","tool_name":"Bash","tool_use_id":"t1","duration_ms":50"#,
+            ),
+            &mut none,
+            &mut out,
+        );
+        a.push(
+            3_000,
+            &p("Stop", r#","stop_hook_active":true"#),
+            &mut none,
+            &mut out,
+        );
         a.tick(3_999, &mut out);
-        assert!(!out.iter().any(|r| matches!(r.event, Event::TurnEnded { .. })));
+        assert!(!out
+            .iter()
+            .any(|r| matches!(r.event, Event::TurnEnded { .. })));
         a.tick(4_000, &mut out);
-        let ends: Vec<_> = out.iter().filter_map(|r| match r.event { Event::TurnEnded { at_ms, .. } => Some(at_ms), _ => None }).collect();
+        let ends: Vec<_> = out
+            .iter()
+            .filter_map(|r| match r.event {
+                Event::TurnEnded { at_ms, .. } => Some(at_ms),
+                _ => None,
+            })
+            .collect();
         assert_eq!(ends, [3_000], "the turn ends at its last Stop");
-        let held: Vec<_> = out.iter().filter_map(|r| match r.event { Event::Stopping { held, .. } => Some(held), _ => None }).collect();
+        let held: Vec<_> = out
+            .iter()
+            .filter_map(|r| match r.event {
+                Event::Stopping { held, .. } => Some(held),
+                _ => None,
+            })
+            .collect();
         assert_eq!(held, [0, 1]);
     }
 }

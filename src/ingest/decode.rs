@@ -297,7 +297,10 @@ fn nests_deeper_than(text: &str, max: usize) -> bool {
     false
 }
 
-fn shallow<'a>(json: Option<Json<'a>>, field: &'static str) -> Result<Option<Json<'a>>, DecodeError> {
+fn shallow<'a>(
+    json: Option<Json<'a>>,
+    field: &'static str,
+) -> Result<Option<Json<'a>>, DecodeError> {
     match json {
         Some(j) if nests_deeper_than(j.get(), MAX_JSON_DEPTH) => Err(DecodeError::Invalid {
             field,
@@ -528,9 +531,15 @@ mod tests {
         };
         assert_eq!(c.call.id, "c1");
         assert_eq!(c.call.within.as_deref(), Some("c0"));
-        assert_eq!(c.call.arguments.as_ref().unwrap().get(), r#"{"command":"ls"}"#);
+        assert_eq!(
+            c.call.arguments.as_ref().unwrap().get(),
+            r#"{"command":"ls"}"#
+        );
         assert!(matches!(c.call.arguments, Some(Json(Cow::Borrowed(_)))));
-        assert_eq!((c.started_ms, c.finished_ms, c.refused), (1000, 1250, false));
+        assert_eq!(
+            (c.started_ms, c.finished_ms, c.refused),
+            (1000, 1250, false)
+        );
     }
 
     #[test]
@@ -558,24 +567,36 @@ mod tests {
     #[test]
     fn errors_name_the_field_and_the_reason() {
         assert_eq!(
-            err(r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"run"},"started_ms":1}"#),
+            err(
+                r#"{"v":1,"kind":"called","session":"s","call":{"id":"c","name":"run"},"started_ms":1}"#
+            ),
             "missing field `finished_ms` (required for kind `called`)"
         );
-        assert!(err(r#"{"v":1,"kind":"calling","session":"s","at_ms":1,"call":{"id":5,"name":"x"}}"#)
-            .starts_with("field `call.id`: invalid type: integer `5`, expected a string"));
-        assert!(err(r#"{"v":1,"kind":"prompted","session":"s","at_ms":-1,"text":""}"#)
-            .starts_with("field `at_ms`: invalid value: integer `-1`"));
-        assert!(err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1e999}"#)
-            .starts_with("field `at_ms`: number out of range"));
-        assert!(err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1700000000000000}"#)
-            .starts_with("field `at_ms`: 1700000000000000 is after the year 2100"));
+        assert!(err(
+            r#"{"v":1,"kind":"calling","session":"s","at_ms":1,"call":{"id":5,"name":"x"}}"#
+        )
+        .starts_with("field `call.id`: invalid type: integer `5`, expected a string"));
+        assert!(
+            err(r#"{"v":1,"kind":"prompted","session":"s","at_ms":-1,"text":""}"#)
+                .starts_with("field `at_ms`: invalid value: integer `-1`")
+        );
+        assert!(
+            err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1e999}"#)
+                .starts_with("field `at_ms`: number out of range")
+        );
+        assert!(
+            err(r#"{"v":1,"kind":"closed","session":"s","at_ms":1700000000000000}"#)
+                .starts_with("field `at_ms`: 1700000000000000 is after the year 2100")
+        );
         assert_eq!(
             err(r#"{"v":2,"kind":"closed","session":"s","at_ms":1}"#),
             "protocol version 2 is not supported (this exporter reads version 1)"
         );
         assert!(err(r#"{"v":1,"kind":"nope","session":"s"}"#).starts_with("unknown kind `nope`"));
         assert!(err("not json").starts_with("not a JSON object"));
-        assert!(err(r#"{"v":1,"kind":"closed","session":"","at_ms":1}"#).contains("must not be empty"));
+        assert!(
+            err(r#"{"v":1,"kind":"closed","session":"","at_ms":1}"#).contains("must not be empty")
+        );
         assert_eq!(
             decode_line(b"{\"v\":1,\"kind\":\"closed\",\"session\":\"\xff\"}").unwrap_err(),
             DecodeError::NotUtf8 { offset: 34 }
@@ -593,17 +614,31 @@ mod tests {
         };
         assert!(decode_line(line(128).as_bytes()).is_ok());
         assert_eq!(
-            decode_line(line(100_000).as_bytes()).unwrap_err().to_string(),
+            decode_line(line(100_000).as_bytes())
+                .unwrap_err()
+                .to_string(),
             "field `call.arguments`: nested deeper than 128 levels"
         );
         // Brackets inside strings do not count.
-        let in_string = format!(r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":"{}\"{}"}},"started_ms":1,"finished_ms":2}}"#, "[".repeat(500), "{".repeat(500));
+        let in_string = format!(
+            r#"{{"v":1,"kind":"called","session":"s","call":{{"id":"c","name":"x","arguments":"{}\"{}"}},"started_ms":1,"finished_ms":2}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
         decode_line(in_string.as_bytes()).unwrap();
         // Unknown fields are skipped, however deep, without recursing.
-        let unknown = format!(r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"x":{}1{}}}"#, "[".repeat(1_000_000), "]".repeat(1_000_000));
+        let unknown = format!(
+            r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"x":{}1{}}}"#,
+            "[".repeat(1_000_000),
+            "]".repeat(1_000_000)
+        );
         assert!(decode_line(unknown.as_bytes()).is_ok());
         // A known field that should be flat but is deep is refused by serde_json's own limit.
-        let known = format!(r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"parent":{}1{}}}"#, "{\"a\":".repeat(200), "}".repeat(200));
+        let known = format!(
+            r#"{{"v":1,"kind":"closed","session":"s","at_ms":1,"parent":{}1{}}}"#,
+            "{\"a\":".repeat(200),
+            "}".repeat(200)
+        );
         assert!(decode_line(known.as_bytes()).is_err());
     }
 }

@@ -107,7 +107,14 @@ pub fn read_lines<R: Read>(
             // End of input: a last line without a newline still counts.
             if partial_len > 0 {
                 summary.lines += 1;
-                end_line(&mut chunk, &partial, &[], partial_len, discarding, summary.lines);
+                end_line(
+                    &mut chunk,
+                    &partial,
+                    &[],
+                    partial_len,
+                    discarding,
+                    summary.lines,
+                );
             }
             if !chunk.data.is_empty() {
                 emit(chunk);
@@ -188,17 +195,12 @@ mod tests {
 
     fn collect(input: &[u8], step: usize, max: usize) -> Vec<(u64, Result<String, DecodeError>)> {
         let mut out = Vec::new();
-        read_lines(
-            "t".into(),
-            Trickle { data: input, step },
-            max,
-            |chunk| {
-                for (n, line) in chunk.lines() {
-                    out.push((n, line.map(|l| String::from_utf8(l.to_vec()).unwrap())));
-                }
-                true
-            },
-        )
+        read_lines("t".into(), Trickle { data: input, step }, max, |chunk| {
+            for (n, line) in chunk.lines() {
+                out.push((n, line.map(|l| String::from_utf8(l.to_vec()).unwrap())));
+            }
+            true
+        })
         .unwrap();
         out
     }
@@ -227,6 +229,15 @@ mod tests {
         // 8 MiB without a newline, with a 1 KiB cap: only the error comes out.
         let big = vec![b'x'; 8 << 20];
         let got = collect(&big, 64 * 1024, 1024);
-        assert_eq!(got, vec![(1, Err(DecodeError::TooLong { len: 8 << 20, max: 1024 }))]);
+        assert_eq!(
+            got,
+            vec![(
+                1,
+                Err(DecodeError::TooLong {
+                    len: 8 << 20,
+                    max: 1024
+                })
+            )]
+        );
     }
 }

@@ -114,7 +114,9 @@ impl TranscriptCursor {
     }
 
     fn line(&mut self, raw: &[u8]) {
-        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else { return };
+        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
+            return;
+        };
         let ts = line.timestamp.as_deref().and_then(parse_timestamp);
         match line.kind.as_deref() {
             Some("api-request") => {
@@ -149,7 +151,10 @@ impl TranscriptCursor {
             output_tokens: u.output_tokens,
             cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
             cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
-            reasoning_tokens: u.output_tokens_details.and_then(|d| d.thinking_tokens).filter(|t| *t > 0),
+            reasoning_tokens: u
+                .output_tokens_details
+                .and_then(|d| d.thinking_tokens)
+                .filter(|t| *t > 0),
         });
         if let Some((call, blocks)) = self.open.iter_mut().find(|(c, _)| c.id == id) {
             // Another block of the same message: the same usage again, a later end.
@@ -165,7 +170,11 @@ impl TranscriptCursor {
         }
         let (started, model, max_tokens) = match &self.request {
             Some((at, model, max)) if *at <= ts => (*at, model.clone(), *max),
-            _ => (self.previous_ms.filter(|p| *p <= ts).unwrap_or(ts), None, None),
+            _ => (
+                self.previous_ms.filter(|p| *p <= ts).unwrap_or(ts),
+                None,
+                None,
+            ),
         };
         // A request line starts one call only.
         self.request = None;
@@ -216,7 +225,11 @@ mod tests {
     use super::*;
 
     fn fixture(path: &str) -> Vec<u8> {
-        std::fs::read(format!("{}/tests/fixtures/claude-code/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        std::fs::read(format!(
+            "{}/tests/fixtures/claude-code/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -228,7 +241,12 @@ mod tests {
         let ids: Vec<_> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(
             ids,
-            ["msg_01Mockmain000001", "msg_01Mockmain010002", "msg_01Mockmain020003", "msg_01Mockmain030004"]
+            [
+                "msg_01Mockmain000001",
+                "msg_01Mockmain010002",
+                "msg_01Mockmain020003",
+                "msg_01Mockmain030004"
+            ]
         );
         let first = &calls[0];
         assert_eq!(first.model, "claude-opus-5-5");

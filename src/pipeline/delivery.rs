@@ -71,7 +71,9 @@ pub(super) fn run<F>(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(ExportError::Setup(format!("cannot start a runtime: {e}"))));
+            let _ = ready.send(Err(ExportError::Setup(format!(
+                "cannot start a runtime: {e}"
+            ))));
             return;
         }
     };
@@ -157,8 +159,10 @@ impl Delivery {
 
     /// How long a send may take: the request timeout, or what is left before the deadline.
     fn send_timeout(&self) -> Option<Duration> {
-        self.closing_by()
-            .map(|d| d.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))
+        self.closing_by().map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        })
     }
 
     fn time_to_probe(&self) -> Duration {
@@ -170,7 +174,9 @@ impl Delivery {
     }
 
     fn probe_due(&mut self) -> bool {
-        let Some(s) = &mut self.spool else { return false };
+        let Some(s) = &mut self.spool else {
+            return false;
+        };
         if s.is_empty() {
             // Other exporters sharing the spool may have left batches in it.
             if Instant::now() >= self.next_probe {
@@ -274,7 +280,10 @@ impl Delivery {
             if let Some(d) = self.closing_by() {
                 give_up_at = give_up_at.min(d);
             }
-            let wait = error.retry_after().unwrap_or(backoff).min(self.retry.max_elapsed);
+            let wait = error
+                .retry_after()
+                .unwrap_or(backoff)
+                .min(self.retry.max_elapsed);
             if retryable && Instant::now() + wait < give_up_at {
                 self.record_failure(&error, "retrying with backoff");
                 self.sleep(wait).await;

@@ -225,7 +225,10 @@ impl Drop for PipelineGuard {
 
 /// Starts the threads. The exporter is created inside the export thread's runtime (the gRPC
 /// client needs one), so it is passed as a function.
-pub fn start<F>(config: PipelineConfig, make_exporter: F) -> Result<(PipelineHandle, PipelineGuard), ExportError>
+pub fn start<F>(
+    config: PipelineConfig,
+    make_exporter: F,
+) -> Result<(PipelineHandle, PipelineGuard), ExportError>
 where
     F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
 {
@@ -245,7 +248,18 @@ where
         let spool = config.spool.clone();
         std::thread::Builder::new()
             .name("albedo-otel-export".into())
-            .spawn(move || delivery::run(make_exporter, spool, ready_tx, batch_rx, done_tx, stats, deadline, retry))
+            .spawn(move || {
+                delivery::run(
+                    make_exporter,
+                    spool,
+                    ready_tx,
+                    batch_rx,
+                    done_tx,
+                    stats,
+                    deadline,
+                    retry,
+                )
+            })
             .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
     };
     let target = match ready_rx.recv() {
@@ -254,7 +268,11 @@ where
             let _ = export_thread.join();
             return Err(e);
         }
-        Err(_) => return Err(ExportError::Setup("the export thread died while starting".into())),
+        Err(_) => {
+            return Err(ExportError::Setup(
+                "the export thread died while starting".into(),
+            ))
+        }
     };
     let assemble_thread = {
         let stats = stats.clone();

@@ -85,7 +85,10 @@ fn pid_alive(pid: u32) -> bool {
 #[cfg(unix)]
 fn private_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
 }
 
@@ -106,7 +109,10 @@ fn private_file(path: &Path) -> io::Result<fs::File> {
 
 #[cfg(not(unix))]
 fn private_file(path: &Path) -> io::Result<fs::File> {
-    fs::OpenOptions::new().write(true).create_new(true).open(path)
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 impl Spool {
@@ -142,7 +148,11 @@ impl Spool {
                 }
             } else if name.ends_with(".tmp") {
                 // A write that never finished; its batch was never counted as spooled.
-                let owner = name.split('-').nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+                let owner = name
+                    .split('-')
+                    .nth(1)
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(0);
                 if owner != self.pid && !pid_alive(owner) {
                     let _ = fs::remove_file(self.dir.join(&name));
                 }
@@ -157,7 +167,9 @@ impl Spool {
         for e in fs::read_dir(&self.dir)? {
             let e = e?;
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(spans) = parse_name(&name) else { continue };
+            let Some(spans) = parse_name(&name) else {
+                continue;
+            };
             let bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
             entries.push(Entry { name, bytes, spans });
         }
@@ -189,7 +201,9 @@ impl Spool {
         let size = body.len() as u64;
         let mut evicted = Evicted::default();
         while self.bytes + size > self.max_bytes {
-            let Some(oldest) = self.entries.pop_front() else { break };
+            let Some(oldest) = self.entries.pop_front() else {
+                break;
+            };
             self.bytes = self.bytes.saturating_sub(oldest.bytes);
             // Another process may have taken it meanwhile; then it is not ours to count.
             if fs::remove_file(self.dir.join(&oldest.name)).is_ok() {
@@ -269,7 +283,11 @@ pub fn default_root(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let state = env("XDG_STATE_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
-        .or_else(|| env("HOME").filter(|s| !s.is_empty()).map(|h| Path::new(&h).join(".local/state")))?;
+        .or_else(|| {
+            env("HOME")
+                .filter(|s| !s.is_empty())
+                .map(|h| Path::new(&h).join(".local/state"))
+        })?;
     Some(state.join("albedo-otel").join("spool"))
 }
 
@@ -289,7 +307,8 @@ mod tests {
     use super::*;
 
     fn temp(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("albedo-otel-spool-{name}-{}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("albedo-otel-spool-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
     }
@@ -328,7 +347,14 @@ mod tests {
         assert_eq!(s.push(b"bbbb", 5).unwrap(), Evicted::default());
         assert_eq!(s.push(b"cccc", 6).unwrap(), Evicted { files: 1, spans: 4 });
         assert_eq!(s.take_oldest().unwrap().unwrap().body, b"bbbb");
-        assert_eq!(s.push(&[0; 11], 7).unwrap(), Evicted { files: 2, spans: 13 }, "too big even alone");
+        assert_eq!(
+            s.push(&[0; 11], 7).unwrap(),
+            Evicted {
+                files: 2,
+                spans: 13
+            },
+            "too big even alone"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -339,7 +365,11 @@ mod tests {
         s.push(b"x", 1).unwrap();
         let name = s.entries[0].name.clone();
         // A claim by a pid that cannot exist.
-        fs::rename(dir.join(&name), dir.join(format!("{name}{CLAIM}4294967295"))).unwrap();
+        fs::rename(
+            dir.join(&name),
+            dir.join(format!("{name}{CLAIM}4294967295")),
+        )
+        .unwrap();
         let s2 = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
         assert_eq!(s2.spans(), 1);
         fs::remove_dir_all(&dir).unwrap();
@@ -352,7 +382,10 @@ mod tests {
         let dir = temp("mode");
         let mut s = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
         s.push(b"secret-ish", 1).unwrap();
-        assert_eq!(fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         let f = dir.join(&s.entries[0].name);
         assert_eq!(fs::metadata(f).unwrap().permissions().mode() & 0o777, 0o600);
         fs::remove_dir_all(&dir).unwrap();

@@ -30,7 +30,11 @@ impl Drop for MockAnthropic {
 
 enum Block {
     Text(&'static str),
-    Tool { id: String, name: &'static str, input: Value },
+    Tool {
+        id: String,
+        name: &'static str,
+        input: Value,
+    },
 }
 
 fn text_of(v: &Value) -> String {
@@ -46,7 +50,11 @@ fn text_of(v: &Value) -> String {
 fn script(req: &Value, n: usize) -> (Block, &'static str) {
     let messages = req["messages"].as_array().cloned().unwrap_or_default();
     let has_tools = req["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let all = messages.iter().map(|m| text_of(&m["content"])).collect::<Vec<_>>().join(" ");
+    let all = messages
+        .iter()
+        .map(|m| text_of(&m["content"]))
+        .collect::<Vec<_>>()
+        .join(" ");
     let tool_results = messages
         .iter()
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
@@ -55,7 +63,10 @@ fn script(req: &Value, n: usize) -> (Block, &'static str) {
     if !has_tools {
         return (Block::Text("albedo-otel test"), "end_turn");
     }
-    let first_user = messages.first().map(|m| text_of(&m["content"])).unwrap_or_default();
+    let first_user = messages
+        .first()
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default();
     if first_user.contains(SUBAGENT_MARK) {
         return match tool_results {
             0 => (
@@ -66,7 +77,10 @@ fn script(req: &Value, n: usize) -> (Block, &'static str) {
                 },
                 "tool_use",
             ),
-            _ => (Block::Text("The command printed: hello from the subagent"), "end_turn"),
+            _ => (
+                Block::Text("The command printed: hello from the subagent"),
+                "end_turn",
+            ),
         };
     }
     let _ = all;
@@ -91,7 +105,10 @@ fn script(req: &Value, n: usize) -> (Block, &'static str) {
             },
             "tool_use",
         ),
-        _ => (Block::Text("The helper agent said: hello from the subagent"), "end_turn"),
+        _ => (
+            Block::Text("The helper agent said: hello from the subagent"),
+            "end_turn",
+        ),
     }
 }
 
@@ -111,8 +128,14 @@ fn sse(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> String {
     );
     match block {
         Block::Text(t) => {
-            event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
-            event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}));
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            );
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}),
+            );
         }
         Block::Tool { id, name, input } => {
             event(
@@ -125,7 +148,10 @@ fn sse(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> String {
             );
         }
     }
-    event("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
+    event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
     event(
         "message_delta",
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 25 + n}}),
@@ -137,7 +163,9 @@ fn sse(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> String {
 fn plain(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> Value {
     let content = match block {
         Block::Text(t) => json!([{"type": "text", "text": t}]),
-        Block::Tool { id, name, input } => json!([{"type": "tool_use", "id": id, "name": name, "input": input}]),
+        Block::Tool { id, name, input } => {
+            json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
+        }
     };
     let mut u = usage(n);
     u["output_tokens"] = json!(25 + n);
@@ -145,7 +173,10 @@ fn plain(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> Value {
         "stop_reason": stop, "stop_sequence": null, "usage": u})
 }
 
-async fn messages(axum::extract::State(requests): axum::extract::State<Arc<Mutex<Vec<Value>>>>, body: Bytes) -> axum::response::Response {
+async fn messages(
+    axum::extract::State(requests): axum::extract::State<Arc<Mutex<Vec<Value>>>>,
+    body: Bytes,
+) -> axum::response::Response {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let n = {
         let mut r = requests.lock().unwrap();
@@ -157,7 +188,10 @@ async fn messages(axum::extract::State(requests): axum::extract::State<Arc<Mutex
     let id = format!("msg_01Mock{n:06}");
     if req["stream"].as_bool().unwrap_or(false) {
         (
-            [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")],
+            [
+                (header::CONTENT_TYPE, "text/event-stream"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
             sse(&model, &id, &block, stop, n),
         )
             .into_response()
@@ -187,7 +221,10 @@ impl MockAnthropic {
             let addr = l.local_addr().unwrap();
             let app = axum::Router::new()
                 .route("/v1/messages", axum::routing::post(messages))
-                .route("/v1/messages/count_tokens", axum::routing::post(count_tokens))
+                .route(
+                    "/v1/messages/count_tokens",
+                    axum::routing::post(count_tokens),
+                )
                 .fallback(other)
                 .with_state(requests.clone());
             tokio::spawn(async move { axum::serve(l, app).await });

@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
-use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
@@ -75,7 +79,9 @@ impl TraceService for Grpc {
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
         if self.0.should_refuse() {
-            return Err(tonic::Status::unavailable("test receiver: refusing on purpose"));
+            return Err(tonic::Status::unavailable(
+                "test receiver: refusing on purpose",
+            ));
         }
         let headers = request
             .metadata()
@@ -87,7 +93,9 @@ impl TraceService for Grpc {
                 _ => None,
             })
             .collect::<Vec<_>>();
-        let gzip = headers.iter().any(|(k, v)| k == "grpc-encoding" && v == "gzip");
+        let gzip = headers
+            .iter()
+            .any(|(k, v)| k == "grpc-encoding" && v == "gzip");
         self.0.record(Received {
             via: "grpc",
             gzip,
@@ -111,7 +119,10 @@ async fn http_export(
         .is_some_and(|v| v.as_bytes() == b"gzip");
     let body = if gzip {
         let mut out = Vec::new();
-        if flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut out).is_err() {
+        if flate2::read::GzDecoder::new(&body[..])
+            .read_to_end(&mut out)
+            .is_err()
+        {
             return (StatusCode::BAD_REQUEST, "bad gzip").into_response();
         }
         out
@@ -161,9 +172,10 @@ fn rustls_server_config(tls: &TlsServer) -> Arc<tokio_rustls::rustls::ServerConf
     use tokio_rustls::rustls::pki_types::pem::PemObject;
     use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(tls.cert_pem.as_bytes())
-        .map(|c| c.unwrap())
-        .collect();
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(tls.cert_pem.as_bytes())
+            .map(|c| c.unwrap())
+            .collect();
     let key = PrivateKeyDer::from_pem_slice(tls.key_pem.as_bytes()).unwrap();
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -174,9 +186,12 @@ fn rustls_server_config(tls: &TlsServer) -> Arc<tokio_rustls::rustls::ServerConf
             for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
                 roots.add(c.unwrap()).unwrap();
             }
-            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .unwrap();
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -202,7 +217,11 @@ impl Receiver {
         Self::start_with(grpc, http, None)
     }
 
-    fn start_with(grpc: Option<SocketAddr>, http: Option<SocketAddr>, tls: Option<&TlsServer>) -> Receiver {
+    fn start_with(
+        grpc: Option<SocketAddr>,
+        http: Option<SocketAddr>,
+        tls: Option<&TlsServer>,
+    ) -> Receiver {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -211,16 +230,21 @@ impl Receiver {
         let state = Arc::new(State::default());
         let any = "127.0.0.1:0".parse().unwrap();
         let (grpc_addr, http_addr) = runtime.block_on(async {
-            let g = tokio::net::TcpListener::bind(grpc.unwrap_or(any)).await.unwrap();
-            let h = tokio::net::TcpListener::bind(http.unwrap_or(any)).await.unwrap();
+            let g = tokio::net::TcpListener::bind(grpc.unwrap_or(any))
+                .await
+                .unwrap();
+            let h = tokio::net::TcpListener::bind(http.unwrap_or(any))
+                .await
+                .unwrap();
             let (ga, ha) = (g.local_addr().unwrap(), h.local_addr().unwrap());
             let service = TraceServiceServer::new(Grpc(state.clone()))
                 .accept_compressed(CompressionEncoding::Gzip)
                 .max_decoding_message_size(64 << 20);
             let mut server = tonic::transport::Server::builder();
             if let Some(tls) = tls {
-                let mut config = tonic::transport::ServerTlsConfig::new()
-                    .identity(tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem));
+                let mut config = tonic::transport::ServerTlsConfig::new().identity(
+                    tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem),
+                );
                 if let Some(ca) = &tls.client_ca_pem {
                     config = config.client_ca_root(tonic::transport::Certificate::from_pem(ca));
                 }
@@ -243,15 +267,21 @@ impl Receiver {
                     let acceptor = tokio_rustls::TlsAcceptor::from(rustls_server_config(tls));
                     tokio::spawn(async move {
                         loop {
-                            let Ok((tcp, _)) = h.accept().await else { return };
+                            let Ok((tcp, _)) = h.accept().await else {
+                                return;
+                            };
                             let (acceptor, app) = (acceptor.clone(), app.clone());
                             tokio::spawn(async move {
                                 // A client that fails the handshake is simply not served.
-                                let Ok(stream) = acceptor.accept(tcp).await else { return };
+                                let Ok(stream) = acceptor.accept(tcp).await else {
+                                    return;
+                                };
                                 let service = hyper_util::service::TowerToHyperService::new(app);
-                                let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                                    .await;
+                                let _ = hyper_util::server::conn::auto::Builder::new(
+                                    hyper_util::rt::TokioExecutor::new(),
+                                )
+                                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                                .await;
                             });
                         }
                     });
@@ -363,7 +393,9 @@ pub fn any_to_string(v: &Option<AnyValue>) -> String {
 }
 
 fn kv_map(kvs: &[KeyValue]) -> BTreeMap<String, String> {
-    kvs.iter().map(|kv| (kv.key.clone(), any_to_string(&kv.value))).collect()
+    kvs.iter()
+        .map(|kv| (kv.key.clone(), any_to_string(&kv.value)))
+        .collect()
 }
 
 pub fn flatten(requests: &[Received]) -> Vec<FlatSpan> {
@@ -376,7 +408,11 @@ pub fn flatten(requests: &[Received]) -> Vec<FlatSpan> {
                 .map(|r| kv_map(&r.attributes))
                 .unwrap_or_default();
             for ss in &rs.scope_spans {
-                let scope = ss.scope.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+                let scope = ss
+                    .scope
+                    .as_ref()
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default();
                 for s in &ss.spans {
                     out.push(FlatSpan {
                         resource: resource.clone(),
@@ -416,7 +452,11 @@ pub fn check_invariants(spans: &[FlatSpan]) -> usize {
     for s in spans {
         assert_eq!(s.span.trace_id.len(), 16, "{}", s.span.name);
         assert_eq!(s.span.span_id.len(), 8, "{}", s.span.name);
-        assert!(s.span.end_time_unix_nano >= s.span.start_time_unix_nano, "{}", s.span.name);
+        assert!(
+            s.span.end_time_unix_nano >= s.span.start_time_unix_nano,
+            "{}",
+            s.span.name
+        );
         if s.span.parent_span_id.is_empty() {
             roots += 1;
         } else {
@@ -426,8 +466,13 @@ pub fn check_invariants(spans: &[FlatSpan]) -> usize {
                 s.span.name
             );
         }
-        let sid = s.attr("session.id").unwrap_or_else(|| panic!("{} has no session.id", s.span.name));
-        assert_eq!(s.attr("gen_ai.conversation.id").as_deref(), Some(sid.as_str()));
+        let sid = s
+            .attr("session.id")
+            .unwrap_or_else(|| panic!("{} has no session.id", s.span.name));
+        assert_eq!(
+            s.attr("gen_ai.conversation.id").as_deref(),
+            Some(sid.as_str())
+        );
     }
     roots
 }
@@ -449,7 +494,13 @@ pub fn render_trees(spans: &[FlatSpan], show: &[&str]) -> String {
             roots.push(s);
         }
     }
-    let key = |s: &&FlatSpan| (s.span.start_time_unix_nano, s.span.name.clone(), s.span.span_id.clone());
+    let key = |s: &&FlatSpan| {
+        (
+            s.span.start_time_unix_nano,
+            s.span.name.clone(),
+            s.span.span_id.clone(),
+        )
+    };
     roots.sort_by_key(key);
     for v in children.values_mut() {
         v.sort_by_key(key);
@@ -543,7 +594,11 @@ pub fn repo_file(path: &str) -> String {
 
 /// Finds an external program a test needs. Without it the test is skipped with a message,
 /// unless `ALBEDO_OTEL_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes a missing tool a failure.
-pub fn require_tool(name: &str, found: Option<std::path::PathBuf>, install: &str) -> Option<std::path::PathBuf> {
+pub fn require_tool(
+    name: &str,
+    found: Option<std::path::PathBuf>,
+    install: &str,
+) -> Option<std::path::PathBuf> {
     if let Some(p) = found {
         return Some(p);
     }
@@ -565,14 +620,21 @@ pub fn which(name: &str) -> Option<std::path::PathBuf> {
 
 /// A port that was free a moment ago, for programs that cannot report the one they bound.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Waits until something accepts connections on `port`, or panics after `timeout`.
 pub fn wait_for_port(port: u16, timeout: Duration, what: &str) {
     let deadline = Instant::now() + timeout;
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on port {port} within {timeout:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not listen on port {port} within {timeout:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -602,7 +664,12 @@ pub fn assert_same_spans(expected: &[FlatSpan], got: &[FlatSpan]) {
         assert_eq!(gs.events, es.events, "{}", es.name);
         assert_eq!(gs.links.len(), es.links.len(), "{}", es.name);
         for (gl, el) in gs.links.iter().zip(&es.links) {
-            assert_eq!((&gl.trace_id, &gl.span_id), (&el.trace_id, &el.span_id), "{}", es.name);
+            assert_eq!(
+                (&gl.trace_id, &gl.span_id),
+                (&el.trace_id, &el.span_id),
+                "{}",
+                es.name
+            );
         }
         assert_eq!(gs.status, es.status, "{}", es.name);
         for (k, v) in &e.resource {
@@ -617,7 +684,10 @@ pub fn assert_same_spans(expected: &[FlatSpan], got: &[FlatSpan]) {
 pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !condition() {
-        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }

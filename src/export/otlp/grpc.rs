@@ -45,7 +45,9 @@ impl GrpcTransport {
             if let Some((cert, key)) = &files.identity {
                 config = config.identity(Identity::from_pem(cert, key));
             }
-            endpoint = endpoint.tls_config(config).map_err(|e| setup(e.to_string()))?;
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| setup(e.to_string()))?;
         }
         let channel = endpoint.connect_lazy();
         let mut client = tonic::client::Grpc::new(channel);
@@ -70,7 +72,12 @@ impl GrpcTransport {
         })
     }
 
-    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+    pub async fn send(
+        &mut self,
+        body: Bytes,
+        spans: u64,
+        timeout: Option<Duration>,
+    ) -> Result<Exported, ExportError> {
         let unreachable = |reason: String| ExportError::Unreachable {
             endpoint: self.endpoint.clone(),
             reason,

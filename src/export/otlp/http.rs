@@ -5,9 +5,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use flate2::write::GzEncoder;
-use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use prost::Message;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER,
+};
 
 use super::{error_chain, tls};
 use crate::config::{Compression, OtlpSettings, Protocol};
@@ -49,15 +53,19 @@ impl HttpTransport {
         for (k, v) in &settings.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| setup(format!("header `{k}` has a bad name")))?;
-            let mut value =
-                HeaderValue::from_str(v).map_err(|_| setup(format!("header `{k}` has a bad value")))?;
+            let mut value = HeaderValue::from_str(v)
+                .map_err(|_| setup(format!("header `{k}` has a bad value")))?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
         let json = settings.protocol == Protocol::HttpJson;
         headers.insert(
             CONTENT_TYPE,
-            HeaderValue::from_static(if json { "application/json" } else { "application/x-protobuf" }),
+            HeaderValue::from_static(if json {
+                "application/json"
+            } else {
+                "application/x-protobuf"
+            }),
         );
         let gzip = settings.compression == Compression::Gzip;
         if gzip {
@@ -74,20 +82,26 @@ impl HttpTransport {
 
     /// Sends a batch given as protobuf (the one encoding batches are kept in); for
     /// `http/json` it is transcoded here.
-    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+    pub async fn send(
+        &mut self,
+        body: Bytes,
+        spans: u64,
+        timeout: Option<Duration>,
+    ) -> Result<Exported, ExportError> {
         let body = if self.json { to_json(&body)? } else { body };
         let body = if self.gzip { gzip(&body) } else { body };
-        let mut request = self.client.post(&self.endpoint).headers(self.headers.clone()).body(body);
+        let mut request = self
+            .client
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .body(body);
         if let Some(t) = timeout {
             request = request.timeout(t);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| ExportError::Unreachable {
-                endpoint: self.endpoint.clone(),
-                reason: error_chain(&e),
-            })?;
+        let response = request.send().await.map_err(|e| ExportError::Unreachable {
+            endpoint: self.endpoint.clone(),
+            reason: error_chain(&e),
+        })?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -124,7 +138,9 @@ impl HttpTransport {
         let message = if is_protobuf {
             String::new()
         } else {
-            String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).trim().to_string()
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+                .trim()
+                .to_string()
         };
         Err(ExportError::Rejected {
             endpoint: self.endpoint.clone(),
@@ -139,11 +155,16 @@ impl HttpTransport {
 fn to_json(protobuf: &[u8]) -> Result<Bytes, ExportError> {
     let request = ExportTraceServiceRequest::decode(protobuf)
         .map_err(|e| ExportError::Setup(format!("a spooled batch is not valid OTLP: {e}")))?;
-    Ok(serde_json::to_vec(&request).expect("OTLP messages always serialize").into())
+    Ok(serde_json::to_vec(&request)
+        .expect("OTLP messages always serialize")
+        .into())
 }
 
 fn gzip(body: &[u8]) -> Bytes {
-    let mut enc = GzEncoder::new(Vec::with_capacity(body.len() / 4), flate2::Compression::fast());
+    let mut enc = GzEncoder::new(
+        Vec::with_capacity(body.len() / 4),
+        flate2::Compression::fast(),
+    );
     enc.write_all(body).expect("writing to memory cannot fail");
     Bytes::from(enc.finish().expect("writing to memory cannot fail"))
 }

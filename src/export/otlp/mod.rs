@@ -54,7 +54,12 @@ impl OtlpExporter {
 
     /// One attempt to deliver a protobuf-encoded batch of `spans` spans, within `timeout` if
     /// given (and never longer than the configured timeout).
-    pub async fn send(&mut self, body: Bytes, spans: u64, timeout: Option<Duration>) -> Result<Exported, ExportError> {
+    pub async fn send(
+        &mut self,
+        body: Bytes,
+        spans: u64,
+        timeout: Option<Duration>,
+    ) -> Result<Exported, ExportError> {
         match &mut self.transport {
             Transport::Grpc(g) => g.send(body, spans, timeout).await,
             Transport::Http(h) => h.send(body, spans, timeout).await,
@@ -63,7 +68,11 @@ impl OtlpExporter {
 
     /// Where batches for this destination are spooled, below `root`.
     pub fn spool_key(&self) -> String {
-        format!("{} {}", self.settings.protocol.as_str(), self.settings.endpoint)
+        format!(
+            "{} {}",
+            self.settings.protocol.as_str(),
+            self.settings.endpoint
+        )
     }
 
     pub fn settings(&self) -> &OtlpSettings {

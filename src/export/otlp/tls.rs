@@ -13,7 +13,8 @@ pub struct TlsMaterial {
 }
 
 fn read(what: &str, path: &str) -> Result<Vec<u8>, ExportError> {
-    std::fs::read(path).map_err(|e| ExportError::Setup(format!("cannot read the {what} {path}: {e}")))
+    std::fs::read(path)
+        .map_err(|e| ExportError::Setup(format!("cannot read the {what} {path}: {e}")))
 }
 
 pub fn load(files: &TlsFiles) -> Result<TlsMaterial, ExportError> {
