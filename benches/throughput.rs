@@ -1,71 +1,481 @@
-//! Pipeline throughput: NDJSON on the binary's stdin to spans acknowledged by a local OTLP
-//! receiver, over gRPC and HTTP/protobuf. Prints a table; `cargo bench --bench throughput`.
+//! Pipeline throughput, as `cargo bench --bench throughput` (or `scripts/bench`) prints it:
+//! NDJSON on the real binary's stdin to spans acknowledged by a local OTLP receiver, over gRPC
+//! and HTTP/protobuf; and, in the same run, the OTel SDK's own `BatchSpanProcessor` with
+//! `opentelemetry-otlp` sending pre-built spans of the same shape to the same receiver.
+//!
+//! The receiver (a sink that counts spans) is another process on core 1; the exporter under
+//! test runs on core 0 (`taskset`), so "events/s" is what one core does.
+//!
+//! Roles, chosen by `BENCH_ROLE`: unset drives the run; `sink` serves OTLP and counts;
+//! `sdk` runs the SDK baseline.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::Instant;
-
+use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
 use albedo_otel::generate::{generate, GenConfig};
+use albedo_otel::ingest::decode_line;
 
 fn main() {
+    match std::env::var("BENCH_ROLE").as_deref() {
+        Ok("sink") => sink(),
+        Ok("sdk") => sdk(),
+        _ => drive(),
+    }
+}
+
+// ---------------------------------------------------------------- the sink
+
+mod sink_impl {
+    use super::*;
+    use axum::body::Bytes;
+    use axum::http::HeaderMap;
+    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+        TraceService, TraceServiceServer,
+    };
+    use opentelemetry_proto::tonic::collector::trace::v1::{
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+    };
+    use prost::Message;
+    use std::io::Read;
+
+    pub struct Counter(pub Arc<AtomicU64>);
+
+    fn count(r: &ExportTraceServiceRequest) -> u64 {
+        r.resource_spans
+            .iter()
+            .flat_map(|rs| &rs.scope_spans)
+            .map(|ss| ss.spans.len() as u64)
+            .sum()
+    }
+
+    #[tonic::async_trait]
+    impl TraceService for Counter {
+        async fn export(
+            &self,
+            request: tonic::Request<ExportTraceServiceRequest>,
+        ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+            self.0.fetch_add(count(request.get_ref()), Ordering::SeqCst);
+            Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+        }
+    }
+
+    pub async fn http(
+        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Vec<u8> {
+        let body = if headers.get("content-encoding").is_some_and(|v| v == "gzip") {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&body[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            out
+        } else {
+            body.to_vec()
+        };
+        let r = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+        n.fetch_add(count(&r), Ordering::SeqCst);
+        ExportTraceServiceResponse::default().encode_to_vec()
+    }
+
+    pub async fn get_count(
+        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
+    ) -> String {
+        n.load(Ordering::SeqCst).to_string()
+    }
+
+    pub fn service(n: Arc<AtomicU64>) -> TraceServiceServer<Counter> {
+        TraceServiceServer::new(Counter(n))
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+            .max_decoding_message_size(256 << 20)
+    }
+}
+
+/// Serves OTLP on ephemeral ports, prints them, and counts spans (GET /count) until stdin closes.
+fn sink() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = Arc::new(AtomicU64::new(0));
+    rt.block_on(async {
+        let g = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let h = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!(
+            "{} {}",
+            g.local_addr().unwrap().port(),
+            h.local_addr().unwrap().port()
+        );
+        std::io::stdout().flush().unwrap();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(sink_impl::service(n.clone()))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
+        );
+        let app = axum::Router::new()
+            .route("/v1/traces", axum::routing::post(sink_impl::http))
+            .route("/count", axum::routing::get(sink_impl::get_count))
+            .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
+            .with_state(n.clone());
+        tokio::spawn(async move { axum::serve(h, app).await });
+        tokio::task::spawn_blocking(|| {
+            let mut s = String::new();
+            let _ = std::io::stdin().read_line(&mut s);
+        })
+        .await
+        .unwrap();
+    });
+}
+
+struct Sink {
+    child: Child,
+    grpc: u16,
+    http: u16,
+}
+
+fn taskset(core: &str, program: &Path) -> Command {
+    if Path::new("/usr/bin/taskset").exists() {
+        let mut c = Command::new("/usr/bin/taskset");
+        c.arg("-c").arg(core).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+impl Sink {
+    fn start() -> Sink {
+        let me = std::env::current_exe().unwrap();
+        let mut child = taskset("1", &me)
+            .env("BENCH_ROLE", "sink")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let mut ports = line.split_whitespace().map(|p| p.parse().unwrap());
+        Sink {
+            grpc: ports.next().unwrap(),
+            http: ports.next().unwrap(),
+            child,
+        }
+    }
+
+    fn count(&self) -> u64 {
+        use std::io::Read;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.http)).unwrap();
+        write!(s, "GET /count HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut r = String::new();
+        s.read_to_string(&mut r).unwrap();
+        r.rsplit("\r\n\r\n").next().unwrap().trim().parse().unwrap()
+    }
+
+    /// Waits until `n` spans have arrived; returns when the last did.
+    fn wait_for(&self, n: u64, deadline: Duration) -> Instant {
+        let end = Instant::now() + deadline;
+        loop {
+            if self.count() >= n {
+                return Instant::now();
+            }
+            assert!(
+                Instant::now() < end,
+                "the sink got {} of {n} spans",
+                self.count()
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------- the SDK baseline
+
+fn spans_of(stream: &Path) -> Vec<Span> {
+    let text = std::fs::read_to_string(stream).unwrap();
+    let mut asm = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    for l in text.lines() {
+        asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
+    }
+    asm.finish(&mut out);
+    out.spans
+}
+
+fn to_span_data(s: &Span) -> opentelemetry_sdk::trace::SpanData {
+    use albedo_otel::assemble::span::{Status, Value};
+    use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
+    use opentelemetry::{Array, KeyValue, StringValue};
+    use std::borrow::Cow;
+    let attrs = s
+        .attributes
+        .iter()
+        .map(|a| {
+            let v: opentelemetry::Value = match &a.value {
+                Value::Str(x) => x.clone().into(),
+                Value::Shared(x) => x.to_string().into(),
+                Value::Static(x) => (*x).into(),
+                Value::Int(i) => (*i).into(),
+                Value::Bool(b) => (*b).into(),
+                Value::StrList(l) => opentelemetry::Value::Array(Array::String(
+                    l.iter().map(|x| StringValue::from(x.clone())).collect(),
+                )),
+            };
+            KeyValue::new(a.key, v)
+        })
+        .collect();
+    let ctx = |t, sp| SpanContext::new(t, sp, TraceFlags::SAMPLED, false, TraceState::default());
+    let mut events = opentelemetry_sdk::trace::SpanEvents::default();
+    for e in &s.events {
+        events.events.push(opentelemetry::trace::Event::new(
+            e.name,
+            std::time::UNIX_EPOCH + Duration::from_nanos(e.time_ns),
+            Vec::new(),
+            0,
+        ));
+    }
+    let mut links = opentelemetry_sdk::trace::SpanLinks::default();
+    for l in &s.links {
+        links.links.push(opentelemetry::trace::Link::new(
+            ctx(l.trace_id, l.span_id),
+            Vec::new(),
+            0,
+        ));
+    }
+    opentelemetry_sdk::trace::SpanData {
+        span_context: ctx(s.trace_id, s.span_id),
+        parent_span_id: s
+            .parent_span_id
+            .unwrap_or(opentelemetry::trace::SpanId::INVALID),
+        parent_span_is_remote: false,
+        span_kind: s.kind.clone(),
+        name: Cow::Owned(s.name.clone()),
+        start_time: std::time::UNIX_EPOCH + Duration::from_nanos(s.start_ns),
+        end_time: std::time::UNIX_EPOCH + Duration::from_nanos(s.end_ns),
+        attributes: attrs,
+        dropped_attributes_count: 0,
+        events,
+        links,
+        status: match &s.status {
+            Status::Unset => opentelemetry::trace::Status::Unset,
+            Status::Error(m) => opentelemetry::trace::Status::error(m.clone()),
+        },
+        instrumentation_scope: opentelemetry::InstrumentationScope::builder("albedo-otel").build(),
+    }
+}
+
+/// The SDK path: pre-built spans through a `BatchSpanProcessor` into `opentelemetry-otlp`.
+/// Prints the seconds from the first `on_end` until the sink has every span.
+fn sdk() {
+    use opentelemetry_otlp::{Protocol, WithExportConfig};
+    use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SpanProcessor};
+    let stream = PathBuf::from(std::env::var("BENCH_STREAM").unwrap());
+    let protocol = std::env::var("BENCH_PROTOCOL").unwrap();
+    let endpoint = std::env::var("BENCH_ENDPOINT").unwrap();
+    let sink_http: u16 = std::env::var("BENCH_SINK_HTTP").unwrap().parse().unwrap();
+    // reqwest is built without a default crypto provider in this workspace (see Cargo.toml).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let spans: Vec<_> = spans_of(&stream).iter().map(to_span_data).collect();
+    let total = spans.len();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let exporter = if protocol == "grpc" {
+        opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(endpoint)
+            .build()
+            .unwrap()
+    } else {
+        opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(format!("{endpoint}/v1/traces"))
+            .build()
+            .unwrap()
+    };
+    // A queue that holds the whole burst: the default 2048 would drop most of it, silently.
+    let config = BatchConfigBuilder::default()
+        .with_max_queue_size(total + 1)
+        .with_max_export_batch_size(512)
+        .with_scheduled_delay(Duration::from_millis(1000))
+        .build();
+    let bsp = BatchSpanProcessor::builder(exporter)
+        .with_batch_config(config)
+        .build();
+    let sink = Sink {
+        child: Command::new("true").spawn().unwrap(),
+        grpc: 0,
+        http: sink_http,
+    };
+    let before = sink.count();
+    let start = Instant::now();
+    for s in spans {
+        bsp.on_end(s);
+    }
+    let _ = bsp.force_flush();
+    let done = sink.wait_for(before + total as u64, Duration::from_secs(300));
+    println!("{}", (done - start).as_secs_f64());
+    let _ = bsp.shutdown();
+}
+
+// ---------------------------------------------------------------- the driver
+
+fn exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel"))
+}
+
+struct Row {
+    path: String,
+    protocol: &'static str,
+    seconds: f64,
+    events: u64,
+    spans: u64,
+}
+
+fn ours(sink: &Sink, stream: &Path, protocol: &'static str, events: u64, spans: u64) -> Row {
+    let endpoint = if protocol == "grpc" {
+        format!("http://127.0.0.1:{}", sink.grpc)
+    } else {
+        format!("http://127.0.0.1:{}", sink.http)
+    };
+    let spool =
+        std::env::temp_dir().join(format!("albedo-otel-bench-spool-{}", std::process::id()));
+    let before = sink.count();
+    let start = Instant::now();
+    let out = taskset("0", &exe())
+        .args(["run", "--protocol", protocol, "--endpoint", &endpoint])
+        .env("ALBEDO_OTEL_SPOOL_DIR", &spool)
+        .env("ALBEDO_OTEL_LOG", "warn")
+        .stdin(std::fs::File::open(stream).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done = sink.wait_for(before + spans, Duration::from_secs(300));
+    Row {
+        path: "albedo-otel run (NDJSON on stdin)".into(),
+        protocol,
+        seconds: (done - start).as_secs_f64(),
+        events,
+        spans,
+    }
+}
+
+fn sdk_row(sink: &Sink, stream: &Path, protocol: &'static str, events: u64, spans: u64) -> Row {
+    let endpoint = if protocol == "grpc" {
+        format!("http://127.0.0.1:{}", sink.grpc)
+    } else {
+        format!("http://127.0.0.1:{}", sink.http)
+    };
+    let out = taskset("0", &std::env::current_exe().unwrap())
+        .env("BENCH_ROLE", "sdk")
+        .env("BENCH_STREAM", stream)
+        .env("BENCH_PROTOCOL", protocol)
+        .env("BENCH_ENDPOINT", endpoint)
+        .env("BENCH_SINK_HTTP", sink.http.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seconds: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    Row {
+        path: "SDK BatchSpanProcessor + opentelemetry-otlp (pre-built spans)".into(),
+        protocol,
+        seconds,
+        events,
+        spans,
+    }
+}
+
+fn drive() {
     let sessions: usize = std::env::var("BENCH_SESSIONS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+        .unwrap_or(2000);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
     let (lines, expected) = generate(&GenConfig {
         sessions,
         turns_per_session: 5,
         ..GenConfig::default()
     });
-    let input = lines.join("\n") + "\n";
+    let stream =
+        std::env::temp_dir().join(format!("albedo-otel-bench-{}.ndjson", std::process::id()));
+    std::fs::write(&stream, lines.join("\n") + "\n").unwrap();
+    let size = std::fs::metadata(&stream).unwrap().len();
     println!(
-        "stream: {} sessions, {} events, {} spans, {:.1} MiB",
+        "stream: {} sessions, {} events, {} spans, {:.1} MiB; exporter on core 0, receiver on core 1; best of {rounds}",
         expected.sessions,
         expected.events,
         expected.spans(),
-        input.len() as f64 / (1 << 20) as f64
+        size as f64 / (1 << 20) as f64
     );
-    println!("| protocol | wall s | events/s | spans/s |");
-    println!("| --- | --- | --- | --- |");
+    let sink = Sink::start();
+    let mut table = Vec::new();
     for protocol in ["grpc", "http/protobuf"] {
-        let rx = support::Receiver::start();
-        let url = if protocol == "grpc" {
-            rx.grpc_url()
-        } else {
-            rx.http_url()
+        let best = |f: &dyn Fn() -> Row| {
+            (0..rounds)
+                .map(|_| f())
+                .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+                .unwrap()
         };
-        let start = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-            .args(["run", "--protocol", protocol, "--endpoint", &url])
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let data = input.clone();
-        let writer = std::thread::spawn(move || stdin.write_all(data.as_bytes()));
-        let out = child.wait_with_output().unwrap();
-        let elapsed = start.elapsed().as_secs_f64();
-        writer.join().unwrap().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got = rx.spans().len() as u64;
-        assert_eq!(
-            got,
-            expected.spans(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        println!(
-            "| {protocol} | {elapsed:.2} | {:.0} | {:.0} |",
-            expected.events as f64 / elapsed,
-            expected.spans() as f64 / elapsed
-        );
+        let sdk = best(&|| sdk_row(&sink, &stream, protocol, expected.events, expected.spans()));
+        let us = best(&|| ours(&sink, &stream, protocol, expected.events, expected.spans()));
+        table.push((us, sdk));
     }
+    println!(
+        "| path | protocol | seconds | events/s | spans/s | ratio (our events/s ÷ SDK spans/s) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for (us, sdk) in &table {
+        let sdk_spans = sdk.spans as f64 / sdk.seconds;
+        for r in [us, sdk] {
+            let ratio = if std::ptr::eq(r, us) {
+                format!("{:.2}", r.events as f64 / r.seconds / sdk_spans)
+            } else {
+                "1 (baseline)".into()
+            };
+            let events = if std::ptr::eq(r, us) {
+                format!("{:.0}", r.events as f64 / r.seconds)
+            } else {
+                "n/a".into()
+            };
+            println!(
+                "| {} | {} | {:.3} | {} | {:.0} | {} |",
+                r.path,
+                r.protocol,
+                r.seconds,
+                events,
+                r.spans as f64 / r.seconds,
+                ratio
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&stream);
 }

@@ -2,12 +2,15 @@
 //!
 //! Agents handle secrets all day (`export GITHUB_TOKEN=…`, a `.env` they read, a curl with an
 //! `Authorization` header), and tool arguments and outputs are exported by default, so every
-//! string taken from input passes through here before it can reach a span. One `RegexSet` pass
-//! tells which rules match at all; only those rules then run their replacement, and text with no
-//! secret comes back borrowed, unchanged and unallocated.
+//! string taken from input passes through here before it can reach a span. Most strings are
+//! names, ids and plain output: a single Aho-Corasick pass for the fragments every built-in
+//! secret contains (`sk-`, `ghp_`, `://`, `token`, …) clears them without running a regex. The
+//! rest get one `RegexSet` pass to tell which rules match at all; only those rules then run
+//! their replacement. Text with no secret comes back borrowed, unchanged and unallocated.
 
 use std::borrow::Cow;
 
+use aho_corasick::AhoCorasick;
 use regex::{Captures, Regex, RegexSet};
 use thiserror::Error;
 
@@ -96,10 +99,71 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// Every match of a built-in rule contains one of these (compared without case): text with
+/// none of them cannot hold a built-in secret. Keep in step with `BUILTIN`; the corpus test
+/// checks every secret it has against both.
+const TRIGGERS: &[&str] = &[
+    "private key",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "gldt-",
+    "glrt-",
+    "glptt-",
+    "xox",
+    "hooks.slack.com",
+    "_live_",
+    "_test_",
+    "aiza",
+    "akia",
+    "asia",
+    "abia",
+    "acca",
+    "eyj",
+    "bearer",
+    "authorization",
+    "://",
+    "token",
+    "secret",
+    "passw",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "private_key",
+    "privatekey",
+    "credential",
+    "auth_key",
+    "authkey",
+];
+
+fn triggers() -> AhoCorasick {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(TRIGGERS)
+        .expect("the trigger list builds")
+}
+
+/// Whether `text` holds a fragment every built-in secret has (exposed for the corpus test).
+#[doc(hidden)]
+pub fn has_trigger(text: &str) -> bool {
+    static AC: std::sync::OnceLock<AhoCorasick> = std::sync::OnceLock::new();
+    AC.get_or_init(triggers).is_match(text)
+}
+
 /// Finds and replaces secrets. Cheap to share (`Arc`), immutable once built.
 pub struct Scrubber {
-    set: RegexSet,
+    triggers: AhoCorasick,
+    /// The built-in rules, then the user's.
+    builtin: RegexSet,
+    user: RegexSet,
     rules: Vec<Rule>,
+    builtin_count: usize,
 }
 
 impl std::fmt::Debug for Scrubber {
@@ -158,20 +222,32 @@ impl Scrubber {
                 spare_counters,
             });
         }
-        let set = RegexSet::new(rules.iter().map(|r| r.re.as_str())).map_err(|e| {
-            RedactError::BadPattern {
-                pattern: "(the combined set)".into(),
-                source: Box::new(e),
-            }
-        })?;
-        Ok(Scrubber { set, rules })
+        let set = |rules: &[Rule]| {
+            RegexSet::new(rules.iter().map(|r| r.re.as_str())).map_err(|e| {
+                RedactError::BadPattern {
+                    pattern: "(the combined set)".into(),
+                    source: Box::new(e),
+                }
+            })
+        };
+        let builtin_count = BUILTIN.len();
+        Ok(Scrubber {
+            triggers: triggers(),
+            builtin: set(&rules[..builtin_count])?,
+            user: set(&rules[builtin_count..])?,
+            rules,
+            builtin_count,
+        })
     }
 
     /// A scrubber that changes nothing (for tests and for users who opt out).
     pub fn disabled() -> Self {
         Scrubber {
-            set: RegexSet::empty(),
+            triggers: triggers(),
+            builtin: RegexSet::empty(),
+            user: RegexSet::empty(),
             rules: Vec::new(),
+            builtin_count: 0,
         }
     }
 
@@ -189,12 +265,25 @@ impl Scrubber {
         if self.rules.is_empty() {
             return Cow::Borrowed(text);
         }
-        let hits = self.set.matches(text);
-        if !hits.matched_any() {
+        let builtin: Vec<usize> = if self.builtin_count > 0 && self.triggers.is_match(text) {
+            self.builtin.matches(text).iter().collect()
+        } else {
+            Vec::new()
+        };
+        let user: Vec<usize> = if self.user.is_empty() {
+            Vec::new()
+        } else {
+            self.user
+                .matches(text)
+                .iter()
+                .map(|i| i + self.builtin_count)
+                .collect()
+        };
+        if builtin.is_empty() && user.is_empty() {
             return Cow::Borrowed(text);
         }
         let mut out = Cow::Borrowed(text);
-        for i in hits.iter() {
+        for i in builtin.into_iter().chain(user) {
             let rule = &self.rules[i];
             let replaced = rule.re.replace_all(&out, |caps: &Captures<'_>| {
                 if rule.spare_counters {

@@ -31,6 +31,11 @@ fn the_corpus_redacts_every_secret_by_kind_and_spares_every_look_alike() {
         match secret {
             Some(secret) => {
                 secrets += 1;
+                assert!(
+                    albedo_otel::redact::has_trigger(secret)
+                        || albedo_otel::redact::has_trigger(text),
+                    "{kind}: no trigger fragment in {text}"
+                );
                 kinds.insert(kind.clone());
                 assert!(!out.contains(secret.as_str()), "{kind} leaked in {out}");
                 assert!(

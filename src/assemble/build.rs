@@ -27,7 +27,19 @@ pub(crate) struct SessionAttrs {
     pub id: Arc<str>,
 }
 
-fn base(place: Place, name: String, kind: SpanKind, start_ms: u64, end_ms: u64) -> Span {
+/// Attributes a span of each kind carries, at most (so its list never grows).
+const TOOL_ATTRS: usize = 18;
+const CHAT_ATTRS: usize = 30;
+const TURN_ATTRS: usize = 22;
+
+fn base(
+    place: Place,
+    name: String,
+    kind: SpanKind,
+    start_ms: u64,
+    end_ms: u64,
+    attrs: usize,
+) -> Span {
     Span {
         trace_id: place.trace_id,
         span_id: place.span_id,
@@ -36,7 +48,7 @@ fn base(place: Place, name: String, kind: SpanKind, start_ms: u64, end_ms: u64) 
         kind,
         start_ns: ms_to_ns(start_ms),
         end_ns: ms_to_ns(end_ms),
-        attributes: Vec::with_capacity(16),
+        attributes: Vec::with_capacity(attrs),
         events: Vec::new(),
         links: Vec::new(),
         status: Status::Unset,
@@ -65,7 +77,7 @@ pub(crate) struct ToolSpan<'a> {
 
 impl ToolSpan<'_> {
     fn build(&self, policy: &ContentPolicy, session: &SessionAttrs) -> Span {
-        let name = self.name.map(|n| policy.label(n));
+        let name = self.name.map(|n| policy.name(n));
         let span_name = match &name {
             Some(n) => format!("{OP_EXECUTE_TOOL} {n}"),
             None => OP_EXECUTE_TOOL.to_string(),
@@ -76,11 +88,12 @@ impl ToolSpan<'_> {
             SpanKind::Internal,
             self.start_ms,
             self.end_ms,
+            TOOL_ATTRS,
         );
         span.push(GEN_AI_OPERATION_NAME, Value::Static(OP_EXECUTE_TOOL));
         if let Some(n) = name {
-            span.push(TOOL_NAME, Value::Str(n.clone()));
-            span.push(GEN_AI_TOOL_NAME, Value::Str(n));
+            span.push(TOOL_NAME, Value::Shared(n.clone()));
+            span.push(GEN_AI_TOOL_NAME, Value::Shared(n));
         }
         span.push(GEN_AI_TOOL_CALL_ID, Value::Str(policy.label(self.call_id)));
         session_attrs(&mut span, session);
@@ -159,7 +172,7 @@ impl ToolSpan<'_> {
             });
         } else if timed_out {
             span.push(ERROR_TYPE, Value::Static("timeout"));
-            span.status = Status::Error(format!("`{}` timed out", policy.label(&called.call.name)));
+            span.status = Status::Error(format!("`{}` timed out", policy.name(&called.call.name)));
         }
         span
     }
@@ -228,25 +241,26 @@ pub(crate) fn chat_span(
     policy: &ContentPolicy,
     session: &SessionAttrs,
 ) -> Span {
-    let model = policy.label(&c.request.model);
+    let model = policy.name(&c.request.model);
     let mut span = base(
         place,
         format!("{OP_CHAT} {model}"),
         SpanKind::Client,
         c.started_ms,
         c.finished_ms.max(c.started_ms),
+        CHAT_ATTRS,
     );
     span.push(GEN_AI_OPERATION_NAME, Value::Static(OP_CHAT));
     let provider = match &c.request.provider {
-        Some(p) => Some(Value::Str(policy.label(p))),
+        Some(p) => Some(Value::Shared(policy.name(p))),
         None => infer_provider(&c.request.model).map(Value::Static),
     };
     if let Some(p) = provider {
         span.push(LLM_PROVIDER, p.clone());
         span.push(GEN_AI_PROVIDER_NAME, p);
     }
-    span.push(LLM_MODEL_NAME, Value::Str(model.clone()));
-    span.push(GEN_AI_REQUEST_MODEL, Value::Str(model));
+    span.push(LLM_MODEL_NAME, Value::Shared(model.clone()));
+    span.push(GEN_AI_REQUEST_MODEL, Value::Shared(model));
     if let Some(max) = c.request.max_tokens {
         span.push(GEN_AI_REQUEST_MAX_TOKENS, int(max));
     }
@@ -254,7 +268,7 @@ pub(crate) fn chat_span(
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("LLM"));
     if let Some(r) = &c.response {
         if let Some(m) = &r.model {
-            span.push(GEN_AI_RESPONSE_MODEL, Value::Str(policy.label(m)));
+            span.push(GEN_AI_RESPONSE_MODEL, Value::Shared(policy.name(m)));
         }
         if let Some(id) = &r.id {
             span.push(GEN_AI_RESPONSE_ID, Value::Str(policy.label(id)));
@@ -262,7 +276,7 @@ pub(crate) fn chat_span(
         if let Some(stop) = &r.stop_reason {
             span.push(
                 GEN_AI_RESPONSE_FINISH_REASONS,
-                Value::StrList(vec![policy.label(stop)]),
+                Value::StrList(Arc::from([policy.name(stop)])),
             );
         }
     }
@@ -321,7 +335,7 @@ pub(crate) fn chat_span(
         span.push(
             ERROR_TYPE,
             match kind {
-                Some(k) => Value::Str(policy.label(&k)),
+                Some(k) => Value::Shared(policy.name(&k)),
                 None => Value::Static("_OTHER"),
             },
         );
@@ -366,16 +380,17 @@ pub(crate) fn turn_span(
     policy: &ContentPolicy,
     session: &SessionAttrs,
 ) -> Span {
-    let agent_name = policy.label(agent.name);
+    let agent_name = policy.name(agent.name);
     let mut span = base(
         place,
         format!("{OP_INVOKE_AGENT} {agent_name}"),
         SpanKind::Internal,
         start_ms,
         end_ms.max(start_ms),
+        TURN_ATTRS,
     );
     span.push(GEN_AI_OPERATION_NAME, Value::Static(OP_INVOKE_AGENT));
-    span.push(GEN_AI_AGENT_NAME, Value::Str(agent_name));
+    span.push(GEN_AI_AGENT_NAME, Value::Shared(agent_name));
     session_attrs(&mut span, session);
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("AGENT"));
     span.push(ALBEDO_TURN_NUMBER, int(summary.number));
@@ -393,7 +408,7 @@ pub(crate) fn turn_span(
         int(summary.cache_write_tokens),
     );
     if let Some(m) = agent.model {
-        span.push(ALBEDO_SESSION_MODEL, Value::Str(policy.label(m)));
+        span.push(ALBEDO_SESSION_MODEL, Value::Shared(policy.name(m)));
     }
     if let Some(w) = agent.workspace {
         span.push(ALBEDO_SESSION_WORKSPACE, Value::Str(policy.content(w)));
@@ -403,7 +418,7 @@ pub(crate) fn turn_span(
         span.push(ALBEDO_PARENT_CALL, Value::Str(policy.label(c)));
     }
     if let Some(r) = reason {
-        span.push(ALBEDO_TURN_REASON, Value::Str(policy.label(r)));
+        span.push(ALBEDO_TURN_REASON, Value::Shared(policy.name(r)));
     }
     if unfinished {
         span.push(ALBEDO_UNFINISHED, Value::Bool(true));

@@ -5,6 +5,8 @@
 //! opts in. Every string taken from input goes through one of the functions here, which run the
 //! secret scrubber first, so nothing reaches a span unscrubbed.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::redact::Scrubber;
@@ -20,7 +22,10 @@ const MAX_LABEL_LEN: usize = 256;
 /// matched whole and not left half-visible.
 const SCRUB_MARGIN: usize = 4096;
 
-#[derive(Debug, Clone)]
+/// Distinct names kept by [`ContentPolicy::name`] before it starts afresh.
+const NAMES_KEPT: usize = 4096;
+
+#[derive(Debug)]
 pub struct ContentPolicy {
     /// Export tool arguments and outputs (`input.value`, `output.value`, `gen_ai.tool.call.*`).
     pub capture_tool_content: bool,
@@ -30,6 +35,21 @@ pub struct ContentPolicy {
     /// Cut content to this many bytes (`OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`).
     pub max_value_len: usize,
     pub scrubber: Arc<Scrubber>,
+    /// Tool, model, agent and provider names come back over and over: each is scrubbed once
+    /// and then shared, not scrubbed and copied for every span that carries it.
+    names: RefCell<HashMap<Box<str>, Arc<str>>>,
+}
+
+impl Clone for ContentPolicy {
+    fn clone(&self) -> Self {
+        ContentPolicy {
+            capture_tool_content: self.capture_tool_content,
+            capture_messages: self.capture_messages,
+            max_value_len: self.max_value_len,
+            scrubber: self.scrubber.clone(),
+            names: RefCell::default(),
+        }
+    }
 }
 
 impl Default for ContentPolicy {
@@ -39,11 +59,43 @@ impl Default for ContentPolicy {
             capture_messages: false,
             max_value_len: DEFAULT_MAX_VALUE_LEN,
             scrubber: Arc::new(Scrubber::builtin()),
+            names: RefCell::default(),
         }
     }
 }
 
 impl ContentPolicy {
+    /// A policy with these settings.
+    pub fn new(
+        capture_tool_content: bool,
+        capture_messages: bool,
+        max_value_len: usize,
+        scrubber: Arc<Scrubber>,
+    ) -> Self {
+        ContentPolicy {
+            capture_tool_content,
+            capture_messages,
+            max_value_len,
+            scrubber,
+            names: RefCell::default(),
+        }
+    }
+
+    /// A name from a small set (a tool, a model, an agent, a provider): as [`label`](Self::label),
+    /// shared.
+    pub fn name(&self, text: &str) -> Arc<str> {
+        let mut names = self.names.borrow_mut();
+        if let Some(n) = names.get(text) {
+            return n.clone();
+        }
+        if names.len() >= NAMES_KEPT {
+            names.clear();
+        }
+        let n: Arc<str> = self.label(text).into();
+        names.insert(text.into(), n.clone());
+        n
+    }
+
     /// Free text (arguments, outputs, messages): scrubbed, then cut to the value limit.
     pub fn content(&self, text: &str) -> String {
         self.clean(text, self.max_value_len)
@@ -103,10 +155,8 @@ mod tests {
 
     #[test]
     fn a_secret_across_the_cut_is_scrubbed_not_halved() {
-        let p = ContentPolicy {
-            max_value_len: 20,
-            ..ContentPolicy::default()
-        };
+        let mut p = ContentPolicy::default();
+        p.max_value_len = 20;
         let out = p.content("xxxxxxxxxx sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
         assert_eq!(out, "xxxxxxxxxx [REDAC…");
         assert!(!out.contains("sk-ant"));

@@ -40,7 +40,7 @@ pub enum Value {
     Static(&'static str),
     Int(i64),
     Bool(bool),
-    StrList(Vec<String>),
+    StrList(Arc<[Arc<str>]>),
 }
 
 impl Value {

@@ -137,7 +137,9 @@ fn a_turn_with_a_cell_and_a_model_call_is_one_tree() {
     assert_eq!(str_attr(chat, GEN_AI_RESPONSE_ID), Some("msg_1"));
     assert_eq!(
         chat.attr(GEN_AI_RESPONSE_FINISH_REASONS),
-        Some(&Value::StrList(vec!["tool_use".into()]))
+        Some(&Value::StrList(std::sync::Arc::from([
+            std::sync::Arc::from("tool_use")
+        ])))
     );
     assert_eq!(
         int_attr(chat, GEN_AI_USAGE_INPUT_TOKENS),
@@ -419,12 +421,11 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
         r#"{"v":1,"kind":"stopping","session":"s","at_ms":6,"reply":"bye","held":1}"#,
         r#"{"v":1,"kind":"turn_ended","session":"s","at_ms":7}"#,
     ];
+    let mut policy = ContentPolicy::default();
+    policy.max_value_len = 48;
     let out = run_with(
         AssembleConfig {
-            policy: ContentPolicy {
-                max_value_len: 48,
-                ..ContentPolicy::default()
-            },
+            policy,
             ..AssembleConfig::default()
         },
         &lines,
@@ -449,13 +450,12 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
         "no reply without opt-in"
     );
 
+    let mut policy = ContentPolicy::default();
+    policy.capture_messages = true;
+    policy.capture_tool_content = false;
     let out = run_with(
         AssembleConfig {
-            policy: ContentPolicy {
-                capture_messages: true,
-                capture_tool_content: false,
-                ..ContentPolicy::default()
-            },
+            policy,
             ..AssembleConfig::default()
         },
         &lines,

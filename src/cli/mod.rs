@@ -289,12 +289,12 @@ impl ExportArgs {
         };
         let scrubber = Scrubber::with_patterns(self.redact.iter().cloned()).context("--redact")?;
         c.assemble = AssembleConfig {
-            policy: ContentPolicy {
+            policy: ContentPolicy::new(
                 capture_tool_content,
                 capture_messages,
                 max_value_len,
-                scrubber: std::sync::Arc::new(scrubber),
-            },
+                std::sync::Arc::new(scrubber),
+            ),
             max_sessions: self.max_sessions,
             max_calls_per_turn: self.max_calls_per_turn,
             ..AssembleConfig::default()

@@ -134,6 +134,14 @@ impl Exporter {
         }
     }
 
+    /// The encoder, for exporters that send encoded batches.
+    pub fn encoder(&self) -> Option<otlp::Encoder> {
+        match self {
+            Exporter::Otlp(e) => Some(e.encoder()),
+            _ => None,
+        }
+    }
+
     /// Whether failed sends are worth retrying (a network exporter) or final (a file).
     pub fn retries(&self) -> bool {
         matches!(self, Exporter::Otlp(_))

@@ -20,10 +20,14 @@ use super::spool::{self, Spool};
 use super::stats::Stats;
 use super::{Deadline, RetryPolicy, SpoolConfig};
 use crate::assemble::Span;
+use crate::export::otlp::Encoder;
 use crate::export::{ExportError, Exported, Exporter, Payload};
 
 pub(crate) enum ToDelivery {
+    /// Spans, for exporters that take them as they are (console, file).
     Batch(Vec<Span>),
+    /// A batch the assemble thread already encoded.
+    Encoded(Payload),
     /// Reply once every batch before this one has been dealt with.
     Flush(Sender<()>),
 }
@@ -56,7 +60,7 @@ struct Delivery {
 pub(super) fn run<F>(
     make_exporter: F,
     spool: Option<SpoolConfig>,
-    ready: Sender<Result<String, ExportError>>,
+    ready: Sender<Result<(String, Option<Encoder>), ExportError>>,
     batches: Receiver<ToDelivery>,
     done: Sender<()>,
     stats: Arc<Stats>,
@@ -113,7 +117,7 @@ pub(super) fn run<F>(
         }
         _ => None,
     };
-    let _ = ready.send(Ok(exporter.describe()));
+    let _ = ready.send(Ok((exporter.describe(), exporter.encoder())));
     let mut d = Delivery {
         exporter,
         stats,
@@ -129,7 +133,11 @@ pub(super) fn run<F>(
     };
     loop {
         match batches.recv_timeout(d.time_to_probe()) {
-            Ok(ToDelivery::Batch(spans)) => runtime.block_on(d.deliver(spans)),
+            Ok(ToDelivery::Batch(spans)) => {
+                let payload = d.exporter.prepare(spans);
+                runtime.block_on(d.deliver(payload))
+            }
+            Ok(ToDelivery::Encoded(payload)) => runtime.block_on(d.deliver(payload)),
             Ok(ToDelivery::Flush(ack)) => {
                 if let Err(e) = d.exporter.force_flush() {
                     tracing::error!("{e}");
@@ -254,8 +262,7 @@ impl Delivery {
         }
     }
 
-    async fn deliver(&mut self, spans: Vec<Span>) {
-        let payload = self.exporter.prepare(spans);
+    async fn deliver(&mut self, payload: Payload) {
         if self.spool.is_some() && self.outage {
             self.to_spool(&payload);
             return;

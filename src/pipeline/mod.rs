@@ -262,8 +262,8 @@ where
             })
             .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
     };
-    let target = match ready_rx.recv() {
-        Ok(Ok(target)) => target,
+    let (target, encoder) = match ready_rx.recv() {
+        Ok(Ok(ready)) => ready,
         Ok(Err(e)) => {
             let _ = export_thread.join();
             return Err(e);
@@ -279,7 +279,11 @@ where
         let config = config.clone();
         std::thread::Builder::new()
             .name("albedo-otel-assemble".into())
-            .spawn(move || worker::run(config, lines_rx, events_rx, control_rx, batch_tx, stats))
+            .spawn(move || {
+                worker::run(
+                    config, encoder, lines_rx, events_rx, control_rx, batch_tx, stats,
+                )
+            })
             .map_err(|e| ExportError::Setup(format!("cannot start the assemble thread: {e}")))?
     };
     let handle = PipelineHandle {

@@ -14,6 +14,8 @@ use super::stats::Stats;
 use super::{Control, PipelineConfig};
 use crate::assemble::policy::truncate;
 use crate::assemble::{Assembler, Output, Span};
+use crate::export::otlp::Encoder;
+use crate::export::Payload;
 use crate::ingest::{decode_line, DecodeError, LineChunk, Record};
 
 /// Messages of one kind logged one by one before they are only counted.
@@ -23,6 +25,9 @@ const LOG_LINE_MAX: usize = 1024;
 
 struct Worker {
     config: PipelineConfig,
+    /// Encodes batches here, where their spans were made: they are freed by the thread that
+    /// allocated them, and only bytes cross to the export thread.
+    encoder: Option<Encoder>,
     assembler: Assembler,
     out: Output,
     batch: Vec<Span>,
@@ -35,6 +40,7 @@ struct Worker {
 
 pub(super) fn run(
     config: PipelineConfig,
+    encoder: Option<Encoder>,
     lines: Receiver<LineChunk>,
     events: Receiver<Record<'static>>,
     control: Receiver<Control>,
@@ -42,6 +48,7 @@ pub(super) fn run(
     stats: Arc<Stats>,
 ) {
     let mut w = Worker {
+        encoder,
         assembler: Assembler::new(config.assemble.clone()),
         batch: Vec::with_capacity(config.batch_size),
         config,
@@ -198,7 +205,14 @@ impl Worker {
             };
             let batch = std::mem::replace(&mut self.batch, rest);
             let n = batch.len() as u64;
-            if self.batch_tx.send(ToDelivery::Batch(batch)).is_err() {
+            let message = match &self.encoder {
+                Some(e) => ToDelivery::Encoded(Payload::Encoded {
+                    body: e.encode(&batch),
+                    spans: n,
+                }),
+                None => ToDelivery::Batch(batch),
+            };
+            if self.batch_tx.send(message).is_err() {
                 // The export thread is gone (it failed to start or panicked).
                 Stats::add(&self.stats.failed, n);
             }

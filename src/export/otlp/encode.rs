@@ -30,7 +30,7 @@ fn value(v: &Value) -> AnyValue {
             values: l
                 .iter()
                 .map(|s| AnyValue {
-                    value: Some(any_value::Value::StringValue(s.clone())),
+                    value: Some(any_value::Value::StringValue(s.to_string())),
                 })
                 .collect(),
         }),

@@ -9,10 +9,12 @@ pub mod encode;
 mod grpc;
 mod http;
 mod tls;
+pub mod wire;
 
 use std::time::Duration;
 
 use bytes::Bytes;
+use prost::Message;
 
 use crate::assemble::Span;
 use crate::config::{OtlpSettings, Protocol};
@@ -25,8 +27,31 @@ enum Transport {
 
 pub struct OtlpExporter {
     transport: Transport,
-    resource: ResourceInfo,
+    encoder: Encoder,
     settings: OtlpSettings,
+}
+
+/// Turns spans into request bytes; cheap to clone, so the thread that assembles spans can
+/// encode them too (and free them where they were made).
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    /// The `Resource` and `InstrumentationScope` messages, encoded once.
+    resource: std::sync::Arc<[u8]>,
+    scope: std::sync::Arc<[u8]>,
+}
+
+impl Encoder {
+    pub fn new(resource: &ResourceInfo) -> Self {
+        Encoder {
+            resource: resource.resource.encode_to_vec().into(),
+            scope: resource.scope.encode_to_vec().into(),
+        }
+    }
+
+    /// The request for `spans` as protobuf: what is sent, retried and spooled.
+    pub fn encode(&self, spans: &[Span]) -> Bytes {
+        wire::request(&self.resource, &self.scope, spans).into()
+    }
 }
 
 impl OtlpExporter {
@@ -42,14 +67,18 @@ impl OtlpExporter {
         };
         Ok(OtlpExporter {
             transport,
-            resource,
+            encoder: Encoder::new(&resource),
             settings,
         })
     }
 
     /// The request for `spans` as protobuf: what is sent, retried and spooled.
     pub fn encode(&self, spans: &[Span]) -> Bytes {
-        encode::protobuf(&self.resource, spans).into()
+        self.encoder.encode(spans)
+    }
+
+    pub fn encoder(&self) -> Encoder {
+        self.encoder.clone()
     }
 
     /// One attempt to deliver a protobuf-encoded batch of `spans` spans, within `timeout` if
