@@ -9,12 +9,12 @@
 //! Roles, chosen by `BENCH_ROLE`: unset drives the run; `sink` serves OTLP and counts;
 //! `sdk` runs the SDK baseline.
 
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{cpu_seconds, metered, taskset, Sink};
 
 use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
 use albedo_otel::generate::{generate, GenConfig};
@@ -22,184 +22,9 @@ use albedo_otel::ingest::decode_line;
 
 fn main() {
     match std::env::var("BENCH_ROLE").as_deref() {
-        Ok("sink") => sink(),
+        Ok("sink") => common::sink(),
         Ok("sdk") => sdk(),
         _ => drive(),
-    }
-}
-
-// ---------------------------------------------------------------- the sink
-
-mod sink_impl {
-    use super::*;
-    use axum::body::Bytes;
-    use axum::http::HeaderMap;
-    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-        TraceService, TraceServiceServer,
-    };
-    use opentelemetry_proto::tonic::collector::trace::v1::{
-        ExportTraceServiceRequest, ExportTraceServiceResponse,
-    };
-    use prost::Message;
-    use std::io::Read;
-
-    pub struct Counter(pub Arc<AtomicU64>);
-
-    fn count(r: &ExportTraceServiceRequest) -> u64 {
-        r.resource_spans
-            .iter()
-            .flat_map(|rs| &rs.scope_spans)
-            .map(|ss| ss.spans.len() as u64)
-            .sum()
-    }
-
-    #[tonic::async_trait]
-    impl TraceService for Counter {
-        async fn export(
-            &self,
-            request: tonic::Request<ExportTraceServiceRequest>,
-        ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-            self.0.fetch_add(count(request.get_ref()), Ordering::SeqCst);
-            Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
-        }
-    }
-
-    pub async fn http(
-        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
-        headers: HeaderMap,
-        body: Bytes,
-    ) -> Vec<u8> {
-        let body = if headers.get("content-encoding").is_some_and(|v| v == "gzip") {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(&body[..])
-                .read_to_end(&mut out)
-                .unwrap();
-            out
-        } else {
-            body.to_vec()
-        };
-        let r = ExportTraceServiceRequest::decode(&body[..]).unwrap();
-        n.fetch_add(count(&r), Ordering::SeqCst);
-        ExportTraceServiceResponse::default().encode_to_vec()
-    }
-
-    pub async fn get_count(
-        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
-    ) -> String {
-        n.load(Ordering::SeqCst).to_string()
-    }
-
-    pub fn service(n: Arc<AtomicU64>) -> TraceServiceServer<Counter> {
-        TraceServiceServer::new(Counter(n))
-            .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
-            .max_decoding_message_size(256 << 20)
-    }
-}
-
-/// Serves OTLP on ephemeral ports, prints them, and counts spans (GET /count) until stdin closes.
-fn sink() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let n = Arc::new(AtomicU64::new(0));
-    rt.block_on(async {
-        let g = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let h = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!(
-            "{} {}",
-            g.local_addr().unwrap().port(),
-            h.local_addr().unwrap().port()
-        );
-        std::io::stdout().flush().unwrap();
-        tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(sink_impl::service(n.clone()))
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
-        );
-        let app = axum::Router::new()
-            .route("/v1/traces", axum::routing::post(sink_impl::http))
-            .route("/count", axum::routing::get(sink_impl::get_count))
-            .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
-            .with_state(n.clone());
-        tokio::spawn(async move { axum::serve(h, app).await });
-        tokio::task::spawn_blocking(|| {
-            let mut s = String::new();
-            let _ = std::io::stdin().read_line(&mut s);
-        })
-        .await
-        .unwrap();
-    });
-}
-
-struct Sink {
-    child: Child,
-    grpc: u16,
-    http: u16,
-}
-
-fn taskset(core: &str, program: &Path) -> Command {
-    if Path::new("/usr/bin/taskset").exists() {
-        let mut c = Command::new("/usr/bin/taskset");
-        c.arg("-c").arg(core).arg(program);
-        c
-    } else {
-        Command::new(program)
-    }
-}
-
-impl Sink {
-    fn start() -> Sink {
-        let me = std::env::current_exe().unwrap();
-        let mut child = taskset("1", &me)
-            .env("BENCH_ROLE", "sink")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let mut ports = line.split_whitespace().map(|p| p.parse().unwrap());
-        Sink {
-            grpc: ports.next().unwrap(),
-            http: ports.next().unwrap(),
-            child,
-        }
-    }
-
-    fn count(&self) -> u64 {
-        use std::io::Read;
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.http)).unwrap();
-        write!(s, "GET /count HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-        let mut r = String::new();
-        s.read_to_string(&mut r).unwrap();
-        r.rsplit("\r\n\r\n").next().unwrap().trim().parse().unwrap()
-    }
-
-    /// Waits until `n` spans have arrived; returns when the last did.
-    fn wait_for(&self, n: u64, deadline: Duration) -> Instant {
-        let end = Instant::now() + deadline;
-        loop {
-            if self.count() >= n {
-                return Instant::now();
-            }
-            assert!(
-                Instant::now() < end,
-                "the sink got {} of {n} spans",
-                self.count()
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -326,13 +151,19 @@ fn sdk() {
         http: sink_http,
     };
     let before = sink.count();
+    let cpu0 = cpu_seconds("self", false);
     let start = Instant::now();
     for s in spans {
         bsp.on_end(s);
     }
     let _ = bsp.force_flush();
     let done = sink.wait_for(before + total as u64, Duration::from_secs(300));
-    println!("{}", (done - start).as_secs_f64());
+    // CPU of the timed part only: building the SpanData above is not the SDK's cost.
+    println!(
+        "{} {}",
+        (done - start).as_secs_f64(),
+        cpu_seconds("self", false) - cpu0
+    );
     let _ = bsp.shutdown();
 }
 
@@ -348,6 +179,10 @@ struct Row {
     seconds: f64,
     events: u64,
     spans: u64,
+    /// CPU seconds the exporter process used (user + system), from the kernel's accounting.
+    cpu: f64,
+    /// CPU seconds the receiver used over the same run: if it nears `seconds`, it was the limit.
+    sink_cpu: f64,
 }
 
 fn ours(sink: &Sink, stream: &Path, protocol: &'static str, events: u64, spans: u64) -> Row {
@@ -359,26 +194,31 @@ fn ours(sink: &Sink, stream: &Path, protocol: &'static str, events: u64, spans: 
     let spool =
         std::env::temp_dir().join(format!("albedo-otel-bench-spool-{}", std::process::id()));
     let before = sink.count();
-    let start = Instant::now();
-    let out = taskset("0", &exe())
-        .args(["run", "--protocol", protocol, "--endpoint", &endpoint])
-        .env("ALBEDO_OTEL_SPOOL_DIR", &spool)
-        .env("ALBEDO_OTEL_LOG", "warn")
-        .stdin(std::fs::File::open(stream).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let done = sink.wait_for(before + spans, Duration::from_secs(300));
+    let ((seconds, ()), cpu, sink_cpu) = metered(sink, || {
+        let start = Instant::now();
+        let out = taskset("0", &exe())
+            .args(["run", "--protocol", protocol, "--endpoint", &endpoint])
+            .env("ALBEDO_OTEL_SPOOL_DIR", &spool)
+            .env("ALBEDO_OTEL_LOG", "warn")
+            .stdin(std::fs::File::open(stream).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let done = sink.wait_for(before + spans, Duration::from_secs(300));
+        ((done - start).as_secs_f64(), ())
+    });
     Row {
         path: "albedo-otel run (NDJSON on stdin)".into(),
         protocol,
-        seconds: (done - start).as_secs_f64(),
+        seconds,
         events,
         spans,
+        cpu,
+        sink_cpu,
     }
 }
 
@@ -388,26 +228,34 @@ fn sdk_row(sink: &Sink, stream: &Path, protocol: &'static str, events: u64, span
     } else {
         format!("http://127.0.0.1:{}", sink.http)
     };
-    let out = taskset("0", &std::env::current_exe().unwrap())
-        .env("BENCH_ROLE", "sdk")
-        .env("BENCH_STREAM", stream)
-        .env("BENCH_PROTOCOL", protocol)
-        .env("BENCH_ENDPOINT", endpoint)
-        .env("BENCH_SINK_HTTP", sink.http.to_string())
-        .output()
-        .unwrap();
+    let (out, _, sink_cpu) = metered(sink, || {
+        taskset("0", &std::env::current_exe().unwrap())
+            .env("BENCH_ROLE", "sdk")
+            .env("BENCH_STREAM", stream)
+            .env("BENCH_PROTOCOL", protocol)
+            .env("BENCH_ENDPOINT", endpoint)
+            .env("BENCH_SINK_HTTP", sink.http.to_string())
+            .output()
+            .unwrap()
+    });
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seconds: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let mut printed = printed
+        .split_whitespace()
+        .map(|x| x.parse::<f64>().unwrap());
+    let (seconds, cpu) = (printed.next().unwrap(), printed.next().unwrap());
     Row {
         path: "SDK BatchSpanProcessor + opentelemetry-otlp (pre-built spans)".into(),
         protocol,
         seconds,
         events,
         spans,
+        cpu,
+        sink_cpu,
     }
 }
 
@@ -450,32 +298,40 @@ fn drive() {
         table.push((us, sdk));
     }
     println!(
-        "| path | protocol | seconds | events/s | spans/s | ratio (our events/s ÷ SDK spans/s) |"
+        "| path | protocol | wall s | events/s | spans/s | ratio | exporter CPU s | events per CPU-s | receiver CPU s |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (us, sdk) in &table {
         let sdk_spans = sdk.spans as f64 / sdk.seconds;
-        for r in [us, sdk] {
-            let ratio = if std::ptr::eq(r, us) {
-                format!("{:.2}", r.events as f64 / r.seconds / sdk_spans)
-            } else {
-                "1 (baseline)".into()
-            };
-            let events = if std::ptr::eq(r, us) {
-                format!("{:.0}", r.events as f64 / r.seconds)
-            } else {
-                "n/a".into()
-            };
+        let ratio = us.events as f64 / us.seconds / sdk_spans;
+        for (r, ours) in [(us, true), (sdk, false)] {
+            let per = |x: f64| format!("{:.0}", x);
             println!(
-                "| {} | {} | {:.3} | {} | {:.0} | {} |",
+                "| {} | {} | {:.3} | {} | {:.0} | {} | {:.2} | {} | {:.2} |",
                 r.path,
                 r.protocol,
                 r.seconds,
-                events,
+                if ours {
+                    per(r.events as f64 / r.seconds)
+                } else {
+                    "n/a".into()
+                },
                 r.spans as f64 / r.seconds,
-                ratio
+                if ours {
+                    format!("{ratio:.2}")
+                } else {
+                    "1 (baseline)".into()
+                },
+                r.cpu,
+                if ours {
+                    per(r.events as f64 / r.cpu)
+                } else {
+                    "n/a".into()
+                },
+                r.sink_cpu,
             );
         }
     }
+    println!("ratio = our events/s ÷ the SDK's spans/s, in the same run, to the same receiver.");
     let _ = std::fs::remove_file(&stream);
 }

@@ -24,29 +24,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::OtlpSettings;
 use crate::export::{otlp::OtlpExporter, ExportError, Exporter, ResourceInfo};
-use crate::ingest::protocol::{Call, CallSent, Called, Event, ParentRef, Record, SessionInfo};
+use crate::ingest::protocol::{Event, ParentRef, Record, SessionInfo};
+pub use crate::ingest::shared::{HookEvent, Observed};
+use crate::ingest::shared::{Shared, SharedEvent};
 use crate::pipeline::{self, PipelineConfig, PipelineGuard, PipelineHandle, Summary};
 
 /// What a watch-only hook answers: always proceed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Proceed,
-}
-
-/// albedo's `hook.Event`.
-#[derive(Debug, Clone)]
-pub enum HookEvent {
-    Prompted { text: String },
-    Calling { call: Call<'static> },
-    Called(Called<'static>),
-    Stopping { reply: String, held: u32 },
-}
-
-/// albedo's `observe` events that matter for traces.
-#[derive(Debug, Clone)]
-pub enum Observed {
-    CallSent(CallSent<'static>),
-    TurnEnded { reason: Option<String> },
 }
 
 /// Session metadata, sent when the session handle is made.
@@ -109,16 +95,19 @@ impl TraceExporter {
             id: id.into(),
             pipeline: self.pipeline.clone(),
         };
-        handle.send(Event::Session(SessionInfo {
-            at_ms: now_ms(),
-            agent: meta.agent.map(Cow::Owned),
-            model: meta.model.map(Cow::Owned),
-            workspace: meta.workspace.map(Cow::Owned),
-            parent: meta.parent.map(|(session, call)| ParentRef {
-                session: Cow::Owned(session),
-                call: Cow::Owned(call),
+        handle.pipeline.try_send(Record {
+            session: Cow::Owned(id.to_string()),
+            event: Event::Session(SessionInfo {
+                at_ms: now_ms(),
+                agent: meta.agent.map(Cow::Owned),
+                model: meta.model.map(Cow::Owned),
+                workspace: meta.workspace.map(Cow::Owned),
+                parent: meta.parent.map(|(session, call)| ParentRef {
+                    session: Cow::Owned(session),
+                    call: Cow::Owned(call),
+                }),
             }),
-        }));
+        });
         handle
     }
 
@@ -128,48 +117,28 @@ impl TraceExporter {
 }
 
 impl SessionHandle {
-    fn send(&self, event: Event<'static>) {
-        self.pipeline.try_send(Record {
-            session: Cow::Owned(self.id.to_string()),
-            event,
+    fn share(&self, what: Shared) {
+        self.pipeline.try_send_shared(SharedEvent {
+            session: self.id.clone(),
+            at_ms: self.pipeline.now_ms(),
+            what,
         });
     }
 
-    /// albedo's hook: hands the event on and answers [`Verdict::Proceed`] at once.
+    /// albedo's hook: hands the event on and answers [`Verdict::Proceed`] at once. The event is
+    /// shared, not copied (its payloads are `Arc`s).
     pub fn hook(&self, event: &HookEvent) -> Verdict {
-        let at_ms = now_ms();
-        self.send(match event {
-            HookEvent::Prompted { text } => Event::Prompted {
-                at_ms,
-                text: Cow::Owned(text.clone()),
-            },
-            HookEvent::Calling { call } => Event::Calling {
-                at_ms,
-                call: call.clone(),
-            },
-            HookEvent::Called(called) => Event::Called(called.clone()),
-            HookEvent::Stopping { reply, held } => Event::Stopping {
-                at_ms,
-                reply: Cow::Owned(reply.clone()),
-                held: *held,
-            },
-        });
+        self.share(Shared::Hook(event.clone()));
         Verdict::Proceed
     }
 
     /// albedo's observe.
     pub fn observe(&self, event: &Observed) {
-        self.send(match event {
-            Observed::CallSent(sent) => Event::CallSent(sent.clone()),
-            Observed::TurnEnded { reason } => Event::TurnEnded {
-                at_ms: now_ms(),
-                reason: reason.clone().map(Cow::Owned),
-            },
-        });
+        self.share(Shared::Observed(event.clone()));
     }
 
     /// The extension's `close()`: the session is over; its open turn is exported.
     pub fn close(&self) {
-        self.send(Event::Closed { at_ms: now_ms() });
+        self.share(Shared::Closed);
     }
 }

@@ -9,6 +9,7 @@
 //!   host calls from its hook.
 
 pub mod assemble;
+pub mod clock;
 pub mod config;
 pub mod export;
 pub mod generate;

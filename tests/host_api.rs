@@ -4,6 +4,7 @@
 mod support;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
@@ -51,27 +52,27 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
     );
     assert_eq!(
         session.hook(&HookEvent::Calling {
-            call: call("cell", "code", None)
+            call: Arc::new(call("cell", "code", None))
         }),
         Verdict::Proceed
     );
-    session.hook(&HookEvent::Called(Called {
+    session.hook(&HookEvent::Called(Arc::new(Called {
         call: call("inner", "run", Some("cell")),
         output: Some(Json::parse(r#"{"exit_code":0,"timed_out":false}"#).unwrap()),
         started_ms: t + 10,
         finished_ms: t + 20,
         refused: false,
         failed: false,
-    }));
-    session.hook(&HookEvent::Called(Called {
+    })));
+    session.hook(&HookEvent::Called(Arc::new(Called {
         call: call("cell", "code", None),
         output: None,
         started_ms: t,
         finished_ms: t + 30,
         refused: false,
         failed: false,
-    }));
-    session.observe(&Observed::CallSent(CallSent {
+    })));
+    session.observe(&Observed::CallSent(Arc::new(CallSent {
         id: None,
         request: Request {
             model: Cow::Borrowed("claude-sonnet-4-5"),
@@ -89,7 +90,7 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
         finished_ms: t + 50,
         first_token_ms: None,
         error: None,
-    }));
+    })));
     session.hook(&HookEvent::Stopping {
         reply: "ok".into(),
         held: 0,
@@ -145,14 +146,14 @@ fn a_full_or_closed_queue_drops_and_counts_but_never_blocks() {
     let (exporter, guard) = TraceExporter::start(config, settings(&rx)).unwrap();
     let session = exporter.session("flood", SessionMeta::default());
     let called = |i: u64| {
-        HookEvent::Called(Called {
+        HookEvent::Called(Arc::new(Called {
             call: call(&format!("c{i}"), "run", None),
             output: None,
             started_ms: 1_796_300_000_000 + i,
             finished_ms: 1_796_300_000_001 + i,
             refused: false,
             failed: false,
-        })
+        }))
     };
     // One event in first (once the queue of one has room), so the export thread is certainly
     // busy retrying it...

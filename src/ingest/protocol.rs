@@ -287,3 +287,63 @@ impl Record<'_> {
         }
     }
 }
+
+// `reborrow`: a view of an owned value that borrows from it, so a record can be built from
+// shared data (an in-process host's events) without copying a byte.
+
+fn rb<'b>(s: &'b Cow<'_, str>) -> Cow<'b, str> {
+    Cow::Borrowed(s)
+}
+
+fn rb_opt<'b>(s: &'b Option<Cow<'_, str>>) -> Option<Cow<'b, str>> {
+    s.as_ref().map(rb)
+}
+
+impl Json<'_> {
+    pub fn reborrow(&self) -> Json<'_> {
+        Json(Cow::Borrowed(&self.0))
+    }
+}
+
+impl Call<'_> {
+    pub fn reborrow(&self) -> Call<'_> {
+        Call {
+            id: rb(&self.id),
+            name: rb(&self.name),
+            arguments: self.arguments.as_ref().map(Json::reborrow),
+            within: rb_opt(&self.within),
+        }
+    }
+}
+
+impl Called<'_> {
+    pub fn reborrow(&self) -> Called<'_> {
+        Called {
+            call: self.call.reborrow(),
+            output: self.output.as_ref().map(Json::reborrow),
+            ..*self
+        }
+    }
+}
+
+impl CallSent<'_> {
+    pub fn reborrow(&self) -> CallSent<'_> {
+        CallSent {
+            id: rb_opt(&self.id),
+            request: Request {
+                model: rb(&self.request.model),
+                provider: rb_opt(&self.request.provider),
+                max_tokens: self.request.max_tokens,
+                messages: self.request.messages.as_ref().map(Json::reborrow),
+            },
+            response: self.response.as_ref().map(|r| Response {
+                id: rb_opt(&r.id),
+                model: rb_opt(&r.model),
+                stop_reason: rb_opt(&r.stop_reason),
+                content: r.content.as_ref().map(Json::reborrow),
+            }),
+            error: self.error.as_ref().map(Json::reborrow),
+            ..*self
+        }
+    }
+}

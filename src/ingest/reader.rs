@@ -36,36 +36,36 @@ impl LineChunk {
     pub fn lines(&self) -> impl Iterator<Item = (u64, Result<&[u8], DecodeError>)> + '_ {
         let mut oversize = self.oversize.iter().peekable();
         let mut number = self.first_line;
-        self.data
-            .split(|b| *b == b'\n')
-            // `data` ends in a newline, so the last piece is always empty and no line.
-            .take(self.data.iter().filter(|b| **b == b'\n').count())
-            .filter_map(move |line| {
-                let n = number;
-                number += 1;
-                if let Some(&&(bad, len)) = oversize.peek() {
-                    if bad == n {
-                        oversize.next();
-                        return Some((
-                            n,
-                            Err(DecodeError::TooLong {
-                                len,
-                                max: self.max_line,
-                            }),
-                        ));
-                    }
+        let mut start = 0;
+        // `data` ends in a newline, so every line, the last included, is followed by one.
+        memchr::memchr_iter(b'\n', &self.data).filter_map(move |end| {
+            let line = &self.data[start..end];
+            start = end + 1;
+            let n = number;
+            number += 1;
+            if let Some(&&(bad, len)) = oversize.peek() {
+                if bad == n {
+                    oversize.next();
+                    return Some((
+                        n,
+                        Err(DecodeError::TooLong {
+                            len,
+                            max: self.max_line,
+                        }),
+                    ));
                 }
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    return None;
-                }
-                Some((n, Ok(line)))
-            })
+            }
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                return None;
+            }
+            Some((n, Ok(line)))
+        })
     }
 
     /// How many lines (blank ones included) the chunk holds.
     pub fn line_count(&self) -> u64 {
-        self.data.iter().filter(|b| **b == b'\n').count() as u64
+        memchr::memchr_iter(b'\n', &self.data).count() as u64
     }
 }
 

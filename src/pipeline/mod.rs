@@ -29,7 +29,8 @@ pub use stats::{Stats, Summary};
 use crate::assemble::AssembleConfig;
 use crate::config::defaults;
 use crate::export::{ExportError, Exporter};
-use crate::ingest::{LineChunk, Record};
+use crate::clock::WallClock;
+use crate::ingest::{Input, LineChunk, Record, SharedEvent};
 
 /// How the pipeline batches, queues, retries and closes.
 #[derive(Debug, Clone)]
@@ -108,10 +109,11 @@ pub(crate) type Deadline = Arc<Mutex<Option<Instant>>>;
 #[derive(Clone)]
 pub struct PipelineHandle {
     lines: Sender<LineChunk>,
-    events: Sender<Record<'static>>,
+    events: Sender<Input>,
     control: Sender<Control>,
     stats: Arc<Stats>,
     warned_full: Arc<AtomicBool>,
+    clock: Arc<WallClock>,
 }
 
 impl PipelineHandle {
@@ -123,13 +125,27 @@ impl PipelineHandle {
     /// Hands over one event, waiting for room (for a reader that is not on anyone's critical
     /// path). `false` once the pipeline is closed.
     pub fn send(&self, event: Record<'static>) -> bool {
-        self.events.send(event).is_ok()
+        self.events.send(Input::Record(Box::new(event))).is_ok()
     }
 
     /// Hands over one event without ever waiting. A full or closed queue drops the event,
     /// counts it, and warns the first time.
     pub fn try_send(&self, event: Record<'static>) -> bool {
-        match self.events.try_send(event) {
+        self.try_input(Input::Record(Box::new(event)))
+    }
+
+    /// Unix milliseconds, cheaply: the time an in-process host's events are stamped with.
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// As [`try_send`](Self::try_send), for an in-process host's shared event.
+    pub fn try_send_shared(&self, event: SharedEvent) -> bool {
+        self.try_input(Input::Shared(event))
+    }
+
+    fn try_input(&self, input: Input) -> bool {
+        match self.events.try_send(input) {
             Ok(()) => true,
             Err(e) => {
                 Stats::add(&self.stats.dropped_events, 1);
@@ -233,6 +249,7 @@ where
     F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
 {
     let stats = Arc::new(Stats::default());
+    let clock = Arc::new(WallClock::new());
     let (lines_tx, lines_rx) = bounded(LINE_QUEUE);
     let (events_tx, events_rx) = bounded(config.queue_size.max(1));
     let (control_tx, control_rx) = unbounded();
@@ -277,12 +294,17 @@ where
     let assemble_thread = {
         let stats = stats.clone();
         let config = config.clone();
+        let clock = clock.clone();
         std::thread::Builder::new()
             .name("albedo-otel-assemble".into())
             .spawn(move || {
-                worker::run(
-                    config, encoder, lines_rx, events_rx, control_rx, batch_tx, stats,
-                )
+                let inputs = worker::Inputs {
+                    lines: lines_rx,
+                    events: events_rx,
+                    control: control_rx,
+                    clock,
+                };
+                worker::run(config, encoder, inputs, batch_tx, stats)
             })
             .map_err(|e| ExportError::Setup(format!("cannot start the assemble thread: {e}")))?
     };
@@ -292,6 +314,7 @@ where
         control: control_tx.clone(),
         stats: stats.clone(),
         warned_full: Arc::new(AtomicBool::new(false)),
+        clock,
     };
     let guard = PipelineGuard {
         control: control_tx,

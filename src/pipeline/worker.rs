@@ -3,6 +3,11 @@
 //! It is the only owner of the assembly state, so the assembly needs no locks; it blocks only
 //! on its inputs (with a timeout that sends a partial batch on time) and, when the export
 //! thread is behind, on handing over a full batch, which is how back-pressure reaches a stream.
+//!
+//! Events from an in-process hook are *polled*, not waited on. A thread blocked on a channel
+//! has to be woken by the sender, and that futex call costs the sender microseconds: far more
+//! than the rest of `hook`. Polling every few milliseconds keeps `hook` to a queue push, and
+//! costs nothing a user can see, since spans wait for the batch delay (1 s) anyway.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,16 +17,23 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use super::delivery::ToDelivery;
 use super::stats::Stats;
 use super::{Control, PipelineConfig};
+use crate::clock::WallClock;
 use crate::assemble::policy::truncate;
 use crate::assemble::{Assembler, Output, Span};
 use crate::export::otlp::Encoder;
 use crate::export::Payload;
-use crate::ingest::{decode_line, DecodeError, LineChunk, Record};
+use crate::ingest::{decode_line, DecodeError, Input, LineChunk, Record};
 
 /// Messages of one kind logged one by one before they are only counted.
 const LOG_LIMIT: u64 = 100;
 /// A log line quoting input is cut to this length.
 const LOG_LINE_MAX: usize = 1024;
+/// How often the hook queue is polled: this often while events arrive, backing off to
+/// `POLL_MAX` (or the batch delay, if shorter) while none do.
+const POLL_MIN: Duration = Duration::from_millis(1);
+const POLL_MAX: Duration = Duration::from_millis(20);
+/// At most this many hook events are taken per poll before the other inputs get a look.
+const POLL_BURST: usize = 4096;
 
 struct Worker {
     config: PipelineConfig,
@@ -38,15 +50,29 @@ struct Worker {
     logged_notes: u64,
 }
 
+/// What the assemble thread reads from.
+pub(super) struct Inputs {
+    pub lines: Receiver<LineChunk>,
+    /// Polled, never waited on (see the top of this file).
+    pub events: Receiver<Input>,
+    pub control: Receiver<Control>,
+    /// The hook's clock, kept in step with the system clock at every poll.
+    pub clock: Arc<WallClock>,
+}
+
 pub(super) fn run(
     config: PipelineConfig,
     encoder: Option<Encoder>,
-    lines: Receiver<LineChunk>,
-    events: Receiver<Record<'static>>,
-    control: Receiver<Control>,
+    inputs: Inputs,
     batch_tx: Sender<ToDelivery>,
     stats: Arc<Stats>,
 ) {
+    let Inputs {
+        lines,
+        events,
+        control,
+        clock,
+    } = inputs;
     let mut w = Worker {
         encoder,
         assembler: Assembler::new(config.assemble.clone()),
@@ -59,17 +85,35 @@ pub(super) fn run(
         logged_bad: 0,
         logged_notes: 0,
     };
-    let (mut lines, mut events) = (lines, events);
+    let mut lines = lines;
+    let poll_max = POLL_MAX.min(w.config.batch_delay).max(POLL_MIN);
+    let mut poll = POLL_MIN;
+    let mut next_poll = Instant::now();
     loop {
-        let wait = w.time_to_send();
+        let now = Instant::now();
+        if now >= next_poll {
+            clock.resync();
+            let mut taken = 0;
+            while taken < POLL_BURST {
+                let Ok(input) = events.try_recv() else { break };
+                w.input(&input);
+                taken += 1;
+            }
+            // A full burst means a flood: poll again at once, after a look at the other
+            // inputs, so that a flush or a stream is never starved by the hook queue.
+            (poll, next_poll) = match taken {
+                POLL_BURST => (POLL_MIN, now),
+                0 => ((poll * 2).min(poll_max), now + poll),
+                _ => (POLL_MIN, now + POLL_MIN),
+            };
+        }
+        let wait = w
+            .time_to_send()
+            .min(next_poll.saturating_duration_since(now));
         select! {
             recv(lines) -> m => match m {
                 Ok(chunk) => w.lines(&chunk),
                 Err(_) => lines = never(),
-            },
-            recv(events) -> m => match m {
-                Ok(event) => w.event(&event),
-                Err(_) => events = never(),
             },
             recv(control) -> m => match m {
                 Ok(Control::Flush(ack)) => {
@@ -108,12 +152,12 @@ impl Worker {
     }
 
     /// Takes whatever is already queued, without waiting.
-    fn drain(&mut self, lines: &Receiver<LineChunk>, events: &Receiver<Record<'static>>) {
+    fn drain(&mut self, lines: &Receiver<LineChunk>, events: &Receiver<Input>) {
         while let Ok(chunk) = lines.try_recv() {
             self.lines(&chunk);
         }
-        while let Ok(event) = events.try_recv() {
-            self.event(&event);
+        while let Ok(input) = events.try_recv() {
+            self.input(&input);
         }
     }
 
@@ -131,6 +175,13 @@ impl Worker {
             if self.batch.len() >= self.config.batch_size {
                 self.send_batch();
             }
+        }
+    }
+
+    fn input(&mut self, input: &Input) {
+        match input {
+            Input::Record(record) => self.event(record),
+            Input::Shared(shared) => self.event(&shared.record()),
         }
     }
 

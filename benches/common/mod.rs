@@ -1,0 +1,214 @@
+//! What the benchmarks share: an OTLP receiver that counts spans, run as a separate process
+//! pinned to its own core so that it never competes with the exporter being measured, and
+//! the kernel's CPU accounting.
+#![allow(dead_code)] // each bench uses a different part
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------- the sink
+
+mod sink_impl {
+    use super::*;
+    use axum::body::Bytes;
+    use axum::http::HeaderMap;
+    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+        TraceService, TraceServiceServer,
+    };
+    use opentelemetry_proto::tonic::collector::trace::v1::{
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+    };
+    use prost::Message;
+    use std::io::Read;
+
+    pub struct Counter(pub Arc<AtomicU64>);
+
+    pub fn count(r: &ExportTraceServiceRequest) -> u64 {
+        r.resource_spans
+            .iter()
+            .flat_map(|rs| &rs.scope_spans)
+            .map(|ss| ss.spans.len() as u64)
+            .sum()
+    }
+
+    #[tonic::async_trait]
+    impl TraceService for Counter {
+        async fn export(
+            &self,
+            request: tonic::Request<ExportTraceServiceRequest>,
+        ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+            self.0.fetch_add(count(request.get_ref()), Ordering::SeqCst);
+            Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+        }
+    }
+
+    pub async fn http(
+        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Vec<u8> {
+        let body = if headers.get("content-encoding").is_some_and(|v| v == "gzip") {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&body[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            out
+        } else {
+            body.to_vec()
+        };
+        let r = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+        n.fetch_add(count(&r), Ordering::SeqCst);
+        ExportTraceServiceResponse::default().encode_to_vec()
+    }
+
+    pub async fn get_count(
+        axum::extract::State(n): axum::extract::State<Arc<AtomicU64>>,
+    ) -> String {
+        n.load(Ordering::SeqCst).to_string()
+    }
+
+    pub fn service(n: Arc<AtomicU64>) -> TraceServiceServer<Counter> {
+        TraceServiceServer::new(Counter(n))
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+            .max_decoding_message_size(256 << 20)
+    }
+}
+
+/// Serves OTLP on ephemeral ports, prints them, and counts spans (GET /count) until stdin closes.
+pub fn sink() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = Arc::new(AtomicU64::new(0));
+    rt.block_on(async {
+        let g = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let h = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!(
+            "{} {}",
+            g.local_addr().unwrap().port(),
+            h.local_addr().unwrap().port()
+        );
+        std::io::stdout().flush().unwrap();
+        tokio::spawn(
+            // Large HTTP/2 windows, as a collector tuned for throughput would have: with the
+            // 64 KiB default, a big export request waits on window updates, not on CPU.
+            tonic::transport::Server::builder()
+                .initial_stream_window_size(Some(16 << 20))
+                .initial_connection_window_size(Some(32 << 20))
+                .add_service(sink_impl::service(n.clone()))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
+        );
+        let app = axum::Router::new()
+            .route("/v1/traces", axum::routing::post(sink_impl::http))
+            .route("/count", axum::routing::get(sink_impl::get_count))
+            .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
+            .with_state(n.clone());
+        tokio::spawn(async move { axum::serve(h, app).await });
+        tokio::task::spawn_blocking(|| {
+            let mut s = String::new();
+            let _ = std::io::stdin().read_line(&mut s);
+        })
+        .await
+        .unwrap();
+    });
+}
+
+pub struct Sink {
+    pub child: Child,
+    pub grpc: u16,
+    pub http: u16,
+}
+
+pub fn taskset(core: &str, program: &Path) -> Command {
+    if Path::new("/usr/bin/taskset").exists() {
+        let mut c = Command::new("/usr/bin/taskset");
+        c.arg("-c").arg(core).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+impl Sink {
+    pub fn start() -> Sink {
+        let me = std::env::current_exe().unwrap();
+        let mut child = taskset("1", &me)
+            .env("BENCH_ROLE", "sink")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let mut ports = line.split_whitespace().map(|p| p.parse().unwrap());
+        Sink {
+            grpc: ports.next().unwrap(),
+            http: ports.next().unwrap(),
+            child,
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        use std::io::Read;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.http)).unwrap();
+        write!(s, "GET /count HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut r = String::new();
+        s.read_to_string(&mut r).unwrap();
+        r.rsplit("\r\n\r\n").next().unwrap().trim().parse().unwrap()
+    }
+
+    /// Waits until `n` spans have arrived; returns when the last did.
+    pub fn wait_for(&self, n: u64, deadline: Duration) -> Instant {
+        let end = Instant::now() + deadline;
+        loop {
+            if self.count() >= n {
+                return Instant::now();
+            }
+            assert!(
+                Instant::now() < end,
+                "the sink got {} of {n} spans",
+                self.count()
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// CPU seconds (user + system) of `pid`, or of this process's waited-for children when
+/// `children` is set: fields 14-17 of `/proc/<pid>/stat`.
+pub fn cpu_seconds(pid: &str, children: bool) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name may hold spaces; fields are counted after its closing parenthesis.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    let (a, b) = if children { (13, 14) } else { (11, 12) };
+    let ticks = f.get(a).copied().unwrap_or(0.0) + f.get(b).copied().unwrap_or(0.0);
+    ticks / 100.0
+}
+
+/// Runs `f` and returns its result with (exporter CPU, receiver CPU) seconds it cost.
+pub fn metered<T>(sink: &Sink, f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let sink_pid = sink.child.id().to_string();
+    let (c0, s0) = (cpu_seconds("self", true), cpu_seconds(&sink_pid, false));
+    let out = f();
+    let (c1, s1) = (cpu_seconds("self", true), cpu_seconds(&sink_pid, false));
+    (out, c1 - c0, s1 - s0)
+}
