@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{cpu_seconds, metered, taskset, Sink};
+use common::{cpu_seconds, exe, metered, taskset, Sink};
 
 use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
 use albedo_otel::generate::{generate, GenConfig};
@@ -168,10 +168,6 @@ fn sdk() {
 }
 
 // ---------------------------------------------------------------- the driver
-
-fn exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel"))
-}
 
 struct Row {
     path: String,

@@ -86,6 +86,7 @@ impl TraceExporter {
         F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
     {
         let (pipeline, guard) = pipeline::start(config, make_exporter)?;
+        pipeline.use_fast_clock();
         Ok((TraceExporter { pipeline }, guard))
     }
 

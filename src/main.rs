@@ -5,12 +5,6 @@
 
 mod cli;
 
-// Assembly and encoding make and free many small strings and one large buffer per batch;
-// mimalloc's thread-local free lists and reused segments cut the allocator's share of a
-// busy stream's CPU by more than half against glibc's malloc (see docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::Parser;
 
 fn main() {

@@ -9,6 +9,7 @@
 //! their replacement. Text with no secret comes back borrowed, unchanged and unallocated.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 use regex::{Captures, Regex, RegexSet};
@@ -157,52 +158,29 @@ pub fn has_trigger(text: &str) -> bool {
 }
 
 /// Finds and replaces secrets. Cheap to share (`Arc`), immutable once built.
+///
+/// The built-in rules are compiled on first use, or by [`Scrubber::warm`] on a thread that
+/// has time: building their regexes takes 15-20 ms, which an exporter's startup (and so the
+/// agent) need not wait for. The user's rules are compiled at once, so that a bad pattern is an
+/// error when the exporter starts, not later.
 pub struct Scrubber {
-    triggers: AhoCorasick,
-    /// The built-in rules, then the user's.
-    builtin: RegexSet,
-    user: RegexSet,
+    /// `None` when the built-in rules are off.
+    builtin: Option<OnceLock<Rules>>,
+    user: Rules,
+}
+
+/// Compiled rules and the set that finds which of them match.
+struct Rules {
+    set: RegexSet,
     rules: Vec<Rule>,
-    builtin_count: usize,
+    /// Fragments one of the rules needs; text without any skips the set (built-ins only).
+    triggers: Option<AhoCorasick>,
 }
 
-impl std::fmt::Debug for Scrubber {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scrubber")
-            .field(
-                "rules",
-                &self.rules.iter().map(|r| &r.kind).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl Default for Scrubber {
-    fn default() -> Self {
-        Self::builtin()
-    }
-}
-
-impl Scrubber {
-    /// The built-in rules.
-    pub fn builtin() -> Self {
-        Self::with_patterns(std::iter::empty::<(String, String)>())
-            .expect("built-in redaction patterns are valid")
-    }
-
-    /// The built-in rules plus the user's, each a `(kind, regex)`. A user regex may use the
-    /// groups `pre` and `post` to keep context around the secret.
-    pub fn with_patterns<K, P>(extra: impl IntoIterator<Item = (K, P)>) -> Result<Self, RedactError>
-    where
-        K: Into<String>,
-        P: Into<String>,
-    {
+impl Rules {
+    fn compile(patterns: impl IntoIterator<Item = (String, String)>) -> Result<Rules, RedactError> {
         let mut rules = Vec::new();
-        let all = BUILTIN
-            .iter()
-            .map(|(k, p)| (k.to_string(), p.to_string()))
-            .chain(extra.into_iter().map(|(k, p)| (k.into(), p.into())));
-        for (kind, pattern) in all {
+        for (kind, pattern) in patterns {
             if kind.is_empty()
                 || !kind
                     .chars()
@@ -222,69 +200,125 @@ impl Scrubber {
                 spare_counters,
             });
         }
-        let set = |rules: &[Rule]| {
-            RegexSet::new(rules.iter().map(|r| r.re.as_str())).map_err(|e| {
-                RedactError::BadPattern {
-                    pattern: "(the combined set)".into(),
-                    source: Box::new(e),
-                }
-            })
-        };
-        let builtin_count = BUILTIN.len();
-        Ok(Scrubber {
-            triggers: triggers(),
-            builtin: set(&rules[..builtin_count])?,
-            user: set(&rules[builtin_count..])?,
+        let set = RegexSet::new(rules.iter().map(|r| r.re.as_str())).map_err(|e| {
+            RedactError::BadPattern {
+                pattern: "(the combined set)".into(),
+                source: Box::new(e),
+            }
+        })?;
+        Ok(Rules {
+            set,
             rules,
-            builtin_count,
+            triggers: None,
+        })
+    }
+
+    fn builtin() -> Rules {
+        let mut r = Rules::compile(BUILTIN.iter().map(|(k, p)| (k.to_string(), p.to_string())))
+            .expect("built-in redaction patterns are valid");
+        r.triggers = Some(triggers());
+        r
+    }
+
+    fn empty() -> Rules {
+        Rules {
+            set: RegexSet::empty(),
+            rules: Vec::new(),
+            triggers: None,
+        }
+    }
+
+    /// The rules that match `text`.
+    fn matching<'r>(&'r self, text: &str) -> impl Iterator<Item = &'r Rule> + 'r {
+        let hit = !self.rules.is_empty() && self.triggers.as_ref().is_none_or(|t| t.is_match(text));
+        let found: Vec<usize> = if hit {
+            self.set.matches(text).iter().collect()
+        } else {
+            Vec::new()
+        };
+        found.into_iter().map(|i| &self.rules[i])
+    }
+}
+
+impl std::fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let builtin = self
+            .builtin
+            .as_ref()
+            .map(|_| BUILTIN.iter().map(|(k, _)| *k));
+        f.debug_struct("Scrubber")
+            .field("builtin", &builtin.map(|b| b.collect::<Vec<_>>()))
+            .field(
+                "user",
+                &self.user.rules.iter().map(|r| &r.kind).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Default for Scrubber {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Scrubber {
+    /// The built-in rules.
+    pub fn builtin() -> Self {
+        Scrubber {
+            builtin: Some(OnceLock::new()),
+            user: Rules::empty(),
+        }
+    }
+
+    /// The built-in rules plus the user's, each a `(kind, regex)`. A user regex may use the
+    /// groups `pre` and `post` to keep context around the secret.
+    pub fn with_patterns<K, P>(extra: impl IntoIterator<Item = (K, P)>) -> Result<Self, RedactError>
+    where
+        K: Into<String>,
+        P: Into<String>,
+    {
+        Ok(Scrubber {
+            builtin: Some(OnceLock::new()),
+            user: Rules::compile(extra.into_iter().map(|(k, p)| (k.into(), p.into())))?,
         })
     }
 
     /// A scrubber that changes nothing (for tests and for users who opt out).
     pub fn disabled() -> Self {
         Scrubber {
-            triggers: triggers(),
-            builtin: RegexSet::empty(),
-            user: RegexSet::empty(),
-            rules: Vec::new(),
-            builtin_count: 0,
+            builtin: None,
+            user: Rules::empty(),
+        }
+    }
+
+    /// Compiles the built-in rules now, if they are not yet: call it where waiting is free.
+    pub fn warm(&self) {
+        if let Some(b) = &self.builtin {
+            b.get_or_init(Rules::builtin);
         }
     }
 
     /// How many rules there are (built-in and the user's).
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.builtin.as_ref().map_or(0, |_| BUILTIN.len()) + self.user.rules.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.len() == 0
     }
 
     /// `text` with every secret replaced by `[REDACTED:kind]`.
     pub fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.rules.is_empty() {
-            return Cow::Borrowed(text);
-        }
-        let builtin: Vec<usize> = if self.builtin_count > 0 && self.triggers.is_match(text) {
-            self.builtin.matches(text).iter().collect()
-        } else {
-            Vec::new()
-        };
-        let user: Vec<usize> = if self.user.is_empty() {
-            Vec::new()
-        } else {
-            self.user
-                .matches(text)
-                .iter()
-                .map(|i| i + self.builtin_count)
-                .collect()
-        };
-        if builtin.is_empty() && user.is_empty() {
-            return Cow::Borrowed(text);
-        }
+        let builtin = self.builtin.as_ref().map(|b| b.get_or_init(Rules::builtin));
         let mut out = Cow::Borrowed(text);
-        for i in builtin.into_iter().chain(user) {
-            let rule = &self.rules[i];
+        // Built-in rules first, then the user's: an earlier, more specific rule names a secret.
+        let rules: Vec<&Rule> = builtin
+            .into_iter()
+            .flat_map(|b| b.matching(text))
+            .chain(self.user.matching(text))
+            .collect();
+        for rule in rules {
             let replaced = rule.re.replace_all(&out, |caps: &Captures<'_>| {
                 if rule.spare_counters {
                     if let Some(name) = caps.name("name") {

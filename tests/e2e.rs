@@ -4,7 +4,7 @@
 mod support;
 
 use std::collections::HashMap;
-
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use support::*;
@@ -490,4 +490,34 @@ fn bad_settings_are_clear_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT=\"localhost:4317\": no scheme; write it as http://localhost:4317"), "{stderr}");
+}
+
+#[test]
+fn a_reader_that_closes_our_stderr_costs_log_lines_not_spans() {
+    // A BEAM port after `port_close`, or an agent that stops reading: the log has nowhere to
+    // go, and the exporter must still deliver everything and exit 0.
+    let rx = Receiver::start();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()])
+        .env("ALBEDO_OTEL_SPOOL_DIR", temp_dir("closed-stderr-spool"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    assert!(first.contains("ready:"), "{first}");
+    drop(stderr);
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, &demo()).unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the final log line must not kill it"
+    );
+    assert_eq!(rx.wait_for_spans(21, Duration::from_secs(10)).len(), 21);
 }

@@ -1,4 +1,5 @@
-//! `albedo-otel hook` as Claude Code and albedo run it: one process per event, payload on stdin.
+//! `albedo-otel hook` (and `albedo-otel-hook`) as Claude Code and albedo run it: one process per
+//! event, payload on stdin.
 //! The recorded sessions in tests/fixtures/claude-code are played through the real binary;
 //! the background daemon it starts delivers to a real receiver, and the trees are checked.
 
@@ -18,6 +19,9 @@ struct Setup {
     hook_dir: PathBuf,
     spool: PathBuf,
     endpoint: String,
+    /// Invocations so far: they alternate between `albedo-otel-hook` and `albedo-otel hook`,
+    /// which must be interchangeable within one session.
+    calls: std::sync::atomic::AtomicUsize,
 }
 
 impl Setup {
@@ -26,14 +30,23 @@ impl Setup {
             hook_dir: temp_dir("hooks"),
             spool: temp_dir("spool"),
             endpoint: rx.grpc_url(),
+            calls: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
     /// Runs one hook invocation; returns its wall time.
     fn hook(&self, payload: &str) -> Duration {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-        cmd.arg("hook")
-            .stdin(Stdio::piped())
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut cmd = if n.is_multiple_of(2) {
+            Command::new(env!("CARGO_BIN_EXE_albedo-otel-hook"))
+        } else {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+            c.arg("hook");
+            c
+        };
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (k, _) in std::env::vars() {
@@ -326,16 +339,20 @@ fn a_hook_never_fails_the_agent() {
     let setup = Setup::new(&rx);
     setup.hook("this is not json");
     setup.hook(r#"{"hook_event_name":"Stop"}"#);
-    // An unwritable journal folder.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    let out = cmd
-        .arg("hook")
-        .env("ALBEDO_OTEL_HOOK_DIR", "/proc/nope")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    // An unwritable journal folder, and arguments the small executable does not know.
+    for (exe, arg) in [
+        (env!("CARGO_BIN_EXE_albedo-otel"), "hook"),
+        (env!("CARGO_BIN_EXE_albedo-otel-hook"), "--unknown"),
+    ] {
+        let out = Command::new(exe)
+            .arg(arg)
+            .env("ALBEDO_OTEL_HOOK_DIR", "/proc/nope")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{exe}");
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{exe}");
+    }
     let log = setup.daemon_log();
     assert!(
         log.contains("not JSON") && log.contains("no session_id"),
@@ -386,7 +403,7 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
         .unwrap();
     assert!(
         ours.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 ")
-            && ours.ends_with("albedo-otel hook"),
+            && ours.ends_with("/albedo-otel-hook"),
         "{ours}"
     );
     for event in [

@@ -174,7 +174,7 @@ impl Builder {
                 self.queues[q]
                     .push(json!({"v":1,"kind":"turn_ended","session":sid,"at_ms":t}).to_string());
             }
-            if i + 1 == turns.len() && t % 2 == 0 {
+            if i + 1 == turns.len() && t.is_multiple_of(2) {
                 self.queues[q]
                     .push(json!({"v":1,"kind":"closed","session":sid,"at_ms":t + 1}).to_string());
             }

@@ -87,7 +87,11 @@ pub fn sink() {
         .unwrap();
     let n = Arc::new(AtomicU64::new(0));
     rt.block_on(async {
-        let g = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        // A fixed gRPC port when asked: the collector coming back where the exporter expects it.
+        let grpc_port = std::env::var("BENCH_SINK_GRPC_PORT").unwrap_or_else(|_| "0".into());
+        let g = tokio::net::TcpListener::bind(format!("127.0.0.1:{grpc_port}"))
+            .await
+            .unwrap();
         let h = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!(
             "{} {}",
@@ -137,9 +141,15 @@ pub fn taskset(core: &str, program: &Path) -> Command {
 
 impl Sink {
     pub fn start() -> Sink {
+        Sink::start_on(0)
+    }
+
+    /// A sink whose gRPC port is `grpc` (0: any free port).
+    pub fn start_on(grpc: u16) -> Sink {
         let me = std::env::current_exe().unwrap();
         let mut child = taskset("1", &me)
             .env("BENCH_ROLE", "sink")
+            .env("BENCH_SINK_GRPC_PORT", grpc.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -211,4 +221,135 @@ pub fn metered<T>(sink: &Sink, f: impl FnOnce() -> T) -> (T, f64, f64) {
     let out = f();
     let (c1, s1) = (cpu_seconds("self", true), cpu_seconds(&sink_pid, false));
     (out, c1 - c0, s1 - s0)
+}
+
+/// Resident and peak resident memory of `pid`, in KiB, from `/proc/<pid>/status`.
+pub fn rss_kib(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = |field: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    Some((kib("VmRSS:")?, kib("VmHWM:")?))
+}
+
+/// A port nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The `albedo-otel` binary this bench was built with.
+pub fn exe() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel"))
+}
+
+/// An `albedo-otel run` child with its stdin open, whose log lines (stderr) are read by a
+/// thread, so the bench can ask for a status (`SIGUSR1`) and read the answer.
+pub struct Running {
+    pub child: Child,
+    pub stdin: Option<std::process::ChildStdin>,
+    log: crossbeam_channel::Receiver<(Instant, String)>,
+}
+
+impl Running {
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Running {
+        let mut cmd = taskset("0", &exe());
+        cmd.arg("run")
+            .args(args)
+            .env("ALBEDO_OTEL_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, log) = crossbeam_channel::unbounded();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Running {
+            stdin: child.stdin.take(),
+            child,
+            log,
+        }
+    }
+
+    /// Waits for a log line containing `needle`; returns when it was read, and the line.
+    pub fn wait_log(&self, needle: &str, timeout: Duration) -> (Instant, String) {
+        let end = Instant::now() + timeout;
+        loop {
+            match self.log.recv_deadline(end) {
+                Ok((t, line)) if line.contains(needle) => return (t, line),
+                Ok(_) => {}
+                Err(_) => panic!("no log line with {needle:?} within {timeout:?}"),
+            }
+        }
+    }
+
+    /// The exporter's status line (after `ready`, so the signal is handled).
+    pub fn status(&self) -> String {
+        let ok = Command::new("kill")
+            .args(["-USR1", &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -USR1 failed");
+        self.wait_log("status:", Duration::from_secs(30)).1
+    }
+
+    /// Asks for the status until `events` events have been taken in.
+    pub fn wait_events(&self, events: u64, timeout: Duration) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let s = self.status();
+            if number_before(&s, " events") >= events {
+                return s;
+            }
+            assert!(Instant::now() < end, "still {s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn write(&mut self, text: &str) {
+        self.stdin
+            .as_mut()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+
+    /// Closes stdin and waits for the exit; returns the `done:` line.
+    pub fn close(mut self) -> String {
+        drop(self.stdin.take());
+        let (_, done) = self.wait_log("done:", Duration::from_secs(120));
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "exit {status}: {done}");
+        done
+    }
+}
+
+/// The number just before `label` in a log line: `number_before("3 spans, 2 delivered", " delivered")` is 2.
+pub fn number_before(line: &str, label: &str) -> u64 {
+    line.find(label)
+        .and_then(|i| line[..i].rsplit(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The MiB figure after `label` in a log line: `mib_after("peak 20.1 MiB", "peak ")` is 20.1.
+pub fn mib_after(line: &str, label: &str) -> f64 {
+    line.find(label)
+        .and_then(|i| line[i + label.len()..].split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(f64::NAN)
 }

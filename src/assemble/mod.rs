@@ -198,7 +198,17 @@ pub struct Assembler {
     /// The turn history of sessions that ended, so a session id that comes back does not
     /// reuse the ids of its earlier turns.
     ended: LinkedHashMap<String, TurnHistory>,
+    /// Sessions being ended by [`Assembler::finish_some`], last to end first.
+    finishing: Vec<(String, Session)>,
 }
+
+/// Agent name, model, workspace and parent `(session, call)`, owned.
+type OwnedAgentInfo = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<(String, String)>,
+);
 
 #[derive(Debug)]
 struct Session {
@@ -295,6 +305,7 @@ impl Assembler {
             config,
             sessions: LinkedHashMap::new(),
             ended: LinkedHashMap::new(),
+            finishing: Vec::new(),
         }
     }
 
@@ -379,12 +390,28 @@ impl Assembler {
 
     /// End of input: every open turn is exported, marked unfinished.
     pub fn finish(&mut self, out: &mut Output) {
-        let mut sessions: Vec<_> = self.sessions.drain().collect::<Vec<_>>();
-        // A stable order keeps output reproducible.
-        sessions.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, mut s) in sessions {
+        while self.finish_some(out, usize::MAX) {}
+    }
+
+    /// End of input, a few sessions at a time: ends up to `max` open sessions and says
+    /// whether any are left. Ten thousand open turns ended at once would be tens of
+    /// megabytes of spans; taken `max` at a time, a caller can send them on as they come.
+    pub fn finish_some(&mut self, out: &mut Output, max: usize) -> bool {
+        if self.finishing.is_empty() {
+            if self.sessions.is_empty() {
+                return false;
+            }
+            self.finishing = self.sessions.drain().collect();
+            // A stable order keeps output reproducible; reversed, so `pop` takes the first.
+            self.finishing.sort_by(|a, b| b.0.cmp(&a.0));
+        }
+        for _ in 0..max {
+            let Some((_, mut s)) = self.finishing.pop() else {
+                break;
+            };
             s.end_turn(None, None, &self.config, out);
         }
+        !self.finishing.is_empty() || !self.sessions.is_empty()
     }
 
     fn session(&mut self, sid: &str) -> &mut Session {
@@ -670,15 +697,7 @@ impl Session {
         });
     }
 
-    fn agent_info(
-        &self,
-        default_agent: &str,
-    ) -> (
-        String,
-        Option<String>,
-        Option<String>,
-        Option<(String, String)>,
-    ) {
+    fn agent_info(&self, default_agent: &str) -> OwnedAgentInfo {
         (
             self.agent
                 .clone()

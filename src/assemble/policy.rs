@@ -155,8 +155,10 @@ mod tests {
 
     #[test]
     fn a_secret_across_the_cut_is_scrubbed_not_halved() {
-        let mut p = ContentPolicy::default();
-        p.max_value_len = 20;
+        let p = ContentPolicy {
+            max_value_len: 20,
+            ..ContentPolicy::default()
+        };
         let out = p.content("xxxxxxxxxx sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
         assert_eq!(out, "xxxxxxxxxx [REDAC…");
         assert!(!out.contains("sk-ant"));

@@ -714,3 +714,38 @@ fn turns_that_start_in_the_same_millisecond_get_different_ids() {
     let traces: HashSet<_> = out.spans.iter().map(|s| s.trace_id).collect();
     assert_eq!(traces.len(), 4);
 }
+
+#[test]
+fn finishing_a_few_sessions_at_a_time_gives_the_same_spans_as_all_at_once() {
+    use crate::generate::{generate, GenConfig};
+    let (lines, _) = generate(&GenConfig {
+        sessions: 40,
+        turns_per_session: 2,
+        ..GenConfig::default()
+    });
+    // Only a prefix, so that many sessions still have an open turn at the end.
+    let lines = &lines[..lines.len() / 2];
+    let feed = |asm: &mut Assembler, out: &mut Output| {
+        for l in lines {
+            asm.push(&decode_line(l.as_bytes()).unwrap(), out);
+        }
+    };
+    let mut whole = Output::default();
+    let mut asm = Assembler::new(AssembleConfig::default());
+    feed(&mut asm, &mut whole);
+    let before = whole.spans.len();
+    asm.finish(&mut whole);
+    assert!(whole.spans.len() > before, "some turns were still open");
+
+    let mut stepped = Output::default();
+    let mut asm = Assembler::new(AssembleConfig::default());
+    feed(&mut asm, &mut stepped);
+    let mut steps = 0;
+    while asm.finish_some(&mut stepped, 3) {
+        steps += 1;
+    }
+    assert!(steps > 1, "it took more than one step");
+    assert_eq!(asm.open_sessions(), 0);
+    assert!(!asm.finish_some(&mut stepped, 3), "nothing is left");
+    assert_eq!(stepped.spans, whole.spans);
+}

@@ -105,10 +105,13 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The hook command: this binary, with the settings it needs.
+/// The hook command, with the settings it needs: `albedo-otel-hook` from this binary's folder
+/// when it is there (it starts in half the time: see docs/performance.md), else this binary's
+/// `hook`.
 fn command() -> Result<String> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
+    let small = exe.with_file_name(HOOK_BIN);
     let mut parts: Vec<String> = CARRIED_ENV
         .iter()
         .filter_map(|k| {
@@ -118,15 +121,25 @@ fn command() -> Result<String> {
                 .map(|v| format!("{k}={}", shell_quote(&v)))
         })
         .collect();
-    parts.push(shell_quote(&exe.to_string_lossy()));
-    parts.push("hook".into());
+    if small.is_file() {
+        parts.push(shell_quote(&small.to_string_lossy()));
+    } else {
+        parts.push(shell_quote(&exe.to_string_lossy()));
+        parts.push("hook".into());
+    }
     Ok(parts.join(" "))
 }
+
+/// The small hook executable `cargo install` puts beside `albedo-otel`.
+const HOOK_BIN: &str = "albedo-otel-hook";
 
 fn is_ours(hook: &Value) -> bool {
     hook.get("command")
         .and_then(Value::as_str)
-        .is_some_and(|c| c.contains("albedo-otel") && c.trim_end().ends_with(" hook"))
+        .is_some_and(|c| {
+            let c = c.trim_end();
+            (c.contains("albedo-otel") && c.ends_with(" hook")) || c.ends_with(HOOK_BIN)
+        })
 }
 
 /// Removes our hooks from `settings`; returns how many. Groups and events we leave empty go

@@ -174,11 +174,29 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 /// Logs go to stderr only: stdout belongs to protocols.
+/// Standard error that never fails. When whoever reads our stderr has gone (an agent that
+/// closed its end of the pipe, a BEAM port after `port_close`), tracing-subscriber answers a
+/// failed write with `eprintln!`, which panics on the broken pipe: the process would die
+/// while flushing, losing spans for a log line nobody could read.
+struct LossyStderr;
+
+impl std::io::Write for LossyStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
+}
+
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env(env::ALBEDO_OTEL_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| LossyStderr)
         .with_env_filter(filter)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -75,7 +75,7 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
                 for sig in signals.forever() {
                     if sig == SIGUSR1 {
                         // A status line on demand: `kill -USR1 <pid>`.
-                        tracing::info!("status: {}", handle.stats());
+                        tracing::info!("status: {}{}", handle.stats(), memory_note());
                         continue;
                     }
                     let name = if sig == SIGTERM { "SIGTERM" } else { "SIGINT" };
@@ -84,6 +84,17 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
                 }
             })?;
     }
+    // Once signals are handled (a USR1 before that would kill the process): from here on
+    // events are accepted. Benchmarks time startup to this line.
+    tracing::info!(
+        "ready: reading {}; spans go to {}",
+        sources
+            .iter()
+            .map(|s| if s == "-" { "stdin" } else { s.as_str() })
+            .collect::<Vec<_>>()
+            .join(", "),
+        guard.target()
+    );
     {
         let sources = sources.to_vec();
         let max_line = args.max_line_bytes;
@@ -134,14 +145,14 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
         );
     }
     if lost > 0 {
-        tracing::error!("done: {summary}");
+        tracing::error!("done: {summary}{}", memory_note());
         if kind == ExporterKind::Otlp {
             tracing::error!(
                 "is a collector listening? `docker compose -f deploy/docker-compose.yml up -d` starts one; `--exporter console` shows the traces without one"
             );
         }
     } else {
-        tracing::info!("done: {summary}");
+        tracing::info!("done: {summary}{}", memory_note());
     }
     Ok(match mode {
         Mode::Run => 0,
@@ -149,4 +160,26 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
         Mode::Replay if lost > 0 => 3,
         Mode::Replay => 0,
     })
+}
+
+/// "; memory 12.3 MiB, peak 20.1 MiB" from `/proc/self/status` (Linux), or nothing elsewhere:
+/// the first thing to look at when a long-running exporter seems to grow.
+fn memory_note() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return String::new();
+    };
+    let kib = |field: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (kib("VmRSS:"), kib("VmHWM:")) {
+        (Some(now), Some(peak)) => format!(
+            "; memory {:.1} MiB, peak {:.1} MiB",
+            now as f64 / 1024.0,
+            peak as f64 / 1024.0
+        ),
+        _ => String::new(),
+    }
 }

@@ -94,6 +94,8 @@ impl Payload {
 }
 
 /// The exporter chosen at start-up.
+// One per process: the size of the OTLP variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Exporter {
     Otlp(otlp::OtlpExporter),
     File(file::FileExporter),

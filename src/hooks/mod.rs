@@ -8,12 +8,18 @@
 //! The hook is on the agent's critical path, so it does the least it can: check the payload
 //! is JSON, append it to its session's journal, and start the daemon if none holds the lock.
 //! It never talks to a collector, never prints, and always exits 0.
+//!
+//! [`invoke`] is that whole process. It runs as `albedo-otel hook` and as `albedo-otel-hook`,
+//! a separate small binary: a process is started for every event, and most of its cost is the
+//! kernel loading the executable, which grows with its size. The small binary links only this
+//! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
 pub mod daemon;
 pub mod journal;
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -39,6 +45,49 @@ pub enum HookError {
 struct Minimal<'a> {
     #[serde(borrow)]
     session_id: Option<Cow<'a, str>>,
+}
+
+/// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
+const MAX_PAYLOAD: u64 = 16 << 20;
+
+/// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
+/// `XDG_STATE_HOME` (or `HOME`).
+pub fn hook_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    flag.or_else(|| set("ALBEDO_OTEL_HOOK_DIR").map(Into::into))
+        .or_else(|| journal::default_dir(&set))
+}
+
+/// One hook invocation: the payload on stdin goes to its journal, and `daemon_exe` is
+/// started as the daemon if none runs. Whatever happens it prints nothing and returns 0 (the
+/// exit code): a trace exporter must never steer or stall the agent. Problems go to the
+/// daemon's log.
+pub fn invoke(dir: Option<PathBuf>, daemon_exe: std::io::Result<PathBuf>) -> i32 {
+    let Some(dir) = hook_dir(dir, &|k| std::env::var(k).ok()) else {
+        return 0;
+    };
+    let mut payload = String::new();
+    let result = std::io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD)
+        .read_to_string(&mut payload)
+        .map_err(|e| format!("cannot read the payload: {e}"))
+        .and_then(|_| hand_off(&dir, &payload).map_err(|e| e.to_string()))
+        .and_then(|_| {
+            let exe = daemon_exe.map_err(|e| format!("cannot find albedo-otel: {e}"))?;
+            ensure_daemon(&dir, &exe, &[])
+                .map_err(|e| format!("cannot start {} daemon: {e}", exe.display()))
+        });
+    if let Err(e) = result {
+        if let Ok(mut log) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(journal::DAEMON_LOG))
+        {
+            let _ = writeln!(log, "albedo-otel hook: {e}");
+        }
+    }
+    0
 }
 
 /// Appends one hook payload to its session's journal, stamped with the time it arrived.

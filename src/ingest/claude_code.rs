@@ -626,7 +626,7 @@ mod tests {
         span.attr(key).and_then(Value::as_str)
     }
 
-    fn tools<'a>(out: &'a Output) -> Vec<&'a Span> {
+    fn tools(out: &Output) -> Vec<&Span> {
         out.spans
             .iter()
             .filter(|x| s(x, GEN_AI_OPERATION_NAME) == Some(OP_EXECUTE_TOOL))

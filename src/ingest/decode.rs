@@ -12,8 +12,8 @@ use serde_json::value::RawValue;
 use thiserror::Error;
 
 use super::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo, Usage,
-    PROTOCOL_VERSION,
+    rb, rb_opt, Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response,
+    SessionInfo, Usage, PROTOCOL_VERSION,
 };
 
 /// Times must fall before this instant (2100-01-01T00:00:00Z, in Unix milliseconds). A larger
@@ -252,14 +252,6 @@ fn non_empty<'a>(s: Cow<'a, str>, field: &'static str) -> Result<Cow<'a, str>, D
     Ok(s)
 }
 
-fn b<'s, 'a>(c: &'s Cow<'a, str>) -> Cow<'s, str> {
-    Cow::Borrowed(c.as_ref())
-}
-
-fn bo<'s, 'a>(c: &'s Option<Cow<'a, str>>) -> Option<Cow<'s, str>> {
-    c.as_ref().map(|c| Cow::Borrowed(c.as_ref()))
-}
-
 fn bj<'s, 'a>(c: &'s Option<Json<'a>>) -> Option<Json<'s>> {
     c.as_ref().map(|c| Json(Cow::Borrowed(c.0.as_ref())))
 }
@@ -322,10 +314,10 @@ impl<'a> WireCall<'a> {
 
     fn from_call<'s>(c: &'s Call<'_>) -> WireCall<'s> {
         WireCall {
-            id: b(&c.id),
-            name: b(&c.name),
+            id: rb(&c.id),
+            name: rb(&c.name),
             arguments: bj(&c.arguments),
-            within: bo(&c.within),
+            within: rb_opt(&c.within),
         }
     }
 }
@@ -435,23 +427,23 @@ impl<'a> Wire<'a> {
         let mut w = Wire {
             v: Some(PROTOCOL_VERSION),
             kind: Some(Cow::Borrowed(r.event.kind())),
-            session: Some(b(&r.session)),
+            session: Some(rb(&r.session)),
             ..Wire::default()
         };
         match &r.event {
             Event::Session(s) => {
                 w.at_ms = Some(s.at_ms);
-                w.agent = bo(&s.agent);
-                w.model = bo(&s.model);
-                w.workspace = bo(&s.workspace);
+                w.agent = rb_opt(&s.agent);
+                w.model = rb_opt(&s.model);
+                w.workspace = rb_opt(&s.workspace);
                 w.parent = s.parent.as_ref().map(|p| WireParent {
-                    session: b(&p.session),
-                    call: b(&p.call),
+                    session: rb(&p.session),
+                    call: rb(&p.call),
                 });
             }
             Event::Prompted { at_ms, text } => {
                 w.at_ms = Some(*at_ms);
-                w.text = Some(b(text));
+                w.text = Some(rb(text));
             }
             Event::Calling { at_ms, call } => {
                 w.at_ms = Some(*at_ms);
@@ -467,21 +459,21 @@ impl<'a> Wire<'a> {
             }
             Event::Stopping { at_ms, reply, held } => {
                 w.at_ms = Some(*at_ms);
-                w.reply = Some(b(reply));
+                w.reply = Some(rb(reply));
                 w.held = Some(*held);
             }
             Event::CallSent(c) => {
-                w.id = bo(&c.id);
+                w.id = rb_opt(&c.id);
                 w.request = Some(WireRequest {
-                    model: b(&c.request.model),
-                    provider: bo(&c.request.provider),
+                    model: rb(&c.request.model),
+                    provider: rb_opt(&c.request.provider),
                     max_tokens: c.request.max_tokens,
                     messages: bj(&c.request.messages),
                 });
                 w.response = c.response.as_ref().map(|r| WireResponse {
-                    id: bo(&r.id),
-                    model: bo(&r.model),
-                    stop_reason: bo(&r.stop_reason),
+                    id: rb_opt(&r.id),
+                    model: rb_opt(&r.model),
+                    stop_reason: rb_opt(&r.stop_reason),
                     content: bj(&r.content),
                 });
                 w.usage = Some(c.usage);
@@ -492,7 +484,7 @@ impl<'a> Wire<'a> {
             }
             Event::TurnEnded { at_ms, reason } => {
                 w.at_ms = Some(*at_ms);
-                w.reason = bo(reason);
+                w.reason = rb_opt(reason);
             }
             Event::Closed { at_ms } => w.at_ms = Some(*at_ms),
         }

@@ -291,12 +291,12 @@ impl Record<'_> {
 // `reborrow`: a view of an owned value that borrows from it, so a record can be built from
 // shared data (an in-process host's events) without copying a byte.
 
-fn rb<'b>(s: &'b Cow<'_, str>) -> Cow<'b, str> {
+pub(crate) fn rb(s: &str) -> Cow<'_, str> {
     Cow::Borrowed(s)
 }
 
-fn rb_opt<'b>(s: &'b Option<Cow<'_, str>>) -> Option<Cow<'b, str>> {
-    s.as_ref().map(rb)
+pub(crate) fn rb_opt<'b>(s: &'b Option<Cow<'_, str>>) -> Option<Cow<'b, str>> {
+    s.as_deref().map(Cow::Borrowed)
 }
 
 impl Json<'_> {

@@ -234,7 +234,7 @@ impl Delivery {
         }
     }
 
-    fn to_spool(&mut self, payload: &Payload) {
+    fn keep_in_spool(&mut self, payload: &Payload) {
         let count = payload.span_count();
         let (Some(spool), Payload::Encoded { body, .. }) = (&mut self.spool, payload) else {
             self.lose(count, &"no spool to keep them in");
@@ -264,7 +264,7 @@ impl Delivery {
 
     async fn deliver(&mut self, payload: Payload) {
         if self.spool.is_some() && self.outage {
-            self.to_spool(&payload);
+            self.keep_in_spool(&payload);
             return;
         }
         let count = payload.span_count();
@@ -280,7 +280,7 @@ impl Delivery {
                 self.record_failure(&error, "keeping batches in the spool until it answers");
                 self.outage = true;
                 self.next_probe = Instant::now() + self.probe_backoff;
-                self.to_spool(&payload);
+                self.keep_in_spool(&payload);
                 return;
             }
             let mut give_up_at = started + self.retry.max_elapsed;

@@ -27,9 +27,9 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 pub use stats::{Stats, Summary};
 
 use crate::assemble::AssembleConfig;
+use crate::clock::WallClock;
 use crate::config::defaults;
 use crate::export::{ExportError, Exporter};
-use crate::clock::WallClock;
 use crate::ingest::{Input, LineChunk, Record, SharedEvent};
 
 /// How the pipeline batches, queues, retries and closes.
@@ -139,6 +139,12 @@ impl PipelineHandle {
         self.clock.now_ms()
     }
 
+    /// Switches [`now_ms`](Self::now_ms) to the CPU's cycle counter once it is calibrated (in
+    /// the background): for in-process hosts, whose `hook` reads the clock on every event.
+    pub fn use_fast_clock(&self) {
+        self.clock.calibrate_in_background();
+    }
+
     /// As [`try_send`](Self::try_send), for an in-process host's shared event.
     pub fn try_send_shared(&self, event: SharedEvent) -> bool {
         self.try_input(Input::Shared(event))
@@ -190,6 +196,11 @@ pub struct PipelineGuard {
 }
 
 impl PipelineGuard {
+    /// Where spans go, for people: an endpoint, a file, the console.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
     /// Closes the pipeline and returns the final counts. Waits at most the flush timeout.
     pub fn close(mut self) -> Summary {
         self.shutdown(self.flush_timeout)

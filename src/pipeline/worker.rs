@@ -17,9 +17,9 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use super::delivery::ToDelivery;
 use super::stats::Stats;
 use super::{Control, PipelineConfig};
-use crate::clock::WallClock;
 use crate::assemble::policy::truncate;
 use crate::assemble::{Assembler, Output, Span};
+use crate::clock::WallClock;
 use crate::export::otlp::Encoder;
 use crate::export::Payload;
 use crate::ingest::{decode_line, DecodeError, Input, LineChunk, Record};
@@ -32,6 +32,8 @@ const LOG_LINE_MAX: usize = 1024;
 /// `POLL_MAX` (or the batch delay, if shorter) while none do.
 const POLL_MIN: Duration = Duration::from_millis(1);
 const POLL_MAX: Duration = Duration::from_millis(20);
+/// Open sessions ended per step at close.
+const FINISH_STEP: usize = 64;
 /// At most this many hook events are taken per poll before the other inputs get a look.
 const POLL_BURST: usize = 4096;
 
@@ -73,6 +75,9 @@ pub(super) fn run(
         control,
         clock,
     } = inputs;
+    // The secret scrubber's regexes are built here, while the reader starts taking input,
+    // rather than before the exporter says it is ready.
+    config.assemble.policy.scrubber.warm();
     let mut w = Worker {
         encoder,
         assembler: Assembler::new(config.assemble.clone()),
@@ -131,7 +136,14 @@ pub(super) fn run(
     }
     // Inputs first: everything already handed over is assembled, then every open turn ends.
     w.drain(&lines, &events);
-    w.assembler.finish(&mut w.out);
+    // A few sessions at a time, so that ending thousands of open turns sends their spans on
+    // as they are made instead of holding them all.
+    while w.assembler.finish_some(&mut w.out, FINISH_STEP) {
+        w.take_output(None);
+        if w.batch.len() >= w.config.batch_size {
+            w.send_batch();
+        }
+    }
     w.take_output(None);
     w.send_batch();
 }
