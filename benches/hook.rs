@@ -213,6 +213,8 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(200_000);
+    // The flood last: what it leaves behind (a backlog for the sink, memory to give back)
+    // must not land in another state's figures.
     let states = [
         (
             "idle",
@@ -220,14 +222,14 @@ fn main() {
             format!("http://127.0.0.1:{}", sink.grpc),
         ),
         (
-            "saturated",
-            Load::Flood,
-            format!("http://127.0.0.1:{}", sink.grpc),
-        ),
-        (
             "collector down",
             Load::Paced,
             format!("http://127.0.0.1:{down_port}"),
+        ),
+        (
+            "saturated",
+            Load::Flood,
+            format!("http://127.0.0.1:{}", sink.grpc),
         ),
     ];
 

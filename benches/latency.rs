@@ -271,13 +271,14 @@ fn command_hook(sink: &Sink, runs: usize) -> Vec<Row> {
             vec![first],
             "",
         ));
-        // Let the daemon deliver and go idle before its folders go; stop it after 10 s.
-        let until = Instant::now() + Duration::from_secs(10);
-        while daemon::running(&hook_dir) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // The daemon's delivery is not what is measured here (the journal keeps the events
+        // anyway): stop it now, and wait for it to exit before its folders go.
         if let Some(pid) = daemon::pid(&hook_dir) {
             let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while daemon::running(&hook_dir) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
         }
         let _ = std::fs::remove_dir_all(&hook_dir);
         let _ = std::fs::remove_dir_all(&spool);

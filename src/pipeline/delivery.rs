@@ -36,8 +36,9 @@ pub(crate) enum ToDelivery {
 const SLEEP_STEP: Duration = Duration::from_millis(50);
 /// How often an idle exporter looks for batches other processes spooled.
 const RESCAN_EVERY: Duration = Duration::from_secs(10);
-/// Longest wait between probes of a collector that is down.
-const MAX_PROBE_BACKOFF: Duration = Duration::from_secs(30);
+/// Longest wait between probes of a collector that is down: a probe costs one request, and
+/// this is how late, at worst, the spool starts to drain after the collector comes back.
+const MAX_PROBE_BACKOFF: Duration = Duration::from_secs(10);
 
 struct Delivery {
     exporter: Exporter,
