@@ -17,4 +17,5 @@ pub mod hooks;
 pub mod host;
 pub mod ingest;
 pub mod pipeline;
+pub mod private_fs;
 pub mod redact;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{stream, ExportArgs};
-use albedo_otel::hooks::{self, daemon, journal};
+use albedo_otel::hooks::{self, daemon};
 
 pub fn hook_dir(flag: Option<PathBuf>) -> Result<PathBuf> {
     hooks::hook_dir(flag, &|k| std::env::var(k).ok()).context(
@@ -27,7 +27,7 @@ pub fn daemon(
     stop_grace: Duration,
 ) -> Result<i32> {
     let dir = hook_dir(dir)?;
-    journal::ensure_dir(&dir)?;
+    albedo_otel::private_fs::create_dir(&dir)?;
     // The lock first: hooks that came at once may have started several daemons.
     let Some(lock) = daemon::Lock::acquire(&dir)? else {
         return Ok(0);

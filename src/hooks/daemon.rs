@@ -67,7 +67,7 @@ fn now_ms() -> u64 {
 }
 
 fn try_lock(dir: &Path) -> io::Result<Option<File>> {
-    journal::ensure_dir(dir)?;
+    crate::private_fs::create_dir(dir)?;
     let f = File::options()
         .create(true)
         .truncate(false)

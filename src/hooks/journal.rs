@@ -7,12 +7,14 @@
 //! the exporter daemon runs. Once the append returns, the event survives any crash: the daemon
 //! reads journals from where it last stood, and a new daemon resumes an old one's.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+use crate::private_fs;
 
 pub const JOURNAL_SUFFIX: &str = ".journal";
 const STATE_SUFFIX: &str = ".state";
@@ -42,39 +44,12 @@ pub fn journal_name(session: &str) -> String {
     format!("{safe}-{hash:08x}{JOURNAL_SUFFIX}", hash = hash as u32)
 }
 
-#[cfg(unix)]
 fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .create(true)
-        .append(append)
-        .write(true)
-        .mode(0o600)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    OpenOptions::new()
+    private_fs::file_options()
         .create(true)
         .append(append)
         .write(true)
         .open(path)
-}
-
-/// Makes the journal folder, private to the user.
-pub fn ensure_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-    }
-    #[cfg(not(unix))]
-    fs::create_dir_all(dir)
 }
 
 /// Appends one payload (JSON text, already checked) received at `received_ms`.
@@ -89,7 +64,7 @@ pub fn append(dir: &Path, session: &str, payload: &str, received_ms: u64) -> io:
     let mut f = match open_private(&path, true) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            ensure_dir(dir)?;
+            private_fs::create_dir(dir)?;
             open_private(&path, true)?
         }
         Err(e) => return Err(e),
@@ -236,5 +211,22 @@ mod tests {
     fn names_are_safe_and_distinct() {
         assert_ne!(journal_name("a/b"), journal_name("a_b"));
         assert!(journal_name("../../etc/passwd").starts_with("______etc_passwd-"));
+    }
+
+    /// Journals hold tool arguments and outputs before any scrubbing: only their owner reads.
+    #[cfg(unix)]
+    #[test]
+    fn journals_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!(
+            "albedo-otel-journal-mode-{}/hooks",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(dir.parent().unwrap());
+        append(&dir, "s", "{}", 1).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&list(&dir)[0]), 0o600);
+        fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }

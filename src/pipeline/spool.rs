@@ -17,6 +17,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::private_fs;
+
 /// 256 MiB.
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 const SUFFIX: &str = ".otlp";
@@ -82,45 +84,12 @@ fn pid_alive(pid: u32) -> bool {
     pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
 }
 
-#[cfg(unix)]
-fn private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-}
-
-#[cfg(not(unix))]
-fn private_dir(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn private_file(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn private_file(path: &Path) -> io::Result<fs::File> {
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-}
-
 impl Spool {
     /// Opens (creating) the spool in `dir`, gives back claims of processes that are gone, and
     /// takes stock of what is there.
     pub fn open(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Spool> {
         let dir = dir.into();
-        private_dir(&dir)?;
+        private_fs::create_dir(&dir)?;
         let mut spool = Spool {
             dir,
             max_bytes: max_bytes.max(1),
@@ -224,7 +193,10 @@ impl Spool {
         self.seq += 1;
         let name = format!("{ns:020}-{}-{:06}-{spans}{SUFFIX}", self.pid, self.seq);
         let tmp = self.dir.join(format!("{name}.tmp"));
-        let mut f = private_file(&tmp)?;
+        let mut f = private_fs::file_options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         if let Err(e) = f.write_all(body).and_then(|_| f.flush()) {
             let _ = fs::remove_file(&tmp);
             return Err(e);
