@@ -145,31 +145,27 @@ impl ToolSpan<'_> {
                 }
             }
         }
+        // A refusal or a failure says what happened, and why when the output says (and tool
+        // content may be exported).
+        let error = |what: &str| {
+            let why = called
+                .output
+                .as_ref()
+                .filter(|_| policy.capture_tool_content)
+                .map(|o| refusal_text(o.get()))
+                .filter(|t| !t.is_empty());
+            Status::Error(match why {
+                Some(t) => format!("{what}: {}", policy.content(&t)),
+                None => what.into(),
+            })
+        };
         if called.refused {
             span.push(ALBEDO_TOOL_REFUSED, Value::Bool(true));
             span.push(ERROR_TYPE, Value::Static("refused"));
-            let why = called
-                .output
-                .as_ref()
-                .filter(|_| policy.capture_tool_content)
-                .map(|o| refusal_text(o.get()))
-                .filter(|t| !t.is_empty());
-            span.status = Status::Error(match why {
-                Some(t) => format!("refused by a hook: {}", policy.content(&t)),
-                None => "refused by a hook".into(),
-            });
+            span.status = error("refused by a hook");
         } else if called.failed {
             span.push(ERROR_TYPE, Value::Static("tool_error"));
-            let why = called
-                .output
-                .as_ref()
-                .filter(|_| policy.capture_tool_content)
-                .map(|o| refusal_text(o.get()))
-                .filter(|t| !t.is_empty());
-            span.status = Status::Error(match why {
-                Some(t) => format!("failed: {}", policy.content(&t)),
-                None => "failed".into(),
-            });
+            span.status = error("failed");
         } else if timed_out {
             span.push(ERROR_TYPE, Value::Static("timeout"));
             span.status = Status::Error(format!("`{}` timed out", policy.name(&called.call.name)));
