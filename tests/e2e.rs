@@ -47,10 +47,6 @@ invoke_agent albedo 1796000060000000000..1796000066920000000 session.id=demo-7f3
   chat claude-sonnet-4-5 1796000065620000000..1796000066900000000 session.id=demo-7f3a gen_ai.usage.input_tokens=18700 gen_ai.usage.output_tokens=85
 ";
 
-fn demo() -> Vec<u8> {
-    std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap()
-}
-
 fn by_name<'a>(spans: &'a [FlatSpan], name: &str) -> Vec<&'a FlatSpan> {
     spans.iter().filter(|s| s.span.name == name).collect()
 }
@@ -68,7 +64,7 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
         ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
     ];
     env.extend_from_slice(extra_env);
-    let out = run_binary(&["run"], &env, &demo());
+    let out = run_binary(&["run"], &env, &demo_session());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(out.stdout.is_empty(), "stdout belongs to protocols");
@@ -371,7 +367,7 @@ fn resource_comes_from_the_standard_variables() {
                 "deployment.environment.name=test,host.name=box-1",
             ),
         ],
-        &demo(),
+        &demo_session(),
     );
     let spans = rx.spans();
     let r = &spans[0].resource;
@@ -387,7 +383,7 @@ fn resource_comes_from_the_standard_variables() {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.http_url()),
             ("OTEL_SERVICE_NAME", "from-env"),
         ],
-        &demo(),
+        &demo_session(),
     );
     assert_eq!(
         rx.spans()[0].resource["service.name"],
@@ -466,7 +462,7 @@ fn without_a_collector_replay_says_so_and_fails() {
             "OTEL_EXPORTER_OTLP_ENDPOINT",
             &format!("http://127.0.0.1:{port}"),
         )],
-        &demo(),
+        &demo_session(),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
@@ -511,7 +507,7 @@ fn a_reader_that_closes_our_stderr_costs_log_lines_not_spans() {
     assert!(first.contains("ready:"), "{first}");
     drop(stderr);
     let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, &demo()).unwrap();
+    std::io::Write::write_all(&mut stdin, &demo_session()).unwrap();
     drop(stdin);
     let status = child.wait().unwrap();
     assert_eq!(

@@ -83,17 +83,13 @@ impl Drop for Rotel {
     }
 }
 
-fn demo() -> Vec<u8> {
-    std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap()
-}
-
 /// What arrives when albedo-otel sends straight to a receiver: the reference.
 fn direct() -> Vec<FlatSpan> {
     let rx = Receiver::start();
     let out = run_binary(
         &["run", "--protocol", "grpc", "--endpoint", &rx.grpc_url()],
         &[],
-        &demo(),
+        &demo_session(),
     );
     assert!(
         out.status.success(),
@@ -116,7 +112,7 @@ fn through_rotel(ours: &str, rotels: &str) {
     let out = run_binary(
         &["run", "--protocol", ours, "--endpoint", &endpoint],
         &[],
-        &demo(),
+        &demo_session(),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");

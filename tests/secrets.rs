@@ -199,9 +199,7 @@ fn tool_content_can_be_turned_off() {
             out_file.to_str().unwrap(),
         ],
         &[("ALBEDO_OTEL_CAPTURE_TOOL_CONTENT", "false")],
-        std::fs::read(repo_file("examples/demo-session.ndjson"))
-            .unwrap()
-            .as_slice(),
+        &demo_session(),
     );
     assert!(out.status.success());
     let exported = std::fs::read_to_string(&out_file).unwrap();
@@ -257,18 +255,9 @@ fn header_values_never_reach_the_logs() {
     let secret = "hdr-secret-value-0123456789";
     let port = free_port();
     for protocol in ["grpc", "http/protobuf"] {
-        let out = run_binary(
-            &[
-                "replay",
-                "-",
-                "--no-spool",
-                "--flush-timeout",
-                "1s",
-                "--protocol",
-                protocol,
-                "--endpoint",
-                &format!("http://127.0.0.1:{port}"),
-            ],
+        let out = replay_once(
+            protocol,
+            &format!("http://127.0.0.1:{port}"),
             &[
                 (
                     "OTEL_EXPORTER_OTLP_HEADERS",
@@ -276,9 +265,6 @@ fn header_values_never_reach_the_logs() {
                 ),
                 ("ALBEDO_OTEL_LOG", "trace"),
             ],
-            std::fs::read(repo_file("examples/demo-session.ndjson"))
-                .unwrap()
-                .as_slice(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{stderr}");

@@ -54,10 +54,6 @@ fn write(dir: &std::path::Path, name: &str, pem: &str) -> String {
     p.display().to_string()
 }
 
-fn demo() -> Vec<u8> {
-    std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap()
-}
-
 fn endpoint(rx: &Receiver, protocol: &str) -> String {
     let port = if protocol == "grpc" {
         rx.grpc.port()
@@ -83,7 +79,7 @@ fn https_with_the_configured_ca_delivers_over_both_protocols() {
                 &endpoint(&rx, protocol),
             ],
             &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)],
-            &demo(),
+            &demo_session(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -116,7 +112,7 @@ fn mutual_tls_sends_the_client_certificate_and_fails_clearly_without_it() {
                 ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &cert),
                 ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &key),
             ],
-            &demo(),
+            &demo_session(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -126,20 +122,10 @@ fn mutual_tls_sends_the_client_certificate_and_fails_clearly_without_it() {
         assert_eq!(rx.spans().len(), 21);
 
         let rx = Receiver::start_tls(&pki.server);
-        let out = run_binary(
-            &[
-                "replay",
-                "-",
-                "--no-spool",
-                "--flush-timeout",
-                "1s",
-                "--protocol",
-                protocol,
-                "--endpoint",
-                &endpoint(&rx, protocol),
-            ],
+        let out = replay_once(
+            protocol,
+            &endpoint(&rx, protocol),
             &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)],
-            &demo(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{protocol}: {stderr}");
@@ -153,21 +139,7 @@ fn an_unknown_issuer_is_refused_with_the_reason() {
     let pki = pki(false);
     for protocol in ["grpc", "http/protobuf"] {
         let rx = Receiver::start_tls(&pki.server);
-        let out = run_binary(
-            &[
-                "replay",
-                "-",
-                "--no-spool",
-                "--flush-timeout",
-                "1s",
-                "--protocol",
-                protocol,
-                "--endpoint",
-                &endpoint(&rx, protocol),
-            ],
-            &[],
-            &demo(),
-        );
+        let out = replay_once(protocol, &endpoint(&rx, protocol), &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{protocol}: {stderr}");
         assert!(

@@ -745,92 +745,86 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_stop_while_a_background_sub_agent_runs_does_not_end_the_turn() {
-        let mut a = Adapter::new(1_000);
-        let mut out = Vec::new();
-        let p = |event: &str, extra: &str| -> Payload {
-            serde_json::from_str(&format!(
+    /// An adapter fed payloads of session `s` (without transcripts), keeping what it emits.
+    struct Fed {
+        adapter: Adapter,
+        out: Vec<Record<'static>>,
+    }
+
+    impl Fed {
+        fn new(grace_ms: u64) -> Self {
+            Fed {
+                adapter: Adapter::new(grace_ms),
+                out: Vec::new(),
+            }
+        }
+
+        /// Hands over a `hook_event_name` payload whose other fields are `extra`.
+        fn hook(&mut self, at_ms: u64, event: &str, extra: &str) {
+            let p: Payload = serde_json::from_str(&format!(
                 r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#
             ))
-            .unwrap()
-        };
-        let mut none = Files;
-        a.push(
-            1_000,
-            &p("UserPromptSubmit", r#","prompt":"go""#),
-            &mut none,
-            &mut out,
-        );
-        a.push(
+            .unwrap();
+            self.adapter.push(at_ms, &p, &mut Files, &mut self.out);
+        }
+
+        fn tick(&mut self, now_ms: u64) {
+            self.adapter.tick(now_ms, &mut self.out);
+        }
+
+        fn turn_ended(&self) -> bool {
+            self.out
+                .iter()
+                .any(|r| matches!(r.event, Event::TurnEnded { .. }) && r.session == "s")
+        }
+
+        /// When each ended turn ended.
+        fn turn_ends(&self) -> Vec<u64> {
+            self.out
+                .iter()
+                .filter(|r| r.session == "s")
+                .filter_map(|r| match r.event {
+                    Event::TurnEnded { at_ms, .. } => Some(at_ms),
+                    _ => None,
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_stop_while_a_background_sub_agent_runs_does_not_end_the_turn() {
+        let mut a = Fed::new(1_000);
+        a.hook(1_000, "UserPromptSubmit", r#","prompt":"go""#);
+        a.hook(
             1_100,
-            &p(
-                "PreToolUse",
-                r#","tool_name":"Agent","tool_use_id":"ag","tool_input":{"prompt":"x"}"#,
-            ),
-            &mut none,
-            &mut out,
+            "PreToolUse",
+            r#","tool_name":"Agent","tool_use_id":"ag","tool_input":{"prompt":"x"}"#,
         );
-        a.push(
+        a.hook(
             1_120,
-            &p(
-                "PostToolUse",
-                r#","tool_name":"Agent","tool_use_id":"ag","duration_ms":20"#,
-            ),
-            &mut none,
-            &mut out,
+            "PostToolUse",
+            r#","tool_name":"Agent","tool_use_id":"ag","duration_ms":20"#,
         );
-        a.push(
+        a.hook(
             1_150,
-            &p("SubagentStart", r#","agent_id":"k","agent_type":"helper""#),
-            &mut none,
-            &mut out,
+            "SubagentStart",
+            r#","agent_id":"k","agent_type":"helper""#,
         );
-        a.push(
-            1_200,
-            &p("Stop", r#","stop_hook_active":false"#),
-            &mut none,
-            &mut out,
-        );
-        a.tick(9_000, &mut out);
-        assert!(
-            !out.iter()
-                .any(|r| matches!(r.event, Event::TurnEnded { .. }) && r.session == "s"),
-            "the sub-agent still runs"
-        );
-        a.push(
-            9_100,
-            &p("SubagentStop", r#","agent_id":"k""#),
-            &mut none,
-            &mut out,
-        );
+        a.hook(1_200, "Stop", r#","stop_hook_active":false"#);
+        a.tick(9_000);
+        assert!(!a.turn_ended(), "the sub-agent still runs");
+        a.hook(9_100, "SubagentStop", r#","agent_id":"k""#);
         // The sub-agent's report comes back as a prompt; the agent answers once more.
-        a.push(
+        a.hook(
             9_200,
-            &p(
-                "UserPromptSubmit",
-                r#","prompt":"<task-notification>\n<task-id>k</task-id>""#,
-            ),
-            &mut none,
-            &mut out,
+            "UserPromptSubmit",
+            r#","prompt":"<task-notification>\n<task-id>k</task-id>""#,
         );
-        a.push(
-            9_500,
-            &p("Stop", r#","stop_hook_active":false"#),
-            &mut none,
-            &mut out,
-        );
-        a.tick(10_500, &mut out);
-        let ends: Vec<_> = out
-            .iter()
-            .filter(|r| r.session == "s")
-            .filter_map(|r| match r.event {
-                Event::TurnEnded { at_ms, .. } => Some(at_ms),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ends, [9_500], "one turn, ended by the last Stop");
-        let prompts = out
+        a.hook(9_500, "Stop", r#","stop_hook_active":false"#);
+        a.tick(10_500);
+        assert_eq!(a.turn_ends(), [9_500], "one turn, ended by the last Stop");
+        let prompts = a
+            .out
             .iter()
             .filter(|r| matches!(r.event, Event::Prompted { .. }) && r.session == "s")
             .count();
@@ -839,72 +833,29 @@ mod tests {
 
     #[test]
     fn a_held_stop_keeps_one_turn_and_a_late_continuation_starts_another() {
-        let mut a = Adapter::new(1_000);
-        let mut out = Vec::new();
-        let p = |event: &str, extra: &str| -> Payload {
-            serde_json::from_str(&format!(
-                r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#
-            ))
-            .unwrap()
-        };
-        let mut none = Files;
-        a.push(
-            1_000,
-            &p("UserPromptSubmit", r#","prompt":"go""#),
-            &mut none,
-            &mut out,
-        );
-        a.push(
-            2_000,
-            &p("Stop", r#","stop_hook_active":false"#),
-            &mut none,
-            &mut out,
-        );
+        let mut a = Fed::new(1_000);
+        a.hook(1_000, "UserPromptSubmit", r#","prompt":"go""#);
+        a.hook(2_000, "Stop", r#","stop_hook_active":false"#);
         // A hook held the stop: a tool call comes within the grace period.
-        a.push(
+        a.hook(
             2_500,
-            &p(
-                "PreToolUse",
-                r#","tool_name":"Bash","tool_use_id":"t1","tool_input":{}"#,
-            ),
-            &mut none,
-            &mut out,
+            "PreToolUse",
+            r#","tool_name":"Bash","tool_use_id":"t1","tool_input":{}"#,
         );
-        a.tick(3_100, &mut out);
-        assert!(
-            !out.iter()
-                .any(|r| matches!(r.event, Event::TurnEnded { .. })),
-            "still one turn"
-        );
-        a.push(
+        a.tick(3_100);
+        assert!(!a.turn_ended(), "still one turn");
+        a.hook(
             2_600,
-            &p(
-                "PostToolUse",
-                r#","tool_name":"Bash","tool_use_id":"t1","duration_ms":50"#,
-            ),
-            &mut none,
-            &mut out,
+            "PostToolUse",
+            r#","tool_name":"Bash","tool_use_id":"t1","duration_ms":50"#,
         );
-        a.push(
-            3_000,
-            &p("Stop", r#","stop_hook_active":true"#),
-            &mut none,
-            &mut out,
-        );
-        a.tick(3_999, &mut out);
-        assert!(!out
-            .iter()
-            .any(|r| matches!(r.event, Event::TurnEnded { .. })));
-        a.tick(4_000, &mut out);
-        let ends: Vec<_> = out
-            .iter()
-            .filter_map(|r| match r.event {
-                Event::TurnEnded { at_ms, .. } => Some(at_ms),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ends, [3_000], "the turn ends at its last Stop");
-        let held: Vec<_> = out
+        a.hook(3_000, "Stop", r#","stop_hook_active":true"#);
+        a.tick(3_999);
+        assert!(!a.turn_ended());
+        a.tick(4_000);
+        assert_eq!(a.turn_ends(), [3_000], "the turn ends at its last Stop");
+        let held: Vec<_> = a
+            .out
             .iter()
             .filter_map(|r| match r.event {
                 Event::Stopping { held, .. } => Some(held),

@@ -592,6 +592,31 @@ pub fn repo_file(path: &str) -> String {
     format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path)
 }
 
+/// The bundled example session the README replays: 21 spans in two traces.
+pub fn demo_session() -> Vec<u8> {
+    std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap()
+}
+
+/// Replays the example session to `endpoint` once, with no spool and a 1-s flush deadline:
+/// what could not be delivered is reported, not kept.
+pub fn replay_once(protocol: &str, endpoint: &str, env: &[(&str, &str)]) -> Output {
+    run_binary(
+        &[
+            "replay",
+            "-",
+            "--no-spool",
+            "--flush-timeout",
+            "1s",
+            "--protocol",
+            protocol,
+            "--endpoint",
+            endpoint,
+        ],
+        env,
+        &demo_session(),
+    )
+}
+
 /// Finds an external program a test needs. Without it the test is skipped with a message,
 /// unless `ALBEDO_OTEL_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes a missing tool a failure.
 pub fn require_tool(
