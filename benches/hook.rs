@@ -25,8 +25,8 @@ use serde_json::value::RawValue;
 
 use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
 use albedo_otel::host::{HookEvent, Observed, SessionHandle, SessionMeta, TraceExporter};
-use albedo_otel::ingest::protocol::{Call, Called, Json};
 use albedo_otel::pipeline::{PipelineConfig, PipelineGuard, SpoolConfig};
+use albedo_otel::protocol::{Call, Called, Json};
 
 const PACE: Duration = Duration::from_micros(20);
 const FLOOD: usize = 8;

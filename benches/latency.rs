@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use albedo_otel::hooks::daemon;
+use albedo_otel::sources::command_hooks::daemon;
 use common::{exe, Running, Sink};
 use serde_json::json;
 

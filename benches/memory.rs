@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use albedo_otel::generate::{generate, GenConfig};
+use albedo_otel::testing::{generate, GenConfig};
 use common::{mib_after, number_before, rss_kib, Running, Sink};
 
 fn main() {

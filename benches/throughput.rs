@@ -17,8 +17,8 @@ mod common;
 use common::{cpu_seconds, exe, metered, taskset, Sink};
 
 use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
-use albedo_otel::generate::{generate, GenConfig};
-use albedo_otel::ingest::decode_line;
+use albedo_otel::protocol::decode_line;
+use albedo_otel::testing::{generate, GenConfig};
 
 fn main() {
     match std::env::var("BENCH_ROLE").as_deref() {

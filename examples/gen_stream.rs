@@ -2,7 +2,7 @@
 //! `cargo run --release --example gen_stream -- SESSIONS [TURNS]`.
 use std::io::Write;
 
-use albedo_otel::generate::{generate, GenConfig};
+use albedo_otel::testing::{generate, GenConfig};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -1,4 +1,5 @@
-//! The wall clock an in-process host's `hook` reads: Unix milliseconds for a few nanoseconds.
+//! Wall-clock time: [`unix_ms`] for everyone, and [`WallClock`], the clock an in-process
+//! host's `hook` reads, Unix milliseconds for a few nanoseconds.
 //!
 //! `SystemTime::now()` costs 50-80 ns on the virtual machines agents run on, most of `hook`'s
 //! budget. Here the time is the CPU's cycle counter (through `quanta`, calibrated against the
@@ -64,7 +65,7 @@ impl WallClock {
                 let ns = counter_ns(c) + self.offset_ns.load(Ordering::Relaxed);
                 (ns.max(0) / 1_000_000) as u64
             }
-            None => (unix_ns() / 1_000_000) as u64,
+            None => unix_ms(),
         }
     }
 
@@ -78,18 +79,23 @@ impl WallClock {
     /// Stores only when the offset moved by more than `RESYNC_TOLERANCE_NS`, so that the
     /// readers' cache line stays shared and clean.
     fn store_offset(&self, counter: &quanta::Clock) {
-        let offset = unix_ns() - counter_ns(counter);
+        let offset = unix_ns() as i64 - counter_ns(counter);
         if (self.offset_ns.load(Ordering::Relaxed) - offset).abs() > RESYNC_TOLERANCE_NS {
             self.offset_ns.store(offset, Ordering::Relaxed);
         }
     }
 }
 
-fn unix_ns() -> i64 {
+/// Unix time in nanoseconds, from the system clock; 0 for a clock set before 1970.
+pub fn unix_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Unix time in milliseconds, from the system clock: the one place it is read that way.
+pub fn unix_ms() -> u64 {
+    unix_ns() / 1_000_000
 }
 
 fn counter_ns(c: &quanta::Clock) -> i64 {
@@ -113,15 +119,9 @@ mod tests {
     fn agrees_with_the_system_clock_before_and_after_calibration() {
         let clock = Arc::new(WallClock::new());
         let check = |clock: &WallClock| {
-            let before = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as u64;
+            let before = unix_ms();
             let ours = clock.now_ms();
-            let after = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as u64;
+            let after = unix_ms();
             // One millisecond either way: the offset itself was measured to the millisecond.
             assert!(
                 ours + 1 >= before && ours <= after + 1,

@@ -118,8 +118,8 @@ fn a_real_claude_code_session_becomes_a_trace() {
         Duration::from_secs(60),
         "the hook daemon to drain and exit",
         || {
-            albedo_otel::hooks::journal::list(&hook_dir).is_empty()
-                && !albedo_otel::hooks::daemon::running(&hook_dir)
+            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
+                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
         },
     );
     let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();

@@ -1,6 +1,6 @@
 //! The documentation's examples are real: every JSON line in docs/protocol.md decodes.
 
-use albedo_otel::ingest::decode_line;
+use albedo_otel::protocol::decode_line;
 
 #[test]
 fn every_protocol_example_decodes() {
@@ -14,7 +14,7 @@ fn every_protocol_example_decodes() {
             "```" => in_json = false,
             l if in_json && !l.is_empty() => {
                 let record = decode_line(l.as_bytes()).unwrap_or_else(|e| panic!("{l}: {e}"));
-                kinds.insert(record.event.kind());
+                kinds.insert(record.event.kind().as_str());
             }
             _ => {}
         }

@@ -300,7 +300,7 @@ invoke_agent albedo 1796100004000000000..1796100009001000000 albedo.unfinished=t
 
 #[test]
 fn hundreds_of_interleaved_sessions_arrive_complete() {
-    use albedo_otel::generate::{generate, GenConfig};
+    use albedo_otel::testing::{generate, GenConfig};
     let (lines, expected) = generate(&GenConfig {
         sessions: 300,
         ..GenConfig::default()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use albedo_otel::generate::{generate, Expected, GenConfig};
+use albedo_otel::testing::{generate, Expected, GenConfig};
 use support::*;
 
 /// The exporter as a child process fed line by line, stderr kept in a file.
@@ -73,7 +73,7 @@ fn spans_emitted_by(lines: &[String]) -> usize {
     let mut out = Output::default();
     for l in lines {
         asm.push(
-            &albedo_otel::ingest::decode_line(l.as_bytes()).unwrap(),
+            &albedo_otel::protocol::decode_line(l.as_bytes()).unwrap(),
             &mut out,
         );
     }

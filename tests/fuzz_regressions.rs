@@ -2,8 +2,10 @@
 //! reader, the decoder and the assembly (with the fuzz target's small caps), and the output must
 //! pass `check_tree`.
 
-use albedo_otel::assemble::{check_tree, AssembleConfig, Assembler, Output};
-use albedo_otel::ingest::{decode_line, read_lines};
+use albedo_otel::assemble::{AssembleConfig, Assembler, Output};
+use albedo_otel::protocol::decode_line;
+use albedo_otel::sources::stream::read_lines;
+use albedo_otel::testing::check_tree;
 
 #[test]
 fn every_kept_fuzz_input_gives_a_whole_tree() {

@@ -95,8 +95,8 @@ impl Setup {
             Duration::from_secs(30),
             "the daemon to drain and exit",
             || {
-                albedo_otel::hooks::journal::list(&self.hook_dir).is_empty()
-                    && !albedo_otel::hooks::daemon::running(&self.hook_dir)
+                albedo_otel::sources::command_hooks::journal::list(&self.hook_dir).is_empty()
+                    && !albedo_otel::sources::command_hooks::daemon::running(&self.hook_dir)
                     && self.daemon_log().contains("daemon done (Some(Idle))")
             },
         );
@@ -135,7 +135,7 @@ fn play(name: &str) -> (Vec<FlatSpan>, Vec<Duration>) {
     let times: Vec<Duration> = recorded(name).iter().map(|p| setup.hook(p)).collect();
     setup.wait_idle();
     assert!(
-        albedo_otel::hooks::journal::list(&setup.hook_dir).is_empty(),
+        albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir).is_empty(),
         "ended sessions leave no journal: {}",
         setup.daemon_log()
     );
@@ -297,7 +297,8 @@ fn a_killed_daemon_is_replaced_and_its_turns_arrive() {
     setup.hook(&format!(
         r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn 2"}}"#
     ));
-    let pid = albedo_otel::hooks::daemon::pid(&setup.hook_dir).expect("a daemon runs");
+    let pid =
+        albedo_otel::sources::command_hooks::daemon::pid(&setup.hook_dir).expect("a daemon runs");
     assert!(Command::new("kill")
         .args(["-KILL", &pid.to_string()])
         .status()
@@ -305,7 +306,7 @@ fn a_killed_daemon_is_replaced_and_its_turns_arrive() {
         .success());
     wait_until(Duration::from_secs(10), "the daemon to die", || {
         !Path::new(&format!("/proc/{pid}")).exists()
-            || !albedo_otel::hooks::daemon::running(&setup.hook_dir)
+            || !albedo_otel::sources::command_hooks::daemon::running(&setup.hook_dir)
     });
     // The next hook starts a new daemon, which resumes from the last turn boundary.
     setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t2","tool_input":{{}}}}"#));

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
 use albedo_otel::host::{HookEvent, Observed, SessionMeta, TraceExporter, Verdict};
-use albedo_otel::ingest::protocol::{Call, CallSent, Called, Json, Request, Usage};
 use albedo_otel::pipeline::PipelineConfig;
+use albedo_otel::protocol::{Call, CallSent, Called, Json, Request, Usage};
 use support::*;
 
 fn settings(rx: &Receiver) -> OtlpSettings {

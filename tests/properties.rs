@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 
-use albedo_otel::assemble::{check_tree, semconv::*, AssembleConfig, Assembler, Output, Span};
-use albedo_otel::ingest::decode_line;
+use albedo_otel::assemble::{semconv::*, AssembleConfig, Assembler, Output, Span};
+use albedo_otel::protocol::decode_line;
+use albedo_otel::testing::check_tree;
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -4,7 +4,7 @@
 
 mod support;
 
-use albedo_otel::redact::Scrubber;
+use albedo_otel::assemble::redact::Scrubber;
 use support::*;
 
 fn corpus() -> Vec<(String, String, Option<String>)> {
@@ -32,8 +32,8 @@ fn the_corpus_redacts_every_secret_by_kind_and_spares_every_look_alike() {
             Some(secret) => {
                 secrets += 1;
                 assert!(
-                    albedo_otel::redact::has_trigger(secret)
-                        || albedo_otel::redact::has_trigger(text),
+                    albedo_otel::assemble::redact::has_trigger(secret)
+                        || albedo_otel::assemble::redact::has_trigger(text),
                     "{kind}: no trigger fragment in {text}"
                 );
                 kinds.insert(kind.clone());

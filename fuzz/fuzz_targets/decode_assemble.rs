@@ -5,8 +5,10 @@
 
 use std::sync::OnceLock;
 
-use albedo_otel::assemble::{check_tree, AssembleConfig, Assembler, Output};
-use albedo_otel::ingest::{decode_line, read_lines};
+use albedo_otel::assemble::{AssembleConfig, Assembler, Output};
+use albedo_otel::testing::check_tree;
+use albedo_otel::protocol::decode_line;
+use albedo_otel::sources::stream::read_lines;
 use libfuzzer_sys::fuzz_target;
 
 /// Built once: compiling the scrubber's regexes per input would be most of the time.

@@ -9,11 +9,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::redact::Scrubber;
-
-/// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`'s default here: long enough for a command line or an
-/// error, short enough that a 64 KiB tool output does not become a 64 KiB attribute.
-pub const DEFAULT_MAX_VALUE_LEN: usize = 4096;
+use super::redact::Scrubber;
+use crate::text::{floor_char_boundary, truncate};
 
 /// Names and ids (tool names, models, call ids) are cut to this length.
 const MAX_LABEL_LEN: usize = 256;
@@ -57,7 +54,7 @@ impl Default for ContentPolicy {
         ContentPolicy {
             capture_tool_content: true,
             capture_messages: false,
-            max_value_len: DEFAULT_MAX_VALUE_LEN,
+            max_value_len: crate::config::defaults::MAX_VALUE_LEN,
             scrubber: Arc::new(Scrubber::builtin()),
             names: RefCell::default(),
         }
@@ -114,44 +111,9 @@ impl ContentPolicy {
     }
 }
 
-/// `text` cut to at most `limit` bytes on a character boundary, ending in `…` if it was cut.
-pub fn truncate(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_string();
-    }
-    const ELLIPSIS: &str = "…";
-    let keep = floor_char_boundary(text, limit.saturating_sub(ELLIPSIS.len()));
-    let mut out = String::with_capacity(keep + ELLIPSIS.len());
-    out.push_str(&text[..keep]);
-    if limit >= ELLIPSIS.len() {
-        out.push_str(ELLIPSIS);
-    }
-    out
-}
-
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    if at >= text.len() {
-        return text.len();
-    }
-    let mut i = at;
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cuts_on_char_boundaries_within_the_limit() {
-        assert_eq!(truncate("hello", 10), "hello");
-        assert_eq!(truncate("hello world", 8), "hello…");
-        let t = truncate("ééééé", 6);
-        assert!(t.len() <= 6 && t.ends_with('…'), "{t}");
-        assert_eq!(truncate("abc", 0), "");
-    }
 
     #[test]
     fn a_secret_across_the_cut_is_scrubbed_not_halved() {

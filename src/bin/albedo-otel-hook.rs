@@ -3,7 +3,7 @@
 //! Claude Code and albedo start a process for every hook event, and the agent waits for it.
 //! Most of that wait is the kernel loading the executable, which grows with its size: the full
 //! `albedo-otel` carries gRPC, HTTP and TLS clients that a hook never uses. This binary links
-//! only the hand-off (`albedo_otel::hooks`), no argument parser and no logger, and starts the
+//! only the hand-off (`albedo_otel::sources::command_hooks`), no argument parser and no logger, and starts the
 //! full `albedo-otel` next to it as the daemon. See docs/performance.md for the difference.
 
 use std::path::PathBuf;
@@ -33,5 +33,5 @@ fn main() {
         }
     }
     let daemon = std::env::current_exe().map(|exe| exe.with_file_name("albedo-otel"));
-    std::process::exit(albedo_otel::hooks::invoke(dir, daemon));
+    std::process::exit(albedo_otel::sources::command_hooks::invoke(dir, daemon));
 }

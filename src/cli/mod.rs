@@ -1,4 +1,5 @@
-//! Command-line arguments and their resolution against the environment.
+//! Command-line arguments, turned into the library's [`Overrides`]: the library resolves them
+//! against the environment, as it does for any Rust host.
 
 mod doctor;
 mod hook;
@@ -8,13 +9,12 @@ mod stream;
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use albedo_otel::assemble::{AssembleConfig, ContentPolicy};
-use albedo_otel::config::{self, env, Compression, OtlpOverrides, Protocol};
-use albedo_otel::pipeline::{spool, PipelineConfig, SpoolConfig};
-use albedo_otel::redact::Scrubber;
+use albedo_otel::config::{
+    self, env, Compression, ExporterKind, OtlpOverrides, Overrides, Protocol, Settings,
+};
 
 #[derive(Parser)]
 #[command(
@@ -53,14 +53,8 @@ enum Command {
     },
     /// The background exporter for command hooks (started by `hook`; exits when idle).
     Daemon {
-        #[arg(long, value_name = "DIR")]
-        hook_dir: Option<std::path::PathBuf>,
-        /// Exit after this long with nothing to do
-        #[arg(long, env = "ALBEDO_OTEL_IDLE_EXIT", default_value = "60s", value_parser = humantime::parse_duration)]
-        idle_exit: Duration,
-        /// How long a Stop waits for a held stop's continuation before its turn ends
-        #[arg(long, env = "ALBEDO_OTEL_STOP_GRACE", default_value = "15s", value_parser = humantime::parse_duration)]
-        stop_grace: Duration,
+        #[command(flatten)]
+        hooks: HookArgs,
         #[command(flatten)]
         export: ExportArgs,
     },
@@ -71,8 +65,8 @@ enum Command {
     Uninstall(install::Target),
     /// Check the setup: the collector (with a test trace), the hooks, the daemon, the spool.
     Doctor {
-        #[arg(long, value_name = "DIR")]
-        hook_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        hooks: HookArgs,
         #[command(flatten)]
         export: ExportArgs,
     },
@@ -86,7 +80,7 @@ enum Command {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExporterKind {
+enum ExporterArg {
     /// OTLP to a collector (gRPC or HTTP).
     Otlp,
     /// OTLP/JSON lines to a file (see --file).
@@ -95,11 +89,62 @@ pub enum ExporterKind {
     Console,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProtocolArg {
+    #[value(name = "grpc")]
+    Grpc,
+    #[value(name = "http/protobuf")]
+    HttpProtobuf,
+    #[value(name = "http/json")]
+    HttpJson,
+}
+
+impl From<ProtocolArg> for Protocol {
+    fn from(p: ProtocolArg) -> Self {
+        match p {
+            ProtocolArg::Grpc => Protocol::Grpc,
+            ProtocolArg::HttpProtobuf => Protocol::HttpProtobuf,
+            ProtocolArg::HttpJson => Protocol::HttpJson,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CompressionArg {
+    None,
+    Gzip,
+}
+
+impl From<CompressionArg> for Compression {
+    fn from(c: CompressionArg) -> Self {
+        match c {
+            CompressionArg::None => Compression::None,
+            CompressionArg::Gzip => Compression::Gzip,
+        }
+    }
+}
+
+/// Where the command hooks' journals are, and how the daemon paces itself.
+#[derive(Args, Clone)]
+pub struct HookArgs {
+    /// Where session journals go [env: ALBEDO_OTEL_HOOK_DIR]
+    /// [default: $XDG_STATE_HOME/albedo-otel/hooks]
+    #[arg(long, value_name = "DIR")]
+    hook_dir: Option<std::path::PathBuf>,
+    /// Exit after this long with nothing to do [env: ALBEDO_OTEL_IDLE_EXIT] [default: 60s]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    idle_exit: Option<Duration>,
+    /// How long a Stop waits for a held stop's continuation before its turn ends
+    /// [env: ALBEDO_OTEL_STOP_GRACE] [default: 15s]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    stop_grace: Option<Duration>,
+}
+
 #[derive(Args, Clone)]
 pub struct ExportArgs {
     /// Where spans go [env: OTEL_TRACES_EXPORTER] [default: otlp]
     #[arg(long, value_enum)]
-    exporter: Option<ExporterKind>,
+    exporter: Option<ExporterArg>,
     /// File for `--exporter file`; `-` is stdout.
     #[arg(long, default_value = "albedo-otel-traces.jsonl", value_name = "PATH")]
     file: String,
@@ -109,7 +154,7 @@ pub struct ExportArgs {
     endpoint: Option<String>,
     /// OTLP transport [env: OTEL_EXPORTER_OTLP_PROTOCOL] [default: http/protobuf]
     #[arg(long, value_enum)]
-    protocol: Option<Protocol>,
+    protocol: Option<ProtocolArg>,
     /// Extra request header KEY=VALUE, repeatable [env: OTEL_EXPORTER_OTLP_HEADERS]
     #[arg(long = "header", value_name = "KEY=VALUE", value_parser = parse_header)]
     headers: Vec<(String, String)>,
@@ -118,7 +163,7 @@ pub struct ExportArgs {
     timeout: Option<Duration>,
     /// Request compression [env: OTEL_EXPORTER_OTLP_COMPRESSION] [default: none]
     #[arg(long, value_enum)]
-    compression: Option<Compression>,
+    compression: Option<CompressionArg>,
     /// service.name of the resource [env: OTEL_SERVICE_NAME] [default: albedo]
     #[arg(long, value_name = "NAME")]
     service_name: Option<String>,
@@ -144,9 +189,9 @@ pub struct ExportArgs {
     /// Deadline for delivering everything at EOF or SIGTERM, e.g. 5s [env: ALBEDO_OTEL_FLUSH_TIMEOUT, in ms]
     #[arg(long, value_parser = humantime::parse_duration)]
     flush_timeout: Option<Duration>,
-    /// Longest accepted input line; longer lines are skipped with an error
-    #[arg(long, default_value_t = albedo_otel::ingest::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
-    max_line_bytes: usize,
+    /// Longest accepted input line; longer lines are skipped with an error [default: 4194304]
+    #[arg(long, value_name = "BYTES")]
+    max_line_bytes: Option<usize>,
     /// Where batches wait while the collector is down [env: ALBEDO_OTEL_SPOOL_DIR]
     /// [default: $XDG_STATE_HOME/albedo-otel/spool]
     #[arg(long, value_name = "DIR")]
@@ -159,11 +204,12 @@ pub struct ExportArgs {
     #[arg(long)]
     no_spool: bool,
     /// Open sessions kept; past it the least recently active is ended and exported
-    #[arg(long, default_value_t = albedo_otel::assemble::DEFAULT_MAX_SESSIONS, value_name = "N")]
-    max_sessions: usize,
-    /// Calls remembered per turn; past it the oldest are let go
-    #[arg(long, default_value_t = albedo_otel::assemble::DEFAULT_MAX_CALLS_PER_TURN, value_name = "N")]
-    max_calls_per_turn: usize,
+    /// [default: 20000]
+    #[arg(long, value_name = "N")]
+    max_sessions: Option<usize>,
+    /// Calls remembered per turn; past it the oldest are let go [default: 4096]
+    #[arg(long, value_name = "N")]
+    max_calls_per_turn: Option<usize>,
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {
@@ -209,141 +255,67 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
         Command::Status { spool_dir } => status::run(spool_dir),
         Command::Hook { hook_dir } => Ok(hook::hook(hook_dir)),
-        Command::Daemon {
-            hook_dir,
-            idle_exit,
-            stop_grace,
-            export,
-        } => hook::daemon(&export, hook_dir, idle_exit, stop_grace),
+        Command::Daemon { hooks, export } => hook::daemon(&export, &hooks),
         Command::Install(target) => install::install(&target),
         Command::Uninstall(target) => install::uninstall(&target),
-        Command::Doctor { hook_dir, export } => doctor::run(&export, hook_dir),
+        Command::Doctor { hooks, export } => doctor::run(&export, &hooks),
     }
 }
 
+/// The process environment, as the library's resolution reads it.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 impl ExportArgs {
-    fn spool_config(&self) -> Result<Option<SpoolConfig>> {
-        let enabled = !self.no_spool
-            && var(env::ALBEDO_OTEL_SPOOL)
-                .map(|v| config::flag(env::ALBEDO_OTEL_SPOOL, &v))
-                .transpose()?
-                .unwrap_or(true);
-        if !enabled {
-            return Ok(None);
+    /// The flags as the library's overrides.
+    pub fn overrides(&self, hooks: Option<&HookArgs>) -> Overrides {
+        let exporter = self.exporter.map(|k| match k {
+            ExporterArg::Otlp => ExporterKind::Otlp,
+            ExporterArg::File => ExporterKind::File(self.file.clone()),
+            ExporterArg::Console => ExporterKind::Console,
+        });
+        Overrides {
+            exporter,
+            otlp: OtlpOverrides {
+                endpoint: self.endpoint.clone(),
+                protocol: self.protocol.map(Into::into),
+                headers: self.headers.clone(),
+                timeout: self.timeout,
+                compression: self.compression.map(Into::into),
+            },
+            service_name: self.service_name.clone(),
+            capture_messages: self.capture_messages.then_some(true),
+            capture_tool_content: self.no_tool_content.then_some(false),
+            max_attribute_length: self.max_attribute_length,
+            redact: self.redact.clone(),
+            batch_size: self.batch_size,
+            batch_delay: self.batch_delay,
+            flush_timeout: self.flush_timeout,
+            spool: self.no_spool.then_some(false),
+            spool_dir: self.spool_dir.clone(),
+            spool_max_bytes: self.spool_max_bytes,
+            max_sessions: self.max_sessions,
+            max_calls_per_turn: self.max_calls_per_turn,
+            max_line_bytes: self.max_line_bytes,
+            hook_dir: hooks.and_then(|h| h.hook_dir.clone()),
+            idle_exit: hooks.and_then(|h| h.idle_exit),
+            stop_grace: hooks.and_then(|h| h.stop_grace),
         }
-        let Some(root) = spool_root(self.spool_dir.clone()) else {
-            tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
-            return Ok(None);
-        };
-        let max_bytes = match self.spool_max_bytes {
-            Some(n) => n,
-            None => var(env::ALBEDO_OTEL_SPOOL_MAX_BYTES)
-                .map(|v| config::count(env::ALBEDO_OTEL_SPOOL_MAX_BYTES, &v).map(|n| n as u64))
-                .transpose()?
-                .unwrap_or(spool::DEFAULT_MAX_BYTES),
-        };
-        Ok(Some(SpoolConfig { root, max_bytes }))
+    }
+
+    /// Every setting, resolved: these flags, then the environment, then the defaults.
+    pub fn settings(&self, hooks: Option<&HookArgs>) -> Result<Settings> {
+        Ok(Settings::resolve(&self.overrides(hooks), &process_env)?)
     }
 }
 
 /// The spool root from a flag, `ALBEDO_OTEL_SPOOL_DIR`, or the default.
 fn spool_root(flag: Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
-    flag.or_else(|| var(env::ALBEDO_OTEL_SPOOL_DIR).map(Into::into))
-        .or_else(|| spool::default_root(&|k| std::env::var(k).ok()))
-}
-
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-impl ExportArgs {
-    pub fn exporter_kind(&self) -> Result<ExporterKind> {
-        if let Some(k) = self.exporter {
-            return Ok(k);
-        }
-        match var(env::OTEL_TRACES_EXPORTER).as_deref().map(str::trim) {
-            None | Some("otlp") => Ok(ExporterKind::Otlp),
-            Some("console") => Ok(ExporterKind::Console),
-            Some(other) => anyhow::bail!(
-                "{}={other:?} is not supported here; use otlp or console (or --exporter file)",
-                env::OTEL_TRACES_EXPORTER
-            ),
-        }
-    }
-
-    pub fn otlp_overrides(&self) -> OtlpOverrides {
-        OtlpOverrides {
-            endpoint: self.endpoint.clone(),
-            protocol: self.protocol,
-            headers: self.headers.clone(),
-            timeout: self.timeout,
-            compression: self.compression,
-        }
-    }
-
-    pub fn pipeline_config(&self) -> Result<PipelineConfig> {
-        let mut c = PipelineConfig::default();
-        let capture_messages = self.capture_messages
-            || var(env::OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)
-                .map(|v| config::flag(env::OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, &v))
-                .transpose()?
-                .unwrap_or(false);
-        let capture_tool_content = !self.no_tool_content
-            && var(env::ALBEDO_OTEL_CAPTURE_TOOL_CONTENT)
-                .map(|v| config::flag(env::ALBEDO_OTEL_CAPTURE_TOOL_CONTENT, &v))
-                .transpose()?
-                .unwrap_or(true);
-        let max_value_len = match self.max_attribute_length {
-            Some(n) => n,
-            None => match var(env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT)
-                .map(|v| (env::OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, v))
-                .or_else(|| {
-                    var(env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
-                        .map(|v| (env::OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, v))
-                }) {
-                Some((name, v)) => config::count(name, &v)?,
-                None => albedo_otel::assemble::policy::DEFAULT_MAX_VALUE_LEN,
-            },
-        };
-        let scrubber = Scrubber::with_patterns(self.redact.iter().cloned()).context("--redact")?;
-        c.assemble = AssembleConfig {
-            policy: ContentPolicy::new(
-                capture_tool_content,
-                capture_messages,
-                max_value_len,
-                std::sync::Arc::new(scrubber),
-            ),
-            max_sessions: self.max_sessions,
-            max_calls_per_turn: self.max_calls_per_turn,
-            ..AssembleConfig::default()
-        };
-        c.batch_size = match self.batch_size {
-            Some(n) if n > 0 => n,
-            Some(_) => anyhow::bail!("--batch-size must be above 0"),
-            None => var(env::OTEL_BSP_MAX_EXPORT_BATCH_SIZE)
-                .map(|v| config::count(env::OTEL_BSP_MAX_EXPORT_BATCH_SIZE, &v))
-                .transpose()?
-                .unwrap_or(c.batch_size),
-        };
-        c.batch_delay = match self.batch_delay {
-            Some(d) => d,
-            None => var(env::OTEL_BSP_SCHEDULE_DELAY)
-                .map(|v| config::duration_ms(env::OTEL_BSP_SCHEDULE_DELAY, &v))
-                .transpose()?
-                .unwrap_or(c.batch_delay),
-        };
-        c.queue_size = var(env::OTEL_BSP_MAX_QUEUE_SIZE)
-            .map(|v| config::count(env::OTEL_BSP_MAX_QUEUE_SIZE, &v))
-            .transpose()?
-            .unwrap_or(c.queue_size);
-        c.spool = self.spool_config()?;
-        c.flush_timeout = match self.flush_timeout {
-            Some(d) => d,
-            None => var(env::ALBEDO_OTEL_FLUSH_TIMEOUT)
-                .map(|v| config::duration_ms(env::ALBEDO_OTEL_FLUSH_TIMEOUT, &v))
-                .transpose()?
-                .unwrap_or(c.flush_timeout),
-        };
-        Ok(c)
-    }
+    flag.or_else(|| {
+        process_env(env::ALBEDO_OTEL_SPOOL_DIR)
+            .filter(|v| !v.trim().is_empty())
+            .map(Into::into)
+    })
+    .or_else(|| config::default_spool_root(&process_env))
 }

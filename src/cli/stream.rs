@@ -8,14 +8,11 @@ use anyhow::Result;
 use crossbeam_channel::bounded;
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
-use super::{ExportArgs, ExporterKind};
-use albedo_otel::config::OtlpSettings;
-use albedo_otel::export::console::ConsoleExporter;
-use albedo_otel::export::file::FileExporter;
-use albedo_otel::export::otlp::OtlpExporter;
-use albedo_otel::export::{Exporter, ResourceInfo};
-use albedo_otel::ingest::read_lines;
+use super::ExportArgs;
+use albedo_otel::config::{ExporterKind, Settings};
+use albedo_otel::export;
 use albedo_otel::pipeline;
+use albedo_otel::sources::stream::read_lines;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -29,39 +26,23 @@ enum Stop {
     Signal(&'static str),
 }
 
-/// Starts the pipeline with the exporter the arguments choose.
+/// Starts the pipeline with the exporter the settings choose.
 pub fn start_pipeline(
-    args: &ExportArgs,
+    settings: &Settings,
 ) -> Result<(pipeline::PipelineHandle, pipeline::PipelineGuard)> {
-    let kind = args.exporter_kind()?;
-    let config = args.pipeline_config()?;
-    let resource = ResourceInfo::detect(args.service_name.as_deref());
-    let otlp = match kind {
-        ExporterKind::Otlp => {
-            let settings =
-                OtlpSettings::resolve(&args.otlp_overrides(), &|k| std::env::var(k).ok())?;
-            if let Some(hint) = settings.port_hint() {
-                tracing::warn!("{hint}");
-            }
-            Some(settings)
-        }
-        _ => None,
-    };
-    let file = args.file.clone();
-    Ok(pipeline::start(config, move || {
-        Ok(match (kind, otlp) {
-            (ExporterKind::Otlp, Some(settings)) => {
-                Exporter::Otlp(OtlpExporter::new(settings, resource)?)
-            }
-            (ExporterKind::File, _) => Exporter::File(FileExporter::create(&file, resource)?),
-            _ => Exporter::Console(ConsoleExporter::stderr()),
-        })
+    if let Some(hint) = settings.otlp.as_ref().and_then(|o| o.port_hint()) {
+        tracing::warn!("{hint}");
+    }
+    let (kind, otlp) = (settings.exporter.clone(), settings.otlp.clone());
+    Ok(pipeline::start(settings.pipeline.clone(), move || {
+        export::from_settings(&kind, otlp)
     })?)
 }
 
 pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
-    let kind = args.exporter_kind()?;
-    let (handle, guard) = start_pipeline(args)?;
+    let settings = args.settings(None)?;
+    let kind = settings.exporter.clone();
+    let (handle, guard) = start_pipeline(&settings)?;
     tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
 
     let (stop_tx, stop_rx) = bounded::<Stop>(2);
@@ -97,7 +78,7 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     );
     {
         let sources = sources.to_vec();
-        let max_line = args.max_line_bytes;
+        let max_line = settings.max_line_bytes;
         let handle = handle.clone();
         std::thread::Builder::new()
             .name("albedo-otel-read".into())

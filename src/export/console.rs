@@ -3,29 +3,46 @@
 //! Spans arrive children first and the turn's root last, so spans wait here, grouped by trace,
 //! until their root comes; then the whole tree is printed at once. Spans that arrive for a
 //! trace already printed (a sub-agent that outlived its parent's turn) are printed as a
-//! continuation, and whatever never got a root is printed at shutdown.
+//! continuation, and whatever never got a root is printed at shutdown. It reads the same OTLP
+//! bytes every exporter is given, so what it shows is what a collector would receive.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 use std::io::Write;
+use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
 
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::trace::v1::{status::StatusCode, Span};
+
 use crate::assemble::semconv::*;
-use crate::assemble::span::{Span, SpanId, Status, TraceId, Value};
-use crate::export::{ExportError, Exported};
+use crate::export::{ready, ExportError, ExportFuture, Exported, Payload, SpanExporter};
 
 /// How many printed traces are remembered, to recognise late spans.
 const REMEMBER_PRINTED: usize = 10_000;
 /// How much of a tool's arguments is shown on its line.
 const PREVIEW_CHARS: usize = 72;
 
+type TraceId = Vec<u8>;
+
 pub struct ConsoleExporter {
+    state: Mutex<State>,
+}
+
+struct State {
     out: Box<dyn Write + Send>,
     pending: HashMap<TraceId, Vec<Span>>,
     /// First-seen order of pending traces, for a stable order at shutdown.
     order: Vec<TraceId>,
     printed: HashSet<TraceId>,
     printed_order: VecDeque<TraceId>,
+}
+
+fn io(source: std::io::Error) -> ExportError {
+    ExportError::Io {
+        target: "stderr".into(),
+        source,
+    }
 }
 
 impl ConsoleExporter {
@@ -35,37 +52,78 @@ impl ConsoleExporter {
 
     pub fn to(out: Box<dyn Write + Send>) -> Self {
         ConsoleExporter {
-            out,
-            pending: HashMap::new(),
-            order: Vec::new(),
-            printed: HashSet::new(),
-            printed_order: VecDeque::new(),
+            state: Mutex::new(State {
+                out,
+                pending: HashMap::new(),
+                order: Vec::new(),
+                printed: HashSet::new(),
+                printed_order: VecDeque::new(),
+            }),
         }
     }
 
-    pub fn export(&mut self, spans: &[Span]) -> Result<Exported, ExportError> {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while printing leaves nothing half-done that matters here.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SpanExporter for ConsoleExporter {
+    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
+        let result = payload.decode().and_then(|request| {
+            let spans = request
+                .resource_spans
+                .into_iter()
+                .flat_map(|r| r.scope_spans)
+                .flat_map(|s| s.spans);
+            self.state().take(spans)?;
+            Ok(Exported {
+                accepted: payload.spans,
+                rejected: 0,
+            })
+        });
+        ready(result)
+    }
+
+    fn force_flush(&self) -> Result<(), ExportError> {
+        self.state().out.flush().map_err(io)
+    }
+
+    /// Prints every trace still waiting for its root.
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> Result<(), ExportError> {
+        let mut state = self.state();
+        for trace in std::mem::take(&mut state.order) {
+            let continued = state.printed.contains(&trace);
+            state.print(trace, continued)?;
+        }
+        state.out.flush().map_err(io)
+    }
+
+    fn describe(&self) -> String {
+        "the console (stderr)".into()
+    }
+}
+
+impl State {
+    fn take(&mut self, spans: impl Iterator<Item = Span>) -> Result<(), ExportError> {
         let mut ready = Vec::new();
         for span in spans {
-            if !self.pending.contains_key(&span.trace_id) {
-                self.order.push(span.trace_id);
+            let trace = span.trace_id.clone();
+            if !self.pending.contains_key(&trace) {
+                self.order.push(trace.clone());
             }
-            self.pending
-                .entry(span.trace_id)
-                .or_default()
-                .push(span.clone());
-            let late = self.printed.contains(&span.trace_id);
-            if (span.parent_span_id.is_none() || late) && !ready.contains(&span.trace_id) {
-                ready.push(span.trace_id);
+            let late = self.printed.contains(&trace);
+            let root = span.parent_span_id.is_empty();
+            self.pending.entry(trace.clone()).or_default().push(span);
+            if (root || late) && !ready.contains(&trace) {
+                ready.push(trace);
             }
         }
         for trace in ready {
             let continued = self.printed.contains(&trace);
             self.print(trace, continued)?;
         }
-        Ok(Exported {
-            accepted: spans.len() as u64,
-            rejected: 0,
-        })
+        Ok(())
     }
 
     fn print(&mut self, trace: TraceId, continued: bool) -> Result<(), ExportError> {
@@ -74,13 +132,8 @@ impl ConsoleExporter {
         };
         self.order.retain(|t| *t != trace);
         let text = render(&spans, continued);
-        self.out
-            .write_all(text.as_bytes())
-            .map_err(|source| ExportError::Io {
-                target: "stderr".into(),
-                source,
-            })?;
-        if self.printed.insert(trace) {
+        self.out.write_all(text.as_bytes()).map_err(io)?;
+        if self.printed.insert(trace.clone()) {
             self.printed_order.push_back(trace);
             if self.printed_order.len() > REMEMBER_PRINTED {
                 if let Some(old) = self.printed_order.pop_front() {
@@ -90,37 +143,31 @@ impl ConsoleExporter {
         }
         Ok(())
     }
+}
 
-    pub fn flush(&mut self) -> Result<(), ExportError> {
-        self.out.flush().map_err(|source| ExportError::Io {
-            target: "stderr".into(),
-            source,
-        })
-    }
-
-    /// Prints every trace still waiting for its root.
-    pub fn finish(&mut self) -> Result<(), ExportError> {
-        for trace in std::mem::take(&mut self.order) {
-            let continued = self.printed.contains(&trace);
-            self.print(trace, continued)?;
-        }
-        self.flush()
-    }
+fn attr<'a>(s: &'a Span, key: &str) -> Option<&'a Value> {
+    s.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref()?.value.as_ref())
 }
 
 fn str_attr<'a>(s: &'a Span, key: &str) -> Option<&'a str> {
-    s.attr(key).and_then(Value::as_str)
+    match attr(s, key) {
+        Some(Value::StringValue(v)) => Some(v),
+        _ => None,
+    }
 }
 
 fn int_attr(s: &Span, key: &str) -> Option<i64> {
-    match s.attr(key) {
-        Some(Value::Int(n)) => Some(*n),
+    match attr(s, key) {
+        Some(Value::IntValue(n)) => Some(*n),
         _ => None,
     }
 }
 
 fn flag(s: &Span, key: &str) -> bool {
-    matches!(s.attr(key), Some(Value::Bool(true)))
+    matches!(attr(s, key), Some(Value::BoolValue(true)))
 }
 
 fn plural(n: i64) -> &'static str {
@@ -198,8 +245,16 @@ fn details(s: &Span) -> Vec<String> {
             } else {
                 d.push(format!("tokens {input} in / {output} out"));
             }
-            if let Some(Value::StrList(r)) = s.attr(GEN_AI_RESPONSE_FINISH_REASONS) {
-                d.push(r.join(","));
+            if let Some(Value::ArrayValue(r)) = attr(s, GEN_AI_RESPONSE_FINISH_REASONS) {
+                let reasons: Vec<&str> = r
+                    .values
+                    .iter()
+                    .filter_map(|v| match v.value.as_ref()? {
+                        Value::StringValue(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                d.push(reasons.join(","));
             }
         }
         Some(OP_EXECUTE_TOOL) => {
@@ -217,41 +272,56 @@ fn details(s: &Span) -> Vec<String> {
     } else if flag(s, ALBEDO_UNFINISHED) {
         d.push("unfinished".into());
     }
-    if let Status::Error(m) = &s.status {
-        d.push(format!("ERROR {}", preview(m)));
+    if let Some(status) = s
+        .status
+        .as_ref()
+        .filter(|st| st.code == StatusCode::Error as i32)
+    {
+        d.push(format!("ERROR {}", preview(&status.message)));
     }
     d
 }
 
 /// The tree of one trace's spans as text.
 pub fn render(spans: &[Span], continued: bool) -> String {
-    let ids: HashSet<SpanId> = spans.iter().map(|s| s.span_id).collect();
-    let mut children: HashMap<SpanId, Vec<&Span>> = HashMap::new();
+    let ids: HashSet<&[u8]> = spans.iter().map(|s| s.span_id.as_slice()).collect();
+    let mut children: HashMap<&[u8], Vec<&Span>> = HashMap::new();
     let mut roots: Vec<&Span> = Vec::new();
     for s in spans {
-        match s.parent_span_id {
-            Some(p) if ids.contains(&p) => children.entry(p).or_default().push(s),
-            _ => roots.push(s),
+        let parent = s.parent_span_id.as_slice();
+        if !parent.is_empty() && ids.contains(parent) {
+            children.entry(parent).or_default().push(s);
+        } else {
+            roots.push(s);
         }
     }
-    let order =
-        |v: &mut Vec<&Span>| v.sort_by(|a, b| (a.start_ns, &a.name).cmp(&(b.start_ns, &b.name)));
+    let order = |v: &mut Vec<&Span>| {
+        v.sort_by(|a, b| (a.start_time_unix_nano, &a.name).cmp(&(b.start_time_unix_nano, &b.name)))
+    };
     order(&mut roots);
     for v in children.values_mut() {
         order(v);
     }
-    let first = roots.first().copied().unwrap_or(&spans[0]);
-    let when = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_nanos(first.start_ns));
+    let Some(first) = roots.first().copied().or(spans.first()) else {
+        return String::new();
+    };
+    let when = humantime::format_rfc3339_millis(
+        UNIX_EPOCH + Duration::from_nanos(first.start_time_unix_nano),
+    );
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{}trace {} · session {} · {}",
         if continued { "(continued) " } else { "" },
-        first.trace_id,
+        hex(&first.trace_id),
         str_attr(first, SESSION_ID).unwrap_or("?"),
         when
     );
-    let base = roots.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let base = roots
+        .iter()
+        .map(|s| s.start_time_unix_nano)
+        .min()
+        .unwrap_or(0);
     for root in &roots {
         line(&mut out, root, "", "", base);
         walk(&mut out, root, &children, "", base);
@@ -264,8 +334,8 @@ fn line(out: &mut String, s: &Span, lead: &str, branch: &str, base: u64) {
     let mut text = format!(
         "{lead}{branch}{}  {} @+{}",
         s.name,
-        duration(s.end_ns.saturating_sub(s.start_ns)),
-        duration(s.start_ns.saturating_sub(base))
+        duration(s.end_time_unix_nano.saturating_sub(s.start_time_unix_nano)),
+        duration(s.start_time_unix_nano.saturating_sub(base))
     );
     for d in details(s) {
         text.push_str(" · ");
@@ -275,8 +345,8 @@ fn line(out: &mut String, s: &Span, lead: &str, branch: &str, base: u64) {
     out.push('\n');
 }
 
-fn walk(out: &mut String, s: &Span, children: &HashMap<SpanId, Vec<&Span>>, lead: &str, base: u64) {
-    let Some(kids) = children.get(&s.span_id) else {
+fn walk(out: &mut String, s: &Span, children: &HashMap<&[u8], Vec<&Span>>, lead: &str, base: u64) {
+    let Some(kids) = children.get(s.span_id.as_slice()) else {
         return;
     };
     for (i, kid) in kids.iter().enumerate() {
@@ -285,4 +355,8 @@ fn walk(out: &mut String, s: &Span, children: &HashMap<SpanId, Vec<&Span>>, lead
         let next = format!("{lead}{}", if last { "   " } else { "│  " });
         walk(out, kid, children, &next, base);
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

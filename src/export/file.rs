@@ -4,20 +4,20 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use crate::assemble::Span;
 use crate::export::otlp::encode;
-use crate::export::{ExportError, Exported, ResourceInfo};
+use crate::export::{ready, ExportError, ExportFuture, Exported, Payload, SpanExporter};
 
 pub struct FileExporter {
-    out: BufWriter<Box<dyn Write + Send>>,
+    out: Mutex<BufWriter<Box<dyn Write + Send>>>,
     target: String,
-    resource: ResourceInfo,
 }
 
 impl FileExporter {
     /// Writes to `path` (created or truncated); `-` is standard output.
-    pub fn create(path: &str, resource: ResourceInfo) -> Result<Self, ExportError> {
+    pub fn create(path: &str) -> Result<Self, ExportError> {
         let out: Box<dyn Write + Send> = if path == "-" {
             Box::new(std::io::stdout())
         } else {
@@ -27,39 +27,50 @@ impl FileExporter {
             })?)
         };
         Ok(FileExporter {
-            out: BufWriter::new(out),
+            out: Mutex::new(BufWriter::new(out)),
             target: if path == "-" {
                 "standard output".into()
             } else {
                 path.to_string()
             },
-            resource,
         })
     }
 
-    pub fn export(&mut self, spans: &[Span]) -> Result<Exported, ExportError> {
-        let io = |source| ExportError::Io {
+    fn io(&self, source: std::io::Error) -> ExportError {
+        ExportError::Io {
             target: self.target.clone(),
             source,
-        };
-        let line = encode::json(&self.resource, spans);
-        self.out.write_all(&line).map_err(io)?;
-        self.out.write_all(b"\n").map_err(io)?;
-        self.out.flush().map_err(io)?;
+        }
+    }
+
+    fn write(&self, payload: &Payload) -> Result<Exported, ExportError> {
+        let line = encode::json_bytes(&payload.decode()?)?;
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        out.write_all(&line).map_err(|e| self.io(e))?;
+        out.write_all(b"\n").map_err(|e| self.io(e))?;
+        out.flush().map_err(|e| self.io(e))?;
         Ok(Exported {
-            accepted: spans.len() as u64,
+            accepted: payload.spans,
             rejected: 0,
         })
     }
+}
 
-    pub fn flush(&mut self) -> Result<(), ExportError> {
-        self.out.flush().map_err(|source| ExportError::Io {
-            target: self.target.clone(),
-            source,
-        })
+impl SpanExporter for FileExporter {
+    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
+        ready(self.write(&payload))
     }
 
-    pub fn describe(&self) -> String {
+    fn force_flush(&self) -> Result<(), ExportError> {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        out.flush().map_err(|e| self.io(e))
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> Result<(), ExportError> {
+        self.force_flush()
+    }
+
+    fn describe(&self) -> String {
         format!("{} (OTLP/JSON lines)", self.target)
     }
 }

@@ -1,22 +1,34 @@
-//! Export: finished spans out of the process, to a collector, a file or the console.
+//! Export: finished batches out of the process, to a collector, a file or the console.
 //!
-//! Every exporter has the small shape of the SDK's `SpanExporter`: `prepare` a batch (encode it,
-//! once), `send` it (one attempt), `force_flush`, `shutdown`. Unlike the SDK, each send says how
-//! it went: the SDK's provider reports `Ok` from `shutdown` even when the last export failed,
-//! and an exporter that must not lose data needs to know. Retrying is the pipeline's business.
+//! A batch reaches an exporter as a [`Payload`]: the OTLP protobuf bytes of one
+//! `ExportTraceServiceRequest`, encoded once, on the assemble thread, by [`otlp::Encoder`]
+//! (the one place spans are encoded). The same bytes are what a retry sends again and what the
+//! spool keeps on disk, so a span sent twice keeps its ids and a backend shows it once.
+//!
+//! An exporter is anything that implements [`SpanExporter`], the small shape of the SDK's:
+//! `export` one payload (one attempt; retrying is the pipeline's business), `force_flush`,
+//! `shutdown_with_timeout`. Unlike the SDK, every export says how it went: the SDK's provider
+//! reports `Ok` from `shutdown` even when the last export failed, and an exporter that must not
+//! lose data needs to know. A Rust host can plug in its own exporter
+//! ([`crate::pipeline::start`]).
 
 pub mod console;
 pub mod file;
 pub mod otlp;
 pub mod resource;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
+use bytes::Bytes;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use prost::Message;
 use thiserror::Error;
 
-use crate::assemble::Span;
-
 pub use resource::ResourceInfo;
+
+use crate::config::{ExporterKind, OtlpSettings};
 
 #[derive(Debug, Error)]
 pub enum ExportError {
@@ -39,6 +51,9 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
+    /// A payload that is not an OTLP request (a damaged spool file, say).
+    #[error("a batch is not valid OTLP protobuf: {0}")]
+    BadPayload(String),
     #[error("could not set up the exporter: {0}")]
     Setup(String),
 }
@@ -57,7 +72,7 @@ impl ExportError {
         match self {
             ExportError::Unreachable { .. } => true,
             ExportError::Rejected { retryable, .. } => *retryable,
-            ExportError::Io { .. } | ExportError::Setup(_) => false,
+            ExportError::Io { .. } | ExportError::BadPayload(_) | ExportError::Setup(_) => false,
         }
     }
 
@@ -78,101 +93,70 @@ pub struct Exported {
     pub rejected: u64,
 }
 
-/// A batch made ready to send: encoded once, so a retry resends the very same bytes.
-pub enum Payload {
-    Encoded { body: bytes::Bytes, spans: u64 },
-    Spans(Vec<Span>),
+/// One batch, ready to send: an OTLP `ExportTraceServiceRequest` as protobuf bytes, and how
+/// many spans it holds. Cloning shares the bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    pub body: Bytes,
+    pub spans: u64,
 }
 
 impl Payload {
-    pub fn span_count(&self) -> u64 {
-        match self {
-            Payload::Encoded { spans, .. } => *spans,
-            Payload::Spans(s) => s.len() as u64,
-        }
+    /// The request as messages, for exporters that do not send the bytes as they are.
+    pub fn decode(&self) -> Result<ExportTraceServiceRequest, ExportError> {
+        ExportTraceServiceRequest::decode(self.body.clone())
+            .map_err(|e| ExportError::BadPayload(e.to_string()))
     }
 }
 
-/// The exporter chosen at start-up.
-// One per process: the size of the OTLP variant does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Exporter {
-    Otlp(otlp::OtlpExporter),
-    File(file::FileExporter),
-    Console(console::ConsoleExporter),
-}
+/// What an export returns: a future that owns everything it needs, so that the pipeline can
+/// keep several exports in flight.
+pub type ExportFuture = Pin<Box<dyn Future<Output = Result<Exported, ExportError>> + Send>>;
 
-impl Exporter {
-    /// Prepares a batch for sending (for OTLP: encodes it).
-    pub fn prepare(&self, batch: Vec<Span>) -> Payload {
-        match self {
-            Exporter::Otlp(e) => Payload::Encoded {
-                body: e.encode(&batch),
-                spans: batch.len() as u64,
-            },
-            _ => Payload::Spans(batch),
-        }
-    }
-
-    /// One attempt to deliver a prepared batch, within `timeout` if given.
-    pub async fn send(
-        &mut self,
-        payload: &Payload,
-        timeout: Option<Duration>,
-    ) -> Result<Exported, ExportError> {
-        match (self, payload) {
-            (Exporter::Otlp(e), Payload::Encoded { body, spans }) => {
-                e.send(body.clone(), *spans, timeout).await
-            }
-            (Exporter::Otlp(e), Payload::Spans(spans)) => {
-                let body = e.encode(spans);
-                e.send(body, spans.len() as u64, timeout).await
-            }
-            (Exporter::File(e), Payload::Spans(spans)) => e.export(spans),
-            (Exporter::Console(e), Payload::Spans(spans)) => e.export(spans),
-            (_, Payload::Encoded { .. }) => Err(ExportError::Setup(
-                "an encoded batch can only go to an OTLP exporter".into(),
-            )),
-        }
-    }
-
-    /// The encoder, for exporters that send encoded batches.
-    pub fn encoder(&self) -> Option<otlp::Encoder> {
-        match self {
-            Exporter::Otlp(e) => Some(e.encoder()),
-            _ => None,
-        }
-    }
-
-    /// Whether failed sends are worth retrying (a network exporter) or final (a file).
-    pub fn retries(&self) -> bool {
-        matches!(self, Exporter::Otlp(_))
-    }
+/// Where batches go. Exports run on the pipeline's export thread, inside its tokio runtime.
+pub trait SpanExporter: Send + Sync {
+    /// One attempt to deliver `payload`, within `timeout` when one is given (never longer
+    /// than the exporter's own timeout).
+    fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture;
 
     /// Makes sure everything exported so far has left the process.
-    pub fn force_flush(&mut self) -> Result<(), ExportError> {
-        match self {
-            Exporter::Otlp(_) => Ok(()),
-            Exporter::File(e) => e.flush(),
-            Exporter::Console(e) => e.flush(),
-        }
+    fn force_flush(&self) -> Result<(), ExportError> {
+        Ok(())
     }
 
-    /// Last call: writes out what the exporter still holds (the console's unfinished trees).
-    pub fn shutdown(&mut self) -> Result<(), ExportError> {
-        match self {
-            Exporter::Otlp(_) => Ok(()),
-            Exporter::File(e) => e.flush(),
-            Exporter::Console(e) => e.finish(),
-        }
+    /// The last call: writes out what the exporter still holds, within `timeout`.
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> Result<(), ExportError> {
+        Ok(())
     }
 
-    /// Where spans go, for messages.
-    pub fn describe(&self) -> String {
-        match self {
-            Exporter::Otlp(e) => e.describe(),
-            Exporter::File(e) => e.describe(),
-            Exporter::Console(_) => "the console (stderr)".into(),
-        }
+    /// Where spans go, for people: an endpoint, a file, the console.
+    fn describe(&self) -> String;
+
+    /// A name for the destination, when a failed export may succeed later: undeliverable
+    /// payloads are then kept in the spool under this name, and only ever sent to it. `None`
+    /// (a file, the console): failures are final.
+    fn spool_key(&self) -> Option<String> {
+        None
     }
+}
+
+/// An export that is already done: for exporters that do their work when called.
+pub(crate) fn ready(result: Result<Exported, ExportError>) -> ExportFuture {
+    Box::pin(std::future::ready(result))
+}
+
+/// The exporter the configuration chooses; call it inside a tokio runtime (the pipeline's
+/// export thread does).
+pub fn from_settings(
+    kind: &ExporterKind,
+    otlp: Option<OtlpSettings>,
+) -> Result<Box<dyn SpanExporter>, ExportError> {
+    Ok(match (kind, otlp) {
+        (ExporterKind::Otlp, Some(settings)) => Box::new(otlp::OtlpExporter::new(settings)?),
+        (ExporterKind::Otlp, None) => {
+            return Err(ExportError::Setup("OTLP chosen, but not configured".into()))
+        }
+        (ExporterKind::File(path), _) => Box::new(file::FileExporter::create(path)?),
+        (ExporterKind::Console, _) => Box::new(console::ConsoleExporter::stderr()),
+    })
 }

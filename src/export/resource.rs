@@ -1,14 +1,16 @@
 //! The resource (who sent these spans) and the instrumentation scope, in OTLP form.
 //!
-//! Detection is the SDK's own (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the
-//! `telemetry.sdk.*` attributes); we only change the fallback service name from
-//! `unknown_service` to `albedo`, so traces land where users look for them.
+//! The `telemetry.sdk.*` attributes come from the SDK's own detector; `service.name` and the
+//! other attributes come from the configuration (`OTEL_SERVICE_NAME`,
+//! `OTEL_RESOURCE_ATTRIBUTES`, or the config file: see `crate::config`). The fallback service
+//! name is `albedo`, not the SDK's `unknown_service`, so traces land where users look for them.
 
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_proto::tonic::common::v1::{
     any_value, AnyValue, ArrayValue, InstrumentationScope, KeyValue as ProtoKeyValue,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource as ProtoResource;
+use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;
 
 /// `service.name` when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` sets one.
@@ -24,24 +26,33 @@ pub struct ResourceInfo {
 }
 
 impl ResourceInfo {
-    /// Detects the resource from the environment; `service_name` (from code or the command
-    /// line) wins over everything.
-    pub fn detect(service_name: Option<&str>) -> Self {
-        let detected = Resource::builder().build();
-        let unnamed = detected
-            .get(&opentelemetry::Key::from_static_str("service.name"))
-            .map(|v| v.as_str().starts_with("unknown_service"))
-            .unwrap_or(true);
-        let mut builder = Resource::builder().with_attributes([
-            KeyValue::new("telemetry.distro.name", SCOPE_NAME),
-            KeyValue::new("telemetry.distro.version", env!("CARGO_PKG_VERSION")),
-        ]);
-        if let Some(name) = service_name {
-            builder = builder.with_service_name(name.to_string());
-        } else if unnamed {
-            builder = builder.with_service_name(DEFAULT_SERVICE_NAME);
-        }
-        Self::from_resource(&builder.build())
+    /// The resource with `attributes` (`OTEL_RESOURCE_ATTRIBUTES`' pairs) and `service_name`,
+    /// which wins over a `service.name` among the attributes; with neither, `albedo`.
+    pub fn build(service_name: Option<&str>, attributes: &[(String, String)]) -> Self {
+        let service = service_name
+            .map(str::to_string)
+            .or_else(|| {
+                attributes
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "service.name")
+                    .map(|(_, v)| v.clone())
+            })
+            .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
+        let resource = Resource::builder_empty()
+            .with_detector(Box::new(TelemetryResourceDetector))
+            .with_attributes(
+                attributes
+                    .iter()
+                    .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+            )
+            .with_attributes([
+                KeyValue::new("telemetry.distro.name", SCOPE_NAME),
+                KeyValue::new("telemetry.distro.version", env!("CARGO_PKG_VERSION")),
+            ])
+            .with_service_name(service)
+            .build();
+        Self::from_resource(&resource)
     }
 
     pub fn from_resource(resource: &Resource) -> Self {

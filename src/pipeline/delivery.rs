@@ -19,15 +19,11 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use super::spool::{self, Spool};
 use super::stats::Stats;
 use super::{Deadline, RetryPolicy, SpoolConfig};
-use crate::assemble::Span;
-use crate::export::otlp::Encoder;
-use crate::export::{ExportError, Exported, Exporter, Payload};
+use crate::export::{ExportError, Exported, Payload, SpanExporter};
 
 pub(crate) enum ToDelivery {
-    /// Spans, for exporters that take them as they are (console, file).
-    Batch(Vec<Span>),
-    /// A batch the assemble thread already encoded.
-    Encoded(Payload),
+    /// A batch the assemble thread encoded.
+    Batch(Payload),
     /// Reply once every batch before this one has been dealt with.
     Flush(Sender<()>),
 }
@@ -41,7 +37,7 @@ const RESCAN_EVERY: Duration = Duration::from_secs(10);
 const MAX_PROBE_BACKOFF: Duration = Duration::from_secs(10);
 
 struct Delivery {
-    exporter: Exporter,
+    exporter: Box<dyn SpanExporter>,
     stats: Arc<Stats>,
     deadline: Deadline,
     retry: RetryPolicy,
@@ -61,14 +57,14 @@ struct Delivery {
 pub(super) fn run<F>(
     make_exporter: F,
     spool: Option<SpoolConfig>,
-    ready: Sender<Result<(String, Option<Encoder>), ExportError>>,
+    ready: Sender<Result<String, ExportError>>,
     batches: Receiver<ToDelivery>,
     done: Sender<()>,
     stats: Arc<Stats>,
     deadline: Deadline,
     retry: RetryPolicy,
 ) where
-    F: FnOnce() -> Result<Exporter, ExportError>,
+    F: FnOnce() -> Result<Box<dyn SpanExporter>, ExportError>,
 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -93,9 +89,9 @@ pub(super) fn run<F>(
             return;
         }
     };
-    let spool = match (spool, &exporter) {
-        (Some(cfg), Exporter::Otlp(otlp)) => {
-            let dir = spool::for_destination(&cfg.root, &otlp.spool_key());
+    let spool = match (spool, exporter.spool_key()) {
+        (Some(cfg), Some(key)) => {
+            let dir = spool::for_destination(&cfg.root, &key);
             match Spool::open(&dir, cfg.max_bytes) {
                 Ok(s) => {
                     if !s.is_empty() {
@@ -118,7 +114,7 @@ pub(super) fn run<F>(
         }
         _ => None,
     };
-    let _ = ready.send(Ok((exporter.describe(), exporter.encoder())));
+    let _ = ready.send(Ok(exporter.describe()));
     let mut d = Delivery {
         exporter,
         stats,
@@ -134,11 +130,7 @@ pub(super) fn run<F>(
     };
     loop {
         match batches.recv_timeout(d.time_to_probe()) {
-            Ok(ToDelivery::Batch(spans)) => {
-                let payload = d.exporter.prepare(spans);
-                runtime.block_on(d.deliver(payload))
-            }
-            Ok(ToDelivery::Encoded(payload)) => runtime.block_on(d.deliver(payload)),
+            Ok(ToDelivery::Batch(payload)) => runtime.block_on(d.deliver(payload)),
             Ok(ToDelivery::Flush(ack)) => {
                 if let Err(e) = d.exporter.force_flush() {
                     tracing::error!("{e}");
@@ -155,7 +147,10 @@ pub(super) fn run<F>(
     // Closing: what could not be sent is on disk by now; send what the spool holds while
     // the collector answers and the deadline allows, so a restart delivers an old spool.
     runtime.block_on(d.drain_before_close());
-    if let Err(e) = d.exporter.shutdown() {
+    let left = d.closing_by().map_or(Duration::from_secs(5), |by| {
+        by.saturating_duration_since(Instant::now())
+    });
+    if let Err(e) = d.exporter.shutdown_with_timeout(left) {
         tracing::error!("{e}");
     }
     let _ = done.send(());
@@ -236,12 +231,12 @@ impl Delivery {
     }
 
     fn keep_in_spool(&mut self, payload: &Payload) {
-        let count = payload.span_count();
-        let (Some(spool), Payload::Encoded { body, .. }) = (&mut self.spool, payload) else {
+        let count = payload.spans;
+        let Some(spool) = &mut self.spool else {
             self.lose(count, &"no spool to keep them in");
             return;
         };
-        match spool.push(body, count) {
+        match spool.push(&payload.body, count) {
             Ok(evicted) => {
                 Stats::add(&self.stats.spooled, count);
                 if evicted.spans > 0 {
@@ -268,15 +263,16 @@ impl Delivery {
             self.keep_in_spool(&payload);
             return;
         }
-        let count = payload.span_count();
+        let count = payload.spans;
         let started = Instant::now();
         let mut backoff = self.retry.initial_backoff;
         loop {
-            let error = match self.exporter.send(&payload, self.send_timeout()).await {
+            let sent = self.exporter.export(payload.clone(), self.send_timeout());
+            let error = match sent.await {
                 Ok(done) => return self.record_success(done, false),
                 Err(e) => e,
             };
-            let retryable = self.exporter.retries() && error.is_retryable();
+            let retryable = error.is_retryable();
             if retryable && self.spool.is_some() {
                 self.record_failure(&error, "keeping batches in the spool until it answers");
                 self.outage = true;
@@ -317,12 +313,14 @@ impl Delivery {
             }
         };
         let spans = claimed.spans();
-        let payload = Payload::Encoded {
+        let payload = Payload {
             body: claimed.body.clone().into(),
             spans,
         };
-        let result = self.exporter.send(&payload, self.send_timeout()).await;
-        let spool = self.spool.as_mut().expect("checked above");
+        let result = self.exporter.export(payload, self.send_timeout()).await;
+        let Some(spool) = self.spool.as_mut() else {
+            return;
+        };
         match result {
             Ok(done) => {
                 if let Err(e) = spool.done(claimed) {

@@ -29,13 +29,17 @@ pub use stats::{Stats, Summary};
 use crate::assemble::AssembleConfig;
 use crate::clock::WallClock;
 use crate::config::defaults;
-use crate::export::{ExportError, Exporter};
-use crate::ingest::{Input, LineChunk, Record, SharedEvent};
+use crate::export::{ExportError, ResourceInfo, SpanExporter};
+use crate::protocol::Record;
+use crate::sources::host::events::SharedEvent;
+use crate::sources::stream::LineChunk;
 
 /// How the pipeline batches, queues, retries and closes.
 #[derive(Debug, Clone)]
 pub struct PipelineConfig {
     pub assemble: AssembleConfig,
+    /// Who the spans come from: `service.name` and the other resource attributes.
+    pub resource: ResourceInfo,
     /// Spans per export request (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
     pub batch_size: usize,
     /// Longest a span waits before it is sent (`OTEL_BSP_SCHEDULE_DELAY`).
@@ -62,6 +66,7 @@ impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
             assemble: AssembleConfig::default(),
+            resource: ResourceInfo::build(None, &[]),
             batch_size: defaults::BATCH_SIZE,
             batch_delay: defaults::BATCH_DELAY,
             queue_size: defaults::QUEUE_SIZE,
@@ -89,6 +94,18 @@ impl Default for RetryPolicy {
             max_elapsed: Duration::from_secs(60),
         }
     }
+}
+
+/// What the pipeline's event queue carries: a record (from the hook daemon, say) or an
+/// in-process host's shared event.
+///
+/// The record is boxed to keep queue slots small (64 bytes, not 336): a host's `hook` writes
+/// one slot per event, and a slot spanning several cache lines, each last touched by the
+/// exporter's thread on another core, costs that many cache misses.
+#[derive(Debug)]
+pub enum Input {
+    Record(Box<Record<'static>>),
+    Shared(SharedEvent),
 }
 
 /// Chunks of lines in flight to the assemble thread; each is at most one read (256 KiB).
@@ -250,14 +267,16 @@ impl Drop for PipelineGuard {
     }
 }
 
-/// Starts the threads. The exporter is created inside the export thread's runtime (the gRPC
-/// client needs one), so it is passed as a function.
+/// Starts the threads, sending to the exporter `make_exporter` makes: one of this crate's
+/// (`export::otlp::OtlpExporter`, `export::file::FileExporter`,
+/// `export::console::ConsoleExporter`) or a host's own [`SpanExporter`]. It is called inside the
+/// export thread's tokio runtime (the gRPC client needs one).
 pub fn start<F>(
     config: PipelineConfig,
     make_exporter: F,
 ) -> Result<(PipelineHandle, PipelineGuard), ExportError>
 where
-    F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
+    F: FnOnce() -> Result<Box<dyn SpanExporter>, ExportError> + Send + 'static,
 {
     let stats = Arc::new(Stats::default());
     let clock = Arc::new(WallClock::new());
@@ -290,7 +309,7 @@ where
             })
             .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
     };
-    let (target, encoder) = match ready_rx.recv() {
+    let target = match ready_rx.recv() {
         Ok(Ok(ready)) => ready,
         Ok(Err(e)) => {
             let _ = export_thread.join();
@@ -315,7 +334,7 @@ where
                     control: control_rx,
                     clock,
                 };
-                worker::run(config, encoder, inputs, batch_tx, stats)
+                worker::run(config, inputs, batch_tx, stats)
             })
             .map_err(|e| ExportError::Setup(format!("cannot start the assemble thread: {e}")))?
     };

@@ -2,10 +2,11 @@
 //!
 //! Each batch is one file holding the encoded `ExportTraceServiceRequest` (protobuf), the exact
 //! bytes a retry sends, so a re-sent span keeps its ids and the backend sees it once. Files are
-//! written to a temporary name and renamed into place, so a crash never leaves half a batch that
-//! looks whole. Several exporters (one per albedo session) may share a spool: a file is taken by
+//! written to a temporary name, flushed to disk, and renamed into place (the folder flushed
+//! too), so neither a crash nor a power loss leaves half a batch that looks whole. Several exporters (one per albedo session) may share a spool: a file is taken by
 //! renaming it to a name that carries the taker's pid, which only one process can win, and
-//! claims left by a process that died are given back when a spool is opened.
+//! claims left by a process that died (asked portably, with `kill(pid, 0)`) are given back
+//! when a spool is opened.
 //!
 //! The spool is capped in bytes; when a batch does not fit, the oldest files go first, and what
 //! they held is counted. It is created 0700 and its files 0600: they hold the same scrubbed,
@@ -15,12 +16,9 @@ use std::collections::VecDeque;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::private_fs;
+use crate::fs::{create_private_dir, private_file_options, sync_dir};
 
-/// 256 MiB.
-pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 const SUFFIX: &str = ".otlp";
 const CLAIM: &str = ".claimed-";
 
@@ -79,9 +77,9 @@ fn parse_name(name: &str) -> Option<u64> {
     spans.parse().ok()
 }
 
-/// Whether process `pid` still runs: it has a folder in `/proc` (Linux).
+/// Whether process `pid` still runs (so its claims and half-written files are its own).
 fn pid_alive(pid: u32) -> bool {
-    pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
+    pid != 0 && crate::process::alive(pid)
 }
 
 impl Spool {
@@ -89,7 +87,7 @@ impl Spool {
     /// takes stock of what is there.
     pub fn open(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Spool> {
         let dir = dir.into();
-        private_fs::create_dir(&dir)?;
+        create_private_dir(&dir)?;
         let mut spool = Spool {
             dir,
             max_bytes: max_bytes.max(1),
@@ -186,23 +184,23 @@ impl Spool {
             evicted.spans += spans;
             return Ok(evicted);
         }
-        let ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
+        let ns = crate::clock::unix_ns();
         self.seq += 1;
         let name = format!("{ns:020}-{}-{:06}-{spans}{SUFFIX}", self.pid, self.seq);
         let tmp = self.dir.join(format!("{name}.tmp"));
-        let mut f = private_fs::file_options()
+        let mut f = private_file_options()
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        if let Err(e) = f.write_all(body).and_then(|_| f.flush()) {
+        // On disk before the rename, and the rename on disk after it: a batch that looks whole
+        // after a power loss is whole.
+        if let Err(e) = f.write_all(body).and_then(|_| f.sync_all()) {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
         drop(f);
         fs::rename(&tmp, self.dir.join(&name))?;
+        sync_dir(&self.dir)?;
         self.bytes += size;
         self.entries.push_back(Entry {
             name,
@@ -248,21 +246,6 @@ impl Spool {
     }
 }
 
-/// Where the spool lives by default: `$XDG_STATE_HOME/albedo-otel/spool`, else
-/// `~/.local/state/albedo-otel/spool`. One subfolder per destination, so data spooled for one
-/// collector is never sent to another.
-pub fn default_root(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let state = env("XDG_STATE_HOME")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            env("HOME")
-                .filter(|s| !s.is_empty())
-                .map(|h| Path::new(&h).join(".local/state"))
-        })?;
-    Some(state.join("albedo-otel").join("spool"))
-}
-
 /// The spool folder for one destination under `root`.
 pub fn for_destination(root: &Path, destination: &str) -> PathBuf {
     let hash = xxhash_rust::xxh3::xxh3_64(destination.as_bytes());
@@ -288,12 +271,12 @@ mod tests {
     #[test]
     fn batches_come_back_oldest_first_and_survive_a_new_process() {
         let dir = temp("order");
-        let mut s = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"one", 1).unwrap();
         s.push(b"two", 2).unwrap();
         assert_eq!((s.files(), s.spans(), s.bytes()), (2, 3, 6));
         // Another opener (a restarted exporter) sees the same batches.
-        let mut again = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let mut again = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
         assert_eq!(again.spans(), 3);
         let first = again.take_oldest().unwrap().unwrap();
         assert_eq!((first.body.as_slice(), first.spans()), (&b"one"[..], 1));
@@ -333,7 +316,7 @@ mod tests {
     #[test]
     fn claims_of_dead_processes_are_given_back() {
         let dir = temp("orphan");
-        let mut s = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"x", 1).unwrap();
         let name = s.entries[0].name.clone();
         // A claim by a pid that cannot exist.
@@ -342,7 +325,7 @@ mod tests {
             dir.join(format!("{name}{CLAIM}4294967295")),
         )
         .unwrap();
-        let s2 = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let s2 = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
         assert_eq!(s2.spans(), 1);
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -352,7 +335,7 @@ mod tests {
     fn the_spool_is_private() {
         use std::os::unix::fs::PermissionsExt;
         let dir = temp("mode");
-        let mut s = Spool::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"secret-ish", 1).unwrap();
         assert_eq!(
             fs::metadata(&dir).unwrap().permissions().mode() & 0o777,

@@ -21,6 +21,7 @@ pub struct Stats {
     pub(crate) spooled: AtomicU64,
     pub(crate) unspooled: AtomicU64,
     pub(crate) spool_dropped: AtomicU64,
+    pub(crate) encode_errors: AtomicU64,
 }
 
 /// A snapshot of the counters.
@@ -52,6 +53,8 @@ pub struct Summary {
     pub unspooled: u64,
     /// Spans dropped from a full spool, oldest first.
     pub spool_dropped: u64,
+    /// Batches the fast encoder miscounted (a bug), sent encoded the slow way instead.
+    pub encode_errors: u64,
 }
 
 impl Stats {
@@ -70,6 +73,7 @@ impl Stats {
             spooled: self.spooled.load(Relaxed),
             unspooled: self.unspooled.load(Relaxed),
             spool_dropped: self.spool_dropped.load(Relaxed),
+            encode_errors: self.encode_errors.load(Relaxed),
         }
     }
 
@@ -127,6 +131,13 @@ impl fmt::Display for Summary {
         }
         if self.dropped_events > 0 {
             write!(f, "; {} events dropped (queue full)", self.dropped_events)?;
+        }
+        if self.encode_errors > 0 {
+            write!(
+                f,
+                "; {} batches re-encoded (encoder bug)",
+                self.encode_errors
+            )?;
         }
         if self.repairs > 0 {
             write!(f, "; {} repairs to out-of-order input", self.repairs)?;

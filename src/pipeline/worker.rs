@@ -16,13 +16,13 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 
 use super::delivery::ToDelivery;
 use super::stats::Stats;
-use super::{Control, PipelineConfig};
-use crate::assemble::policy::truncate;
+use super::{Control, Input, PipelineConfig};
 use crate::assemble::{Assembler, Output, Span};
 use crate::clock::WallClock;
 use crate::export::otlp::Encoder;
-use crate::export::Payload;
-use crate::ingest::{decode_line, DecodeError, Input, LineChunk, Record};
+use crate::protocol::{decode_line, validate, DecodeError, Invalid, Record};
+use crate::sources::stream::LineChunk;
+use crate::text::truncate;
 
 /// Messages of one kind logged one by one before they are only counted.
 const LOG_LIMIT: u64 = 100;
@@ -40,8 +40,8 @@ const POLL_BURST: usize = 4096;
 struct Worker {
     config: PipelineConfig,
     /// Encodes batches here, where their spans were made: they are freed by the thread that
-    /// allocated them, and only bytes cross to the export thread.
-    encoder: Option<Encoder>,
+    /// allocated them, and only bytes cross to the export thread. The one place that encodes.
+    encoder: Encoder,
     assembler: Assembler,
     out: Output,
     batch: Vec<Span>,
@@ -50,6 +50,7 @@ struct Worker {
     stats: Arc<Stats>,
     logged_bad: u64,
     logged_notes: u64,
+    warned_encoder: bool,
 }
 
 /// What the assemble thread reads from.
@@ -64,7 +65,6 @@ pub(super) struct Inputs {
 
 pub(super) fn run(
     config: PipelineConfig,
-    encoder: Option<Encoder>,
     inputs: Inputs,
     batch_tx: Sender<ToDelivery>,
     stats: Arc<Stats>,
@@ -79,7 +79,7 @@ pub(super) fn run(
     // rather than before the exporter says it is ready.
     config.assemble.policy.scrubber.warm();
     let mut w = Worker {
-        encoder,
+        encoder: Encoder::new(&config.resource),
         assembler: Assembler::new(config.assemble.clone()),
         batch: Vec::with_capacity(config.batch_size),
         config,
@@ -89,6 +89,7 @@ pub(super) fn run(
         stats,
         logged_bad: 0,
         logged_notes: 0,
+        warned_encoder: false,
     };
     let mut lines = lines;
     let poll_max = POLL_MAX.min(w.config.batch_delay).max(POLL_MIN);
@@ -197,7 +198,12 @@ impl Worker {
         }
     }
 
+    /// A record from a source other than a line (the hook daemon, an in-process host): it
+    /// meets the same checks a decoded line did.
     fn event(&mut self, record: &Record<'_>) {
+        if let Err(e) = validate(record) {
+            return self.bad_event(record, &e);
+        }
         Stats::add(&self.stats.events, 1);
         self.assembler.push(record, &mut self.out);
         self.take_output(None);
@@ -222,6 +228,19 @@ impl Worker {
         }
         if self.logged_bad == LOG_LIMIT {
             tracing::warn!("{LOG_LIMIT} bad lines so far; further ones are counted, not logged");
+        }
+    }
+
+    fn bad_event(&mut self, record: &Record<'_>, e: &Invalid) {
+        Stats::add(&self.stats.bad_lines, 1);
+        self.logged_bad += 1;
+        if self.logged_bad <= LOG_LIMIT {
+            let message = self.safe(format!(
+                "session {}: `{}` event skipped: {e}",
+                record.session,
+                record.event.kind()
+            ));
+            tracing::warn!("{message}");
         }
     }
 
@@ -268,14 +287,17 @@ impl Worker {
             };
             let batch = std::mem::replace(&mut self.batch, rest);
             let n = batch.len() as u64;
-            let message = match &self.encoder {
-                Some(e) => ToDelivery::Encoded(Payload::Encoded {
-                    body: e.encode(&batch),
-                    spans: n,
-                }),
-                None => ToDelivery::Batch(batch),
+            let payload = match self.encoder.encode(&batch) {
+                Ok(p) => p,
+                Err(mismatch) => {
+                    Stats::add(&self.stats.encode_errors, 1);
+                    if !std::mem::replace(&mut self.warned_encoder, true) {
+                        tracing::error!("{mismatch}; this is a bug, please report it");
+                    }
+                    mismatch.fallback
+                }
             };
-            if self.batch_tx.send(message).is_err() {
+            if self.batch_tx.send(ToDelivery::Batch(payload)).is_err() {
                 // The export thread is gone (it failed to start or panicked).
                 Stats::add(&self.stats.failed, n);
             }

@@ -16,10 +16,12 @@ use tonic::{Code, Status};
 
 use super::{error_chain, tls};
 use crate::config::{Compression, OtlpSettings};
-use crate::export::{ExportError, Exported};
+use crate::export::{ExportError, Exported, Payload};
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
+/// A handle to one gRPC channel; clones share it (and its connection).
+#[derive(Clone)]
 pub struct GrpcTransport {
     client: tonic::client::Grpc<Channel>,
     metadata: MetadataMap,
@@ -72,12 +74,13 @@ impl GrpcTransport {
         })
     }
 
+    /// One export; the future owns its handle, so several can be in flight on one channel.
     pub async fn send(
-        &mut self,
-        body: Bytes,
-        spans: u64,
+        mut self,
+        payload: Payload,
         timeout: Option<Duration>,
     ) -> Result<Exported, ExportError> {
+        let Payload { body, spans } = payload;
         let unreachable = |reason: String| ExportError::Unreachable {
             endpoint: self.endpoint.clone(),
             reason,

@@ -15,8 +15,10 @@ use reqwest::header::{
 
 use super::{error_chain, tls};
 use crate::config::{Compression, OtlpSettings, Protocol};
-use crate::export::{ExportError, Exported};
+use crate::export::{ExportError, Exported, Payload};
 
+/// A handle to one HTTP client (its connection pool); clones share it.
+#[derive(Clone)]
 pub struct HttpTransport {
     client: reqwest::Client,
     endpoint: String,
@@ -83,11 +85,11 @@ impl HttpTransport {
     /// Sends a batch given as protobuf (the one encoding batches are kept in); for
     /// `http/json` it is transcoded here.
     pub async fn send(
-        &mut self,
-        body: Bytes,
-        spans: u64,
+        self,
+        payload: Payload,
         timeout: Option<Duration>,
     ) -> Result<Exported, ExportError> {
+        let Payload { body, spans } = payload;
         let body = if self.json { to_json(&body)? } else { body };
         let body = if self.gzip { gzip(&body) } else { body };
         let mut request = self
@@ -154,10 +156,8 @@ impl HttpTransport {
 
 fn to_json(protobuf: &[u8]) -> Result<Bytes, ExportError> {
     let request = ExportTraceServiceRequest::decode(protobuf)
-        .map_err(|e| ExportError::Setup(format!("a spooled batch is not valid OTLP: {e}")))?;
-    Ok(serde_json::to_vec(&request)
-        .expect("OTLP messages always serialize")
-        .into())
+        .map_err(|e| ExportError::BadPayload(e.to_string()))?;
+    super::encode::json_bytes(&request).map(Bytes::from)
 }
 
 fn gzip(body: &[u8]) -> Bytes {

@@ -1,63 +1,90 @@
-//! OTLP to a collector, over gRPC or HTTP.
+//! OTLP to a collector, over gRPC or HTTP, and the encoder every payload comes from.
 //!
-//! A batch is encoded once into the bytes of an `ExportTraceServiceRequest`; the same bytes are
-//! what a retry sends again, so a retried span keeps its ids and the backend sees it once.
-//! Whether and when to retry is the pipeline's call, not the transport's: a transport makes
-//! exactly one attempt and says how it went.
+//! A batch is encoded once into the bytes of an `ExportTraceServiceRequest` ([`Encoder`]); the
+//! same bytes are what a retry sends again, so a retried span keeps its ids and the backend sees
+//! it once. Whether and when to retry is the pipeline's call, not the transport's: a transport
+//! makes exactly one attempt and says how it went.
 
 pub mod encode;
 mod grpc;
 mod http;
 mod tls;
-pub mod wire;
+mod wire;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use prost::Message;
+use thiserror::Error;
 
 use crate::assemble::Span;
 use crate::config::{OtlpSettings, Protocol};
-use crate::export::{ExportError, Exported, ResourceInfo};
+use crate::export::{ExportError, ExportFuture, Payload, ResourceInfo, SpanExporter};
 
-enum Transport {
-    Grpc(grpc::GrpcTransport),
-    Http(http::HttpTransport),
-}
-
-pub struct OtlpExporter {
-    transport: Transport,
-    encoder: Encoder,
-    settings: OtlpSettings,
+/// The hand-written encoder's sizes disagreed with what it wrote: a bug. The batch was encoded
+/// again by prost instead, so what is sent is still a valid request.
+#[derive(Debug, Error)]
+#[error("the OTLP encoder miscounted a batch of {} spans; it was encoded again the slow way", .fallback.spans)]
+pub struct EncodeMismatch {
+    /// The same batch, encoded by prost.
+    pub fallback: Payload,
 }
 
 /// Turns spans into request bytes; cheap to clone, so the thread that assembles spans can
 /// encode them too (and free them where they were made).
 #[derive(Clone, Debug)]
 pub struct Encoder {
+    resource: ResourceInfo,
     /// The `Resource` and `InstrumentationScope` messages, encoded once.
-    resource: std::sync::Arc<[u8]>,
-    scope: std::sync::Arc<[u8]>,
+    resource_bytes: Arc<[u8]>,
+    scope_bytes: Arc<[u8]>,
 }
 
 impl Encoder {
     pub fn new(resource: &ResourceInfo) -> Self {
         Encoder {
-            resource: resource.resource.encode_to_vec().into(),
-            scope: resource.scope.encode_to_vec().into(),
+            resource: resource.clone(),
+            resource_bytes: resource.resource.encode_to_vec().into(),
+            scope_bytes: resource.scope.encode_to_vec().into(),
         }
     }
 
     /// The request for `spans` as protobuf: what is sent, retried and spooled.
-    pub fn encode(&self, spans: &[Span]) -> Bytes {
-        wire::request(&self.resource, &self.scope, spans).into()
+    pub fn encode(&self, spans: &[Span]) -> Result<Payload, EncodeMismatch> {
+        let count = spans.len() as u64;
+        match wire::request(&self.resource_bytes, &self.scope_bytes, spans) {
+            Ok(body) => Ok(Payload {
+                body: body.into(),
+                spans: count,
+            }),
+            Err(wire::Mismatch) => Err(EncodeMismatch {
+                fallback: Payload {
+                    body: encode::request(&self.resource, spans)
+                        .encode_to_vec()
+                        .into(),
+                    spans: count,
+                },
+            }),
+        }
     }
+}
+
+#[derive(Clone)]
+enum Transport {
+    Grpc(grpc::GrpcTransport),
+    Http(http::HttpTransport),
+}
+
+/// OTLP over gRPC or HTTP (protobuf or JSON), as [`OtlpSettings`] say.
+pub struct OtlpExporter {
+    transport: Transport,
+    settings: OtlpSettings,
 }
 
 impl OtlpExporter {
     /// Sets up the client. Nothing is sent yet; a collector that is down is found out at the
-    /// first export, not here.
-    pub fn new(settings: OtlpSettings, resource: ResourceInfo) -> Result<Self, ExportError> {
+    /// first export, not here. Call it inside a tokio runtime (the gRPC channel needs one).
+    pub fn new(settings: OtlpSettings) -> Result<Self, ExportError> {
         install_crypto_provider();
         let transport = match settings.protocol {
             Protocol::Grpc => Transport::Grpc(grpc::GrpcTransport::new(&settings)?),
@@ -67,53 +94,39 @@ impl OtlpExporter {
         };
         Ok(OtlpExporter {
             transport,
-            encoder: Encoder::new(&resource),
             settings,
         })
-    }
-
-    /// The request for `spans` as protobuf: what is sent, retried and spooled.
-    pub fn encode(&self, spans: &[Span]) -> Bytes {
-        self.encoder.encode(spans)
-    }
-
-    pub fn encoder(&self) -> Encoder {
-        self.encoder.clone()
-    }
-
-    /// One attempt to deliver a protobuf-encoded batch of `spans` spans, within `timeout` if
-    /// given (and never longer than the configured timeout).
-    pub async fn send(
-        &mut self,
-        body: Bytes,
-        spans: u64,
-        timeout: Option<Duration>,
-    ) -> Result<Exported, ExportError> {
-        match &mut self.transport {
-            Transport::Grpc(g) => g.send(body, spans, timeout).await,
-            Transport::Http(h) => h.send(body, spans, timeout).await,
-        }
-    }
-
-    /// Where batches for this destination are spooled, below `root`.
-    pub fn spool_key(&self) -> String {
-        format!(
-            "{} {}",
-            self.settings.protocol.as_str(),
-            self.settings.endpoint
-        )
     }
 
     pub fn settings(&self) -> &OtlpSettings {
         &self.settings
     }
+}
 
-    pub fn describe(&self) -> String {
+impl SpanExporter for OtlpExporter {
+    fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
+        // The transports are handles to shared clients: a clone per export lets several run
+        // at once.
+        match self.transport.clone() {
+            Transport::Grpc(g) => Box::pin(g.send(payload, timeout)),
+            Transport::Http(h) => Box::pin(h.send(payload, timeout)),
+        }
+    }
+
+    fn describe(&self) -> String {
         format!(
             "{} ({})",
             self.settings.endpoint,
             self.settings.protocol.as_str()
         )
+    }
+
+    fn spool_key(&self) -> Option<String> {
+        Some(format!(
+            "{} {}",
+            self.settings.protocol.as_str(),
+            self.settings.endpoint
+        ))
     }
 }
 

@@ -1,4 +1,6 @@
-//! The host-to-exporter wire protocol, version 1: one JSON object per line.
+//! Protocol: the records every source produces and the assembly consumes (the host-to-exporter
+//! wire protocol, version 1: one JSON object per line), how a line is decoded, and the checks
+//! every record passes whichever source it came from ([`validate`]).
 //!
 //! `docs/protocol.md` is the human contract; this file is its one Rust copy. Fields may be added,
 //! never renamed. The types borrow from the line they were decoded from (`Cow`), so the hot path
@@ -8,10 +10,17 @@
 //! ([`RawValue`]): the exporter only ever truncates and scrubs them as text, so building a
 //! `serde_json::Value` tree for each would be wasted work.
 
+pub mod decode;
+pub mod validate;
+
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+
+pub use decode::{decode_line, encode_record, DecodeError};
+pub use validate::{validate, Invalid, MAX_JSON_DEPTH, MAX_TIME_MS};
 
 /// The protocol version this crate reads and writes (`"v": 1`).
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -181,18 +190,68 @@ impl Usage {
     }
 }
 
-impl Event<'_> {
-    /// The `kind` string of this event on the wire.
-    pub fn kind(&self) -> &'static str {
+/// The `kind` of a record, as the wire names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Session,
+    Prompted,
+    Calling,
+    Called,
+    Stopping,
+    CallSent,
+    TurnEnded,
+    Closed,
+}
+
+impl Kind {
+    /// Every kind, in the order `docs/protocol.md` lists them.
+    pub const ALL: [Kind; 8] = [
+        Kind::Session,
+        Kind::Prompted,
+        Kind::Calling,
+        Kind::Called,
+        Kind::Stopping,
+        Kind::CallSent,
+        Kind::TurnEnded,
+        Kind::Closed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
         match self {
-            Event::Session(_) => "session",
-            Event::Prompted { .. } => "prompted",
-            Event::Calling { .. } => "calling",
-            Event::Called(_) => "called",
-            Event::Stopping { .. } => "stopping",
-            Event::CallSent(_) => "call_sent",
-            Event::TurnEnded { .. } => "turn_ended",
-            Event::Closed { .. } => "closed",
+            Kind::Session => "session",
+            Kind::Prompted => "prompted",
+            Kind::Calling => "calling",
+            Kind::Called => "called",
+            Kind::Stopping => "stopping",
+            Kind::CallSent => "call_sent",
+            Kind::TurnEnded => "turn_ended",
+            Kind::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Event<'_> {
+    /// The kind of this event.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Event::Session(_) => Kind::Session,
+            Event::Prompted { .. } => Kind::Prompted,
+            Event::Calling { .. } => Kind::Calling,
+            Event::Called(_) => Kind::Called,
+            Event::Stopping { .. } => Kind::Stopping,
+            Event::CallSent(_) => Kind::CallSent,
+            Event::TurnEnded { .. } => Kind::TurnEnded,
+            Event::Closed { .. } => Kind::Closed,
         }
     }
 }

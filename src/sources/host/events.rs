@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::protocol::{Call, CallSent, Called, Event, Record};
+use crate::protocol::{Call, CallSent, Called, Event, Record};
 
 /// albedo's `hook.Event`. Cloning one is cheap: the payloads are shared.
 #[derive(Debug, Clone)]
@@ -74,16 +74,4 @@ impl SharedEvent {
             event,
         }
     }
-}
-
-/// What the pipeline's event queue carries: a record (from the hook daemon, say) or an
-/// in-process host's shared event.
-///
-/// The record is boxed to keep queue slots small (64 bytes, not 336): a host's `hook` writes
-/// one slot per event, and a slot spanning several cache lines, each last touched by the
-/// exporter's thread on another core, costs that many cache misses.
-#[derive(Debug)]
-pub enum Input {
-    Record(Box<Record<'static>>),
-    Shared(SharedEvent),
 }

@@ -1,4 +1,5 @@
-//! Splits a byte stream (stdin, a recorded file) into numbered lines, in chunks.
+//! The stream source: a byte stream (stdin, a recorded file) split into numbered lines, in
+//! chunks, for the assemble thread to decode.
 //!
 //! The reader hands on every complete line it has after each `read`, so a busy stream travels
 //! in large chunks (one channel send per read, not per line) while a quiet one, a host writing
@@ -9,10 +10,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
 
-use super::decode::DecodeError;
-
-/// Lines longer than this are rejected unless configured otherwise (4 MiB).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+use crate::protocol::DecodeError;
 
 const READ_BUFFER: usize = 256 * 1024;
 

@@ -5,15 +5,24 @@
 //! remembers, per journal, a resume point between two turns whose events are all delivered or
 //! spooled; a daemon that dies is replaced by the next hook's, which starts from there. Ids are
 //! derived from the events, so the part of a turn read twice yields the same spans again.
+//!
+//! An agent that is killed mid-turn (Ctrl-C, a closed terminal) sends no `Stop` and no
+//! `SessionEnd`. Each hook records the agent process that ran it; once two hooks of a session
+//! name the same process, that is the session's agent, and when it is gone the session's open
+//! turn is exported, marked unfinished, within seconds. A session whose hooks name a different
+//! process each time (a host that runs every hook from a fresh runner) has no known agent and
+//! falls back to a long silence timer. A live agent keeps its turn open however long a tool
+//! runs.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use super::claude_code::{Adapter, Files, Payload};
 use super::journal::{self, Entry, Resume};
-use crate::ingest::claude_code::{Adapter, Files, Payload};
+use crate::clock::unix_ms as now_ms;
 use crate::pipeline::PipelineHandle;
 
 #[derive(Debug, Clone)]
@@ -23,9 +32,11 @@ pub struct DaemonConfig {
     pub idle_exit: Duration,
     /// How long a `Stop` waits for a held stop's continuation.
     pub stop_grace: Duration,
-    /// A session silent this long with a turn open is given up on (its turn is exported,
-    /// unfinished).
+    /// A session silent this long with a turn open, and no agent process known to be alive,
+    /// is given up on (its turn is exported, unfinished).
     pub abandon_after: Duration,
+    /// How often the agents behind sessions with a turn open are checked on.
+    pub host_check: Duration,
     /// How often journals are looked at.
     pub poll: Duration,
 }
@@ -37,6 +48,7 @@ impl DaemonConfig {
             idle_exit: Duration::from_secs(60),
             stop_grace: Duration::from_secs(15),
             abandon_after: Duration::from_secs(3600),
+            host_check: Duration::from_secs(1),
             poll: Duration::from_millis(25),
         }
     }
@@ -57,17 +69,30 @@ struct JournalState {
     saved: Resume,
     last_activity: Instant,
     ended: bool,
+    host: Host,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+/// Which process is the agent behind a session, as its hooks tell.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Host {
+    /// What the latest hook said.
+    last: Option<u32>,
+    /// Two hooks in a row named this process: it is the agent.
+    known: Option<u32>,
+}
+
+impl Host {
+    fn saw(&mut self, pid: Option<u32>) {
+        self.known = match (self.last, pid) {
+            (Some(a), Some(b)) if a == b => Some(b),
+            _ => None,
+        };
+        self.last = pid;
+    }
 }
 
 fn try_lock(dir: &Path) -> io::Result<Option<File>> {
-    crate::private_fs::create_dir(dir)?;
+    crate::fs::create_private_dir(dir)?;
     let f = File::options()
         .create(true)
         .truncate(false)
@@ -125,6 +150,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
     let mut journals: HashMap<PathBuf, JournalState> = HashMap::new();
     let mut last_new = Instant::now();
     let mut last_checkpoint = Instant::now();
+    let mut last_host_check = Instant::now();
     loop {
         let mut got = false;
         let mut records = Vec::new();
@@ -137,6 +163,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
                     saved,
                     last_activity: Instant::now(),
                     ended: false,
+                    host: Host::default(),
                 }
             });
             let (bytes, end) = match journal::read_from(&path, state.offset) {
@@ -156,10 +183,10 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
                     .map_err(|e| e.to_string())
                     .and_then(|e| {
                         serde_json::from_str::<Payload>(e.payload.get())
-                            .map(|p| (e.received_ms, p))
+                            .map(|p| (e.received_ms, e.host, p))
                             .map_err(|e| e.to_string())
                     });
-                let (received, payload) = match parsed {
+                let (received, host, payload) = match parsed {
                     Ok(p) => p,
                     Err(e) => {
                         tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
@@ -173,24 +200,43 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
                 if payload.hook_event_name == "SessionEnd" {
                     state.ended = true;
                 }
+                state.host.saw(host);
                 adapter.push(received, &payload, &mut Files, &mut records);
             }
             state.offset = end;
         }
         adapter.tick(now_ms(), &mut records);
-        // Sessions silent for too long with a turn open: export what there is.
+        let check_hosts = last_host_check.elapsed() >= config.host_check;
+        if check_hosts {
+            last_host_check = Instant::now();
+        }
         for state in journals.values_mut() {
-            if let Some(s) = &state.session {
-                if !adapter.at_rest(s) && state.last_activity.elapsed() >= config.abandon_after {
+            let Some(s) = &state.session else { continue };
+            if adapter.at_rest(s) {
+                continue;
+            }
+            // The agent behind the session is gone: nothing more will come.
+            let gone = check_hosts
+                && state
+                    .host
+                    .known
+                    .is_some_and(|pid| !crate::process::alive(pid));
+            // Or nobody knows, and it has been silent for long.
+            let silent =
+                state.host.known.is_none() && state.last_activity.elapsed() >= config.abandon_after;
+            if gone || silent {
+                if gone {
+                    tracing::info!(
+                        "session {s}: its agent (pid {}) is gone with a turn open; exporting it unfinished",
+                        state.host.known.unwrap_or(0)
+                    );
+                } else {
                     tracing::info!(
                         "session {s} went quiet with a turn open; exporting it unfinished"
                     );
-                    adapter.forget(s);
-                    records.push(crate::ingest::Record {
-                        session: std::borrow::Cow::Owned(s.clone()),
-                        event: crate::ingest::Event::Closed { at_ms: now_ms() },
-                    });
                 }
+                adapter.abandon(s, now_ms(), &mut records);
+                state.ended = true;
             }
         }
         for r in records {
@@ -254,7 +300,9 @@ fn checkpoint(
         return;
     }
     for path in due {
-        let state = journals.get_mut(&path).expect("listed above");
+        let Some(state) = journals.get_mut(&path) else {
+            continue;
+        };
         if state.ended {
             if let Err(e) = journal::remove(&path) {
                 tracing::warn!("cannot remove {}: {e}", path.display());

@@ -2,10 +2,12 @@
 //! per session on local disk.
 //!
 //! A hook process must return in a few milliseconds and must not talk to a collector, so it
-//! only appends `{"received_ms":…,"payload":…}` to its session's journal, under an exclusive
+//! only appends `{"received_ms":…,"host":…,"payload":…}` to its session's journal, under an exclusive
 //! lock (albedo runs up to eight hooks at once; whole lines never interleave), and makes sure
 //! the exporter daemon runs. Once the append returns, the event survives any crash: the daemon
-//! reads journals from where it last stood, and a new daemon resumes an old one's.
+//! reads journals from where it last stood, and a new daemon resumes an old one's. (A process
+//! crash, that is: the append is not flushed to disk, which would cost the agent milliseconds
+//! per event; the resume points are.)
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -14,17 +16,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::private_fs;
+use crate::fs::{create_private_dir, private_file_options, replace_durably};
 
 pub const JOURNAL_SUFFIX: &str = ".journal";
 const STATE_SUFFIX: &str = ".state";
 pub const DAEMON_LOCK: &str = "daemon.lock";
 pub const DAEMON_LOG: &str = "daemon.log";
-
-/// The journal folder: `$XDG_STATE_HOME/albedo-otel/hooks` (else `~/.local/state/…`).
-pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    crate::pipeline::spool::default_root(env).map(|spool| spool.with_file_name("hooks"))
-}
 
 /// A session id as a file name: safe characters kept, the rest replaced, and a hash so
 /// different ids never share a file.
@@ -44,28 +41,39 @@ pub fn journal_name(session: &str) -> String {
     format!("{safe}-{hash:08x}{JOURNAL_SUFFIX}", hash = hash as u32)
 }
 
-fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    private_fs::file_options()
+fn open_append(path: &Path) -> io::Result<File> {
+    private_file_options()
         .create(true)
-        .append(append)
+        .append(true)
         .write(true)
         .open(path)
 }
 
-/// Appends one payload (JSON text, already checked) received at `received_ms`.
-pub fn append(dir: &Path, session: &str, payload: &str, received_ms: u64) -> io::Result<()> {
-    let mut line = Vec::with_capacity(payload.len() + 40);
+/// Appends one payload (JSON text, already checked) received at `received_ms` from a hook
+/// run by process `host`.
+pub fn append(
+    dir: &Path,
+    session: &str,
+    payload: &str,
+    received_ms: u64,
+    host: Option<u32>,
+) -> io::Result<()> {
+    let mut line = Vec::with_capacity(payload.len() + 56);
     line.extend_from_slice(b"{\"received_ms\":");
     line.extend_from_slice(received_ms.to_string().as_bytes());
+    if let Some(pid) = host {
+        line.extend_from_slice(b",\"host\":");
+        line.extend_from_slice(pid.to_string().as_bytes());
+    }
     line.extend_from_slice(b",\"payload\":");
     line.extend_from_slice(payload.as_bytes());
     line.extend_from_slice(b"}\n");
     let path = dir.join(journal_name(session));
-    let mut f = match open_private(&path, true) {
+    let mut f = match open_append(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            private_fs::create_dir(dir)?;
-            open_private(&path, true)?
+            create_private_dir(dir)?;
+            open_append(&path)?
         }
         Err(e) => return Err(e),
     };
@@ -80,6 +88,9 @@ pub fn append(dir: &Path, session: &str, payload: &str, received_ms: u64) -> io:
 #[derive(Deserialize)]
 pub struct Entry {
     pub received_ms: u64,
+    /// The process that ran the hook (the agent), when the hook could tell.
+    #[serde(default)]
+    pub host: Option<u32>,
     pub payload: Box<RawValue>,
 }
 
@@ -104,16 +115,14 @@ pub fn load_resume(journal: &Path) -> Resume {
         .unwrap_or_default()
 }
 
-/// Saves where the daemon stands, atomically.
+/// Saves where the daemon stands, atomically and durably.
 pub fn save_resume(journal: &Path, resume: Resume) -> io::Result<()> {
     let path = state_path(journal);
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = open_private(&tmp, false)?;
-        f.set_len(0)?;
-        f.write_all(&serde_json::to_vec(&resume).expect("plain numbers serialize"))?;
-    }
-    fs::rename(tmp, path)
+    let text = format!(
+        "{{\"offset\":{},\"transcript\":{}}}",
+        resume.offset, resume.transcript
+    );
+    replace_durably(&path, &path.with_extension("tmp"), text.as_bytes())
 }
 
 /// Removes a journal that is done with (its session ended and everything left).
@@ -171,7 +180,7 @@ mod tests {
                         } else {
                             format!("{{\"t\":{t},\"i\":{i}}}")
                         };
-                        append(dir, "same session", &payload, 1000 + i).unwrap();
+                        append(dir, "same session", &payload, 1000 + i, Some(7)).unwrap();
                     }
                 });
             }
@@ -188,6 +197,7 @@ mod tests {
         for l in lines {
             let e: Entry = serde_json::from_slice(l).expect("every line is whole");
             assert!(e.received_ms >= 1000);
+            assert_eq!(e.host, Some(7));
         }
         save_resume(
             &journals[0],
@@ -223,7 +233,7 @@ mod tests {
             std::process::id()
         ));
         let _ = fs::remove_dir_all(dir.parent().unwrap());
-        append(&dir, "s", "{}", 1).unwrap();
+        append(&dir, "s", "{}", 1, None).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&list(&dir)[0]), 0o600);

@@ -1,116 +1,33 @@
-//! Settings from the standard `OTEL_*` variables, with the OpenTelemetry SDKs' precedence.
+//! Where and how to send OTLP: endpoint, protocol, headers, timeout, compression, TLS files.
 //!
 //! For every setting: a value given in code or on the command line wins, then the
 //! signal-specific `OTEL_EXPORTER_OTLP_TRACES_*` variable, then the generic `OTEL_EXPORTER_OTLP_*`
-//! one, then the default. Resolution takes the environment as a function, so it is tested
-//! without touching the process environment.
+//! one, then the default, as the OpenTelemetry SDKs do. Resolution takes the environment as a
+//! function, so it is tested without touching the process environment.
 
 use std::time::Duration;
 
-use thiserror::Error;
+use super::parse::{invalid, millis, pairs, PairError};
+use super::{defaults, ConfigError};
 
-/// Names of the environment variables read, kept in one place.
-pub mod env {
-    pub const OTEL_EXPORTER_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
-    pub const OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
-    pub const OTEL_EXPORTER_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
-    pub const OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
-    pub const OTEL_EXPORTER_OTLP_HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
-    pub const OTEL_EXPORTER_OTLP_TRACES_HEADERS: &str = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
-    pub const OTEL_EXPORTER_OTLP_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
-    pub const OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
-    pub const OTEL_EXPORTER_OTLP_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_COMPRESSION";
-    pub const OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION";
-    pub const OTEL_EXPORTER_OTLP_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CERTIFICATE";
-    pub const OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE";
-    pub const OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
-    pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE: &str =
-        "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE";
-    pub const OTEL_EXPORTER_OTLP_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_CLIENT_KEY";
-    pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY";
-    pub const OTEL_TRACES_EXPORTER: &str = "OTEL_TRACES_EXPORTER";
-    pub const OTEL_SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
-    pub const OTEL_RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
-    pub const OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT";
-    pub const OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str =
-        "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
-    pub const OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: &str =
-        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
-    pub const OTEL_BSP_SCHEDULE_DELAY: &str = "OTEL_BSP_SCHEDULE_DELAY";
-    pub const OTEL_BSP_MAX_EXPORT_BATCH_SIZE: &str = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE";
-    pub const OTEL_BSP_MAX_QUEUE_SIZE: &str = "OTEL_BSP_MAX_QUEUE_SIZE";
-    /// Our own: the deadline for delivering everything at close, EOF or SIGTERM (ms).
-    pub const ALBEDO_OTEL_FLUSH_TIMEOUT: &str = "ALBEDO_OTEL_FLUSH_TIMEOUT";
-    /// Our own: `false` turns off export of tool arguments and outputs.
-    pub const ALBEDO_OTEL_CAPTURE_TOOL_CONTENT: &str = "ALBEDO_OTEL_CAPTURE_TOOL_CONTENT";
-    /// Our own: the log filter (`tracing` syntax), default `info`.
-    pub const ALBEDO_OTEL_LOG: &str = "ALBEDO_OTEL_LOG";
-    /// Our own: where undeliverable batches wait (default `$XDG_STATE_HOME/albedo-otel/spool`).
-    pub const ALBEDO_OTEL_SPOOL_DIR: &str = "ALBEDO_OTEL_SPOOL_DIR";
-    /// Our own: the spool's cap in bytes (default 256 MiB).
-    pub const ALBEDO_OTEL_SPOOL_MAX_BYTES: &str = "ALBEDO_OTEL_SPOOL_MAX_BYTES";
-    /// Our own: `false` keeps undeliverable batches in memory (retried, then dropped) instead.
-    pub const ALBEDO_OTEL_SPOOL: &str = "ALBEDO_OTEL_SPOOL";
-}
-
-/// Defaults, where the standard leaves them to the implementation.
-pub mod defaults {
-    use std::time::Duration;
-
-    pub const GRPC_ENDPOINT: &str = "http://localhost:4317";
-    pub const HTTP_ENDPOINT: &str = "http://localhost:4318";
-    pub const HTTP_TRACES_PATH: &str = "/v1/traces";
-    pub const TIMEOUT: Duration = Duration::from_secs(10);
-    /// Spans wait at most this long to be sent (the spec's 5 s is long to watch a live agent).
-    pub const BATCH_DELAY: Duration = Duration::from_secs(1);
-    pub const BATCH_SIZE: usize = 512;
-    /// Events a host may hand over before its hook starts dropping (and counting) them.
-    pub const QUEUE_SIZE: usize = 65_536;
-    pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
-}
-
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum ConfigError {
-    #[error("{var}={value:?}: {reason}")]
-    Invalid {
-        var: &'static str,
-        value: String,
-        reason: String,
-    },
-    /// Header values are secrets (API keys); the error names the key only.
-    #[error("{var}: header `{key}` is not a valid HTTP header ({reason})")]
-    Header {
-        var: &'static str,
-        key: String,
-        reason: &'static str,
-    },
-}
-
-fn invalid(var: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        var,
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
-    #[value(name = "grpc")]
     Grpc,
-    #[value(name = "http/protobuf")]
     HttpProtobuf,
-    #[value(name = "http/json")]
     HttpJson,
 }
 
 impl Protocol {
-    pub fn parse(var: &'static str, s: &str) -> Result<Self, ConfigError> {
+    pub fn parse(name: &str, s: &str) -> Result<Self, ConfigError> {
         match s.trim() {
             "grpc" => Ok(Protocol::Grpc),
             "http/protobuf" => Ok(Protocol::HttpProtobuf),
             "http/json" => Ok(Protocol::HttpJson),
-            _ => Err(invalid(var, s, "expected grpc, http/protobuf or http/json")),
+            _ => Err(invalid(
+                name,
+                s,
+                "expected grpc, http/protobuf or http/json",
+            )),
         }
     }
 
@@ -123,7 +40,7 @@ impl Protocol {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
     #[default]
     None,
@@ -131,11 +48,18 @@ pub enum Compression {
 }
 
 impl Compression {
-    fn parse(var: &'static str, s: &str) -> Result<Self, ConfigError> {
+    pub fn parse(name: &str, s: &str) -> Result<Self, ConfigError> {
         match s.trim() {
             "gzip" => Ok(Compression::Gzip),
             "none" | "" => Ok(Compression::None),
-            _ => Err(invalid(var, s, "expected gzip or none")),
+            _ => Err(invalid(name, s, "expected gzip or none")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
         }
     }
 }
@@ -194,7 +118,7 @@ impl std::fmt::Debug for OtlpSettings {
 }
 
 /// The first variable of `vars` that is set and not empty, with its name.
-fn first(
+pub(crate) fn first(
     env: &dyn Fn(&str) -> Option<String>,
     vars: &[&'static str],
 ) -> Option<(&'static str, String)> {
@@ -202,7 +126,7 @@ fn first(
         .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (*v, s)))
 }
 
-fn check_url(var: &'static str, url: &str) -> Result<(), ConfigError> {
+fn check_url(var: &str, url: &str) -> Result<(), ConfigError> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e: http::uri::InvalidUri| invalid(var, url, e.to_string()))?;
@@ -240,40 +164,34 @@ fn with_traces_path(base: &str) -> String {
 }
 
 /// Parses `key=value,key2=value2` (values percent-encoded), as the spec writes headers.
-pub fn parse_headers(var: &'static str, s: &str) -> Result<Vec<(String, String)>, ConfigError> {
-    let mut out = Vec::new();
-    for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let Some((k, v)) = pair.split_once('=') else {
-            // Never echo the pair: it may be a bare secret.
-            return Err(ConfigError::Header {
-                var,
-                key: "(unnamed)".into(),
-                reason: "expected key=value",
-            });
-        };
-        let key = k.trim().to_string();
-        let value = percent_encoding::percent_decode_str(v.trim())
-            .decode_utf8()
-            .map_err(|_| ConfigError::Header {
-                var,
-                key: key.clone(),
-                reason: "value is not UTF-8 once percent-decoded",
-            })?
-            .into_owned();
-        check_header(var, &key, &value)?;
-        out.push((key, value));
+pub fn parse_headers(var: &str, s: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let parsed = pairs(s).map_err(|e| match e {
+        // Never echo the pair: it may be a bare secret.
+        PairError::NoEquals => ConfigError::Header {
+            name: var.to_string(),
+            key: "(unnamed)".into(),
+            reason: "expected key=value",
+        },
+        PairError::NotUtf8(key) => ConfigError::Header {
+            name: var.to_string(),
+            key,
+            reason: "value is not UTF-8 once percent-decoded",
+        },
+    })?;
+    for (key, value) in &parsed {
+        check_header(var, key, value)?;
     }
-    Ok(out)
+    Ok(parsed)
 }
 
-fn check_header(var: &'static str, key: &str, value: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_header(var: &str, key: &str, value: &str) -> Result<(), ConfigError> {
     http::HeaderName::from_bytes(key.as_bytes()).map_err(|_| ConfigError::Header {
-        var,
+        name: var.to_string(),
         key: key.to_string(),
         reason: "bad name",
     })?;
     http::HeaderValue::from_str(value).map_err(|_| ConfigError::Header {
-        var,
+        name: var.to_string(),
         key: key.to_string(),
         reason: "bad value",
     })?;
@@ -292,35 +210,6 @@ fn merge_headers(layers: Vec<Vec<(String, String)>>) -> Vec<(String, String)> {
     out
 }
 
-fn millis(var: &'static str, s: &str) -> Result<Duration, ConfigError> {
-    s.trim()
-        .parse::<u64>()
-        .map(Duration::from_millis)
-        .map_err(|_| invalid(var, s, "expected a whole number of milliseconds"))
-}
-
-/// Reads a `true`/`false` variable.
-pub fn flag(var: &'static str, s: &str) -> Result<bool, ConfigError> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" | "" => Ok(false),
-        _ => Err(invalid(var, s, "expected true or false")),
-    }
-}
-
-/// Reads a positive whole number.
-pub fn count(var: &'static str, s: &str) -> Result<usize, ConfigError> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(invalid(var, s, "expected a whole number above 0")),
-    }
-}
-
-/// A duration in milliseconds from a variable.
-pub fn duration_ms(var: &'static str, s: &str) -> Result<Duration, ConfigError> {
-    millis(var, s)
-}
-
 impl OtlpSettings {
     /// Resolves every setting: `overrides`, then `OTEL_EXPORTER_OTLP_TRACES_*`, then
     /// `OTEL_EXPORTER_OTLP_*`, then the defaults.
@@ -328,7 +217,7 @@ impl OtlpSettings {
         overrides: &OtlpOverrides,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        use self::env::*;
+        use super::env::*;
         let protocol = match overrides.protocol {
             Some(p) => p,
             None => match first(

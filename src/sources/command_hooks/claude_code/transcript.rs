@@ -14,7 +14,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::protocol::Usage;
+use crate::protocol::Usage;
 
 /// One model API call, as the transcript shows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,8 @@
 //!
 //! A line is first read into [`Wire`], a flat struct with every field of every kind as an
 //! option, in one pass that borrows strings and raw JSON from the line. The kind then decides
-//! which fields are required. Only a line that fails is parsed a second time, through
+//! which fields are required, and the record goes through [`validate`], the checks every
+//! source's records pass. Only a line that fails to parse is parsed a second time, through
 //! `serde_path_to_error`, to say which field broke: the happy path pays nothing for that.
 
 use std::borrow::Cow;
@@ -11,19 +12,16 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use thiserror::Error;
 
-use super::protocol::{
-    rb, rb_opt, Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response,
+use super::validate::{validate, Invalid};
+use super::{
+    rb, rb_opt, Call, CallSent, Called, Event, Json, Kind, ParentRef, Record, Request, Response,
     SessionInfo, Usage, PROTOCOL_VERSION,
 };
+use crate::text::truncate;
 
-/// Times must fall before this instant (2100-01-01T00:00:00Z, in Unix milliseconds). A larger
-/// value is almost always micro- or nanoseconds sent where milliseconds were meant, and past
-/// about the year 2554 milliseconds no longer fit in a 64-bit nanosecond timestamp.
-pub const MAX_TIME_MS: u64 = 4_102_444_800_000;
-
-/// JSON values inside a line (arguments, outputs, messages) may nest this deep, no deeper:
-/// the same limit serde_json puts on the line's own structure.
-pub const MAX_JSON_DEPTH: usize = 128;
+/// Kind names quoted in an error are cut to this length: a hostile line must not make its
+/// error message huge.
+const QUOTED_KIND_MAX: usize = 64;
 
 /// Why a line was skipped. The reader adds the source and line number.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -41,8 +39,9 @@ pub enum DecodeError {
         kind: &'static str,
         field: &'static str,
     },
-    #[error("field `{field}`: {reason}")]
-    Invalid { field: &'static str, reason: String },
+    /// A value no record may carry (see [`validate`]).
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
     #[error("unknown kind `{0}` (expected one of: session, prompted, calling, called, stopping, call_sent, turn_ended, closed)")]
     UnknownKind(String),
     #[error("protocol version {0} is not supported (this exporter reads version 1)")]
@@ -226,90 +225,18 @@ fn need<T>(v: Option<T>, kind: &'static str, field: &'static str) -> Result<T, D
     v.ok_or(DecodeError::MissingField { kind, field })
 }
 
-fn time(v: u64, field: &'static str) -> Result<u64, DecodeError> {
-    if v >= MAX_TIME_MS {
-        return Err(DecodeError::Invalid {
-            field,
-            reason: format!(
-                "{v} is after the year 2100; times are Unix milliseconds (was this micro- or nanoseconds?)"
-            ),
-        });
-    }
-    Ok(v)
-}
-
-fn need_time(v: Option<u64>, kind: &'static str, field: &'static str) -> Result<u64, DecodeError> {
-    time(need(v, kind, field)?, field)
-}
-
-fn non_empty<'a>(s: Cow<'a, str>, field: &'static str) -> Result<Cow<'a, str>, DecodeError> {
-    if s.is_empty() {
-        return Err(DecodeError::Invalid {
-            field,
-            reason: "must not be empty".into(),
-        });
-    }
-    Ok(s)
-}
-
 fn bj<'s, 'a>(c: &'s Option<Json<'a>>) -> Option<Json<'s>> {
     c.as_ref().map(|c| Json(Cow::Borrowed(c.0.as_ref())))
 }
 
-/// Whether `text`, one JSON value, nests arrays and objects deeper than `max`.
-fn nests_deeper_than(text: &str, max: usize) -> bool {
-    let bytes = text.as_bytes();
-    // Fewer brackets than the limit, strings included, cannot nest deeper than it.
-    if memchr::memchr2_iter(b'[', b'{', bytes).nth(max).is_none() {
-        return false;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &c in bytes {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
-}
-
-fn shallow<'a>(
-    json: Option<Json<'a>>,
-    field: &'static str,
-) -> Result<Option<Json<'a>>, DecodeError> {
-    match json {
-        Some(j) if nests_deeper_than(j.get(), MAX_JSON_DEPTH) => Err(DecodeError::Invalid {
-            field,
-            reason: format!("nested deeper than {MAX_JSON_DEPTH} levels"),
-        }),
-        other => Ok(other),
-    }
-}
-
 impl<'a> WireCall<'a> {
-    fn into_call(self) -> Result<Call<'a>, DecodeError> {
-        Ok(Call {
-            id: non_empty(self.id, "call.id")?,
-            name: non_empty(self.name, "call.name")?,
-            arguments: shallow(self.arguments, "call.arguments")?,
+    fn into_call(self) -> Call<'a> {
+        Call {
+            id: self.id,
+            name: self.name,
+            arguments: self.arguments,
             within: self.within.filter(|w| !w.is_empty()),
-        })
+        }
     }
 
     fn from_call<'s>(c: &'s Call<'_>) -> WireCall<'s> {
@@ -338,21 +265,13 @@ impl<'a> Wire<'a> {
             kind: "any",
             field: "kind",
         })?;
-        let kind: &'static str = match kind_text.as_ref() {
-            "session" => "session",
-            "prompted" => "prompted",
-            "calling" => "calling",
-            "called" => "called",
-            "stopping" => "stopping",
-            "call_sent" => "call_sent",
-            "turn_ended" => "turn_ended",
-            "closed" => "closed",
-            other => return Err(DecodeError::UnknownKind(truncate_for_error(other))),
-        };
-        let session = non_empty(need(self.session, kind, "session")?, "session")?;
+        let kind = Kind::parse(&kind_text)
+            .ok_or_else(|| DecodeError::UnknownKind(truncate(&kind_text, QUOTED_KIND_MAX)))?;
+        let k = kind.as_str();
+        let session = need(self.session, k, "session")?;
         let event = match kind {
-            "session" => Event::Session(SessionInfo {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+            Kind::Session => Event::Session(SessionInfo {
+                at_ms: need(self.at_ms, k, "at_ms")?,
                 agent: self.agent,
                 model: self.model,
                 workspace: self.workspace,
@@ -361,72 +280,67 @@ impl<'a> Wire<'a> {
                     call: p.call,
                 }),
             }),
-            "prompted" => Event::Prompted {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
-                text: need(self.text, kind, "text")?,
+            Kind::Prompted => Event::Prompted {
+                at_ms: need(self.at_ms, k, "at_ms")?,
+                text: need(self.text, k, "text")?,
             },
-            "calling" => Event::Calling {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
-                call: need(self.call, kind, "call")?.into_call()?,
+            Kind::Calling => Event::Calling {
+                at_ms: need(self.at_ms, k, "at_ms")?,
+                call: need(self.call, k, "call")?.into_call(),
             },
-            "called" => Event::Called(Called {
-                call: need(self.call, kind, "call")?.into_call()?,
-                output: shallow(self.output, "output")?,
-                started_ms: need_time(self.started_ms, kind, "started_ms")?,
-                finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
+            Kind::Called => Event::Called(Called {
+                call: need(self.call, k, "call")?.into_call(),
+                output: self.output,
+                started_ms: need(self.started_ms, k, "started_ms")?,
+                finished_ms: need(self.finished_ms, k, "finished_ms")?,
                 refused: self.refused.unwrap_or(false),
                 failed: self.failed.unwrap_or(false),
             }),
-            "stopping" => Event::Stopping {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
-                reply: need(self.reply, kind, "reply")?,
-                held: need(self.held, kind, "held")?,
+            Kind::Stopping => Event::Stopping {
+                at_ms: need(self.at_ms, k, "at_ms")?,
+                reply: need(self.reply, k, "reply")?,
+                held: need(self.held, k, "held")?,
             },
-            "call_sent" => {
-                let request = need(self.request, kind, "request")?;
+            Kind::CallSent => {
+                let request = need(self.request, k, "request")?;
                 Event::CallSent(CallSent {
                     id: self.id,
                     request: Request {
                         model: request.model,
                         provider: request.provider,
                         max_tokens: request.max_tokens,
-                        messages: shallow(request.messages, "request.messages")?,
+                        messages: request.messages,
                     },
-                    response: match self.response {
-                        Some(r) => Some(Response {
-                            id: r.id,
-                            model: r.model,
-                            stop_reason: r.stop_reason,
-                            content: shallow(r.content, "response.content")?,
-                        }),
-                        None => None,
-                    },
+                    response: self.response.map(|r| Response {
+                        id: r.id,
+                        model: r.model,
+                        stop_reason: r.stop_reason,
+                        content: r.content,
+                    }),
                     usage: self.usage.unwrap_or_default(),
-                    started_ms: need_time(self.started_ms, kind, "started_ms")?,
-                    finished_ms: need_time(self.finished_ms, kind, "finished_ms")?,
-                    first_token_ms: self
-                        .first_token_ms
-                        .map(|t| time(t, "first_token_ms"))
-                        .transpose()?,
-                    error: shallow(self.error, "error")?,
+                    started_ms: need(self.started_ms, k, "started_ms")?,
+                    finished_ms: need(self.finished_ms, k, "finished_ms")?,
+                    first_token_ms: self.first_token_ms,
+                    error: self.error,
                 })
             }
-            "turn_ended" => Event::TurnEnded {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+            Kind::TurnEnded => Event::TurnEnded {
+                at_ms: need(self.at_ms, k, "at_ms")?,
                 reason: self.reason,
             },
-            "closed" => Event::Closed {
-                at_ms: need_time(self.at_ms, kind, "at_ms")?,
+            Kind::Closed => Event::Closed {
+                at_ms: need(self.at_ms, k, "at_ms")?,
             },
-            _ => unreachable!("kind was matched above"),
         };
-        Ok(Record { session, event })
+        let record = Record { session, event };
+        validate(&record)?;
+        Ok(record)
     }
 
     fn from_record<'s>(r: &'s Record<'_>) -> Wire<'s> {
         let mut w = Wire {
             v: Some(PROTOCOL_VERSION),
-            kind: Some(Cow::Borrowed(r.event.kind())),
+            kind: Some(Cow::Borrowed(r.event.kind().as_str())),
             session: Some(rb(&r.session)),
             ..Wire::default()
         };
@@ -490,19 +404,6 @@ impl<'a> Wire<'a> {
         }
         w
     }
-}
-
-/// Error messages quote input; a hostile line must not make them huge.
-fn truncate_for_error(s: &str) -> String {
-    const MAX: usize = 64;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 #[cfg(test)]

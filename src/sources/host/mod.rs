@@ -1,33 +1,45 @@
-//! The API for a Rust host: the shape of albedo's extension, a watch-only `hook` and `observe`.
+//! The in-process source: the API for a Rust host, in the shape of albedo's extension, a
+//! watch-only `hook` and `observe`.
 //!
 //! ```no_run
-//! use albedo_otel::config::OtlpSettings;
 //! use albedo_otel::host::{HookEvent, TraceExporter, Verdict};
-//! use albedo_otel::pipeline::PipelineConfig;
 //!
-//! // OTEL_EXPORTER_OTLP_* from the environment, nothing overridden in code.
-//! let settings = OtlpSettings::resolve(&Default::default(), &|k| std::env::var(k).ok()).unwrap();
-//! let (exporter, guard) = TraceExporter::start(PipelineConfig::default(), settings).unwrap();
+//! // Every setting as the `albedo-otel` command resolves it: OTEL_* and ALBEDO_OTEL_*.
+//! let (exporter, guard) = TraceExporter::from_env().unwrap();
 //! let session = exporter.session("s-1", Default::default());
 //! assert_eq!(session.hook(&HookEvent::Prompted { text: "hi".into() }), Verdict::Proceed);
 //! session.close();
 //! let summary = guard.close(); // delivers what is left, within the flush deadline
 //! ```
 //!
-//! `hook` and `observe` never block and never fail: each copies the event onto a bounded queue
+//! `hook` and `observe` never block and never fail: each puts the event on a bounded queue
 //! and returns. If the queue is full the event is dropped and counted (see
-//! [`Summary::dropped_events`](crate::pipeline::Summary)).
+//! [`Summary::dropped_events`](crate::pipeline::Summary)). The events are checked on the
+//! exporter's thread, like every other source's.
+
+pub mod events;
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::config::OtlpSettings;
-use crate::export::{otlp::OtlpExporter, ExportError, Exporter, ResourceInfo};
-use crate::ingest::protocol::{Event, ParentRef, Record, SessionInfo};
-pub use crate::ingest::shared::{HookEvent, Observed};
-use crate::ingest::shared::{Shared, SharedEvent};
+use thiserror::Error;
+
+use crate::clock::unix_ms;
+use crate::config::{ConfigError, OtlpSettings, Settings};
+use crate::export::{self, otlp::OtlpExporter, ExportError, SpanExporter};
 use crate::pipeline::{self, PipelineConfig, PipelineGuard, PipelineHandle, Summary};
+use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+pub use events::{HookEvent, Observed};
+use events::{Shared, SharedEvent};
+
+/// Why an exporter could not start.
+#[derive(Debug, Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Export(#[from] ExportError),
+}
 
 /// What a watch-only hook answers: always proceed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,33 +69,36 @@ pub struct SessionHandle {
     pipeline: PipelineHandle,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl TraceExporter {
+    /// Starts with every setting resolved from the environment, exactly as the `albedo-otel`
+    /// command resolves it ([`Settings::from_env`]).
+    pub fn from_env() -> Result<(Self, PipelineGuard), StartError> {
+        let settings = Settings::from_env()?;
+        let (kind, otlp) = (settings.exporter, settings.otlp);
+        Ok(Self::start_with(settings.pipeline, move || {
+            export::from_settings(&kind, otlp)
+        })?)
+    }
+
     /// Starts an OTLP exporter configured from `settings` (see
     /// [`OtlpSettings::resolve`](crate::config::OtlpSettings::resolve)).
     pub fn start(
         config: PipelineConfig,
         settings: OtlpSettings,
     ) -> Result<(Self, PipelineGuard), ExportError> {
-        let resource = ResourceInfo::detect(None);
         Self::start_with(config, move || {
-            Ok(Exporter::Otlp(OtlpExporter::new(settings, resource)?))
+            Ok(Box::new(OtlpExporter::new(settings)?) as Box<dyn SpanExporter>)
         })
     }
 
-    /// Starts with any exporter (a file, the console, or OTLP set up by hand).
+    /// Starts with any exporter: a file, the console, OTLP set up by hand, or the host's own
+    /// [`SpanExporter`].
     pub fn start_with<F>(
         config: PipelineConfig,
         make_exporter: F,
     ) -> Result<(Self, PipelineGuard), ExportError>
     where
-        F: FnOnce() -> Result<Exporter, ExportError> + Send + 'static,
+        F: FnOnce() -> Result<Box<dyn SpanExporter>, ExportError> + Send + 'static,
     {
         let (pipeline, guard) = pipeline::start(config, make_exporter)?;
         pipeline.use_fast_clock();
@@ -99,7 +114,7 @@ impl TraceExporter {
         handle.pipeline.try_send(Record {
             session: Cow::Owned(id.to_string()),
             event: Event::Session(SessionInfo {
-                at_ms: now_ms(),
+                at_ms: unix_ms(),
                 agent: meta.agent.map(Cow::Owned),
                 model: meta.model.map(Cow::Owned),
                 workspace: meta.workspace.map(Cow::Owned),

@@ -262,7 +262,7 @@ fn chat(rng: &mut Rng, w: &mut Writer, sid: &str, t: u64, model: &str, stop: &st
 mod tests {
     use super::*;
     use crate::assemble::{AssembleConfig, Assembler, Output};
-    use crate::ingest::decode_line;
+    use crate::protocol::decode_line;
 
     #[test]
     fn the_stream_decodes_and_assembles_to_the_expected_counts() {

@@ -1,4 +1,7 @@
-//! Command hooks (Claude Code, albedo's `hooks` extension): the hook process and its daemon.
+//! The command-hook source (Claude Code, albedo's `hooks` extension): the hook process, the
+//! per-session journal it appends to, and the daemon that turns journaled payloads into
+//! records. How one agent's payloads become records lives in a folder of its own
+//! ([`claude_code`]); another agent's hooks would be a folder beside it.
 //!
 //! ```text
 //!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
@@ -14,6 +17,7 @@
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
+pub mod claude_code;
 pub mod daemon;
 pub mod journal;
 
@@ -21,7 +25,6 @@ use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -51,11 +54,12 @@ struct Minimal<'a> {
 const MAX_PAYLOAD: u64 = 16 << 20;
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
-/// `XDG_STATE_HOME` (or `HOME`).
+/// `XDG_STATE_HOME` (or `HOME`). The hook reads only this of the configuration: everything
+/// else is the daemon's to resolve.
 pub fn hook_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-    flag.or_else(|| set("ALBEDO_OTEL_HOOK_DIR").map(Into::into))
-        .or_else(|| journal::default_dir(&set))
+    flag.or_else(|| set(crate::config::env::ALBEDO_OTEL_HOOK_DIR).map(Into::into))
+        .or_else(|| crate::config::default_hook_dir(&set))
 }
 
 /// One hook invocation: the payload on stdin goes to its journal, and `daemon_exe` is
@@ -90,12 +94,10 @@ pub fn invoke(dir: Option<PathBuf>, daemon_exe: std::io::Result<PathBuf>) -> i32
     0
 }
 
-/// Appends one hook payload to its session's journal, stamped with the time it arrived.
+/// Appends one hook payload to its session's journal, stamped with the time it arrived and
+/// the agent process that ran the hook (so the daemon can tell when that agent is gone).
 pub fn hand_off(dir: &Path, payload: &str) -> Result<(), HookError> {
-    let received_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let session = serde_json::from_str::<Minimal<'_>>(raw.get())
         .map_err(HookError::NotJson)?
@@ -109,9 +111,12 @@ pub fn hand_off(dir: &Path, payload: &str) -> Result<(), HookError> {
     } else {
         Cow::Borrowed(raw.get())
     };
-    journal::append(dir, &session, &compact, received_ms).map_err(|source| HookError::Journal {
-        dir: dir.display().to_string(),
-        source,
+    let host = crate::process::hook_host();
+    journal::append(dir, &session, &compact, received_ms, host).map_err(|source| {
+        HookError::Journal {
+            dir: dir.display().to_string(),
+            source,
+        }
     })
 }
 

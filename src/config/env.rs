@@ -1,0 +1,53 @@
+//! The name of every environment variable albedo-otel reads, in one place. The standard
+//! `OTEL_*` names come first, with the SDKs' meaning; `ALBEDO_OTEL_*` are our own. Their
+//! defaults are in [`super::defaults`], and the README's configuration table lists both.
+
+pub const OTEL_EXPORTER_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+pub const OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+pub const OTEL_EXPORTER_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+pub const OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+pub const OTEL_EXPORTER_OTLP_HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
+pub const OTEL_EXPORTER_OTLP_TRACES_HEADERS: &str = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
+pub const OTEL_EXPORTER_OTLP_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
+pub const OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
+pub const OTEL_EXPORTER_OTLP_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_COMPRESSION";
+pub const OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION";
+pub const OTEL_EXPORTER_OTLP_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CERTIFICATE";
+pub const OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE";
+pub const OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: &str = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
+pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE: &str =
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE";
+pub const OTEL_EXPORTER_OTLP_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_CLIENT_KEY";
+pub const OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY: &str = "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY";
+pub const OTEL_TRACES_EXPORTER: &str = "OTEL_TRACES_EXPORTER";
+pub const OTEL_SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
+pub const OTEL_RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
+pub const OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+pub const OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: &str = "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+pub const OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: &str =
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+pub const OTEL_BSP_SCHEDULE_DELAY: &str = "OTEL_BSP_SCHEDULE_DELAY";
+pub const OTEL_BSP_MAX_EXPORT_BATCH_SIZE: &str = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE";
+pub const OTEL_BSP_MAX_QUEUE_SIZE: &str = "OTEL_BSP_MAX_QUEUE_SIZE";
+/// Our own: the deadline for delivering everything at close, EOF or SIGTERM (ms).
+pub const ALBEDO_OTEL_FLUSH_TIMEOUT: &str = "ALBEDO_OTEL_FLUSH_TIMEOUT";
+/// Our own: `false` turns off export of tool arguments and outputs.
+pub const ALBEDO_OTEL_CAPTURE_TOOL_CONTENT: &str = "ALBEDO_OTEL_CAPTURE_TOOL_CONTENT";
+/// Our own: the log filter (`tracing` syntax), default `info`.
+pub const ALBEDO_OTEL_LOG: &str = "ALBEDO_OTEL_LOG";
+/// Our own: where undeliverable batches wait (default `$XDG_STATE_HOME/albedo-otel/spool`).
+pub const ALBEDO_OTEL_SPOOL_DIR: &str = "ALBEDO_OTEL_SPOOL_DIR";
+/// Our own: the spool's cap in bytes (default 256 MiB).
+pub const ALBEDO_OTEL_SPOOL_MAX_BYTES: &str = "ALBEDO_OTEL_SPOOL_MAX_BYTES";
+/// Our own: `false` keeps undeliverable batches in memory (retried, then dropped) instead.
+pub const ALBEDO_OTEL_SPOOL: &str = "ALBEDO_OTEL_SPOOL";
+/// Our own: where command hooks' journals go (default `$XDG_STATE_HOME/albedo-otel/hooks`).
+pub const ALBEDO_OTEL_HOOK_DIR: &str = "ALBEDO_OTEL_HOOK_DIR";
+/// Our own: how long the hook daemon waits with nothing to do before it exits.
+pub const ALBEDO_OTEL_IDLE_EXIT: &str = "ALBEDO_OTEL_IDLE_EXIT";
+/// Our own: how long a command hook's `Stop` waits for a held stop's continuation.
+pub const ALBEDO_OTEL_STOP_GRACE: &str = "ALBEDO_OTEL_STOP_GRACE";
+
+/// Where state lives when the above do not say: the XDG base directory, else under `HOME`.
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+pub const HOME: &str = "HOME";

@@ -1,0 +1,109 @@
+//! Sub-agents: `SubagentStart` opens a child session under the `Agent` call that started it,
+//! and `SubagentStop` reads the child's transcript and closes it.
+
+use std::borrow::Cow;
+
+use super::payload::AgentInput;
+use super::records::record;
+use super::{Adapter, Payload, Transcripts};
+use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+
+impl Adapter {
+    pub(super) fn on_subagent_start(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(agent) = &p.agent_id else { return };
+        let child = format!("{sid}/agent-{agent}");
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let parent_call = if s.agent_calls.is_empty() {
+            None
+        } else {
+            Some(s.agent_calls.remove(0))
+        };
+        s.agents.insert(agent.clone(), child.clone());
+        let prompt = parent_call
+            .as_ref()
+            .and_then(|c| s.pending.get(c))
+            .and_then(|pre| pre.input.as_ref())
+            .and_then(|i| serde_json::from_str::<AgentInput>(i.get()).ok())
+            .and_then(|i| i.prompt)
+            .unwrap_or_default();
+        out.push(record(
+            &child,
+            Event::Session(SessionInfo {
+                at_ms,
+                agent: Some(Cow::Owned(
+                    p.agent_type.clone().unwrap_or_else(|| "subagent".into()),
+                )),
+                model: None,
+                workspace: p.cwd.clone().map(Cow::Owned),
+                parent: parent_call.map(|c| ParentRef {
+                    session: Cow::Owned(sid.to_string()),
+                    call: Cow::Owned(c),
+                }),
+            }),
+        ));
+        out.push(record(
+            &child,
+            Event::Prompted {
+                at_ms,
+                text: Cow::Owned(prompt),
+            },
+        ));
+        let c = self.sessions.entry(child).or_default();
+        c.started = true;
+        c.turn_open = true;
+    }
+
+    pub(super) fn on_subagent_stop(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(agent) = &p.agent_id else { return };
+        let Some(child) = self
+            .sessions
+            .get_mut(sid)
+            .and_then(|s| s.agents.remove(agent))
+        else {
+            return;
+        };
+        if let Some(path) = p.agent_transcript_path.as_deref().filter(|p| !p.is_empty()) {
+            self.read_transcript(&child, path, transcripts, out);
+        }
+        out.push(record(
+            &child,
+            Event::Stopping {
+                at_ms,
+                reply: Cow::Owned(p.last_assistant_message.clone().unwrap_or_default()),
+                held: 0,
+            },
+        ));
+        out.push(record(
+            &child,
+            Event::TurnEnded {
+                at_ms,
+                reason: Some(Cow::Borrowed("end_turn")),
+            },
+        ));
+        out.push(record(&child, Event::Closed { at_ms }));
+        self.sessions.remove(&child);
+        // The parent stopped while this one ran: now its turn may end (unless it answers
+        // again, which puts the end off once more).
+        if let Some(s) = self.sessions.get_mut(sid) {
+            if s.agents.is_empty() && s.stop_after_agents {
+                s.stop_after_agents = false;
+                s.stop_at = Some(at_ms);
+            }
+        }
+    }
+}

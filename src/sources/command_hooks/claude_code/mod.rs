@@ -1,0 +1,318 @@
+//! Claude Code's command-hook payloads (albedo's `hooks` extension speaks the same format) to
+//! protocol records.
+//!
+//! Each hook invocation is a separate process that sees one event, so the pairing that gives a
+//! tool span its start and end happens here, in the one place that sees them all:
+//! - `UserPromptSubmit` opens the turn; `PreToolUse` starts a call, `PostToolUse` or
+//!   `PostToolUseFailure` (paired by `tool_use_id`) ends it;
+//! - a call blocked by another hook gets no `PostToolUse`, only a `PostToolBatch`: it is ended
+//!   there as refused;
+//! - `Stop` reads the transcript for the turn's model calls and ends the turn. The end is held
+//!   back for a grace period: if a hook blocked the stop, the turn goes on (the next event is a
+//!   tool call or another `Stop` with `stop_hook_active`) and stays one turn;
+//! - `SubagentStart` opens a child session nested under the `Agent` call that started it;
+//!   calls inside carry `agent_id` and go to that child; `SubagentStop` reads its transcript;
+//! - `SessionEnd` closes the session.
+//!
+//! Reading transcripts is the caller's I/O, behind [`Transcripts`]; everything else is pure.
+//! Times taken from payloads (`duration_ms`) and added here saturate; the records still pass
+//! `protocol::validate` in the pipeline, like those of every other source.
+
+mod agents;
+mod payload;
+mod records;
+mod tools;
+pub mod transcript;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+pub use payload::{BatchCall, Files, Payload, Transcripts};
+use records::{call_sent, record};
+use transcript::TranscriptCursor;
+
+use crate::protocol::{Event, Record, SessionInfo};
+
+/// The agent name on turns from command hooks.
+pub const AGENT: &str = "claude-code";
+/// Tools that run a sub-agent.
+const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
+/// How Claude Code words the prompt that tells the agent a background task finished.
+const TASK_NOTIFICATION: &str = "<task-notification>";
+
+/// A call announced by `PreToolUse` and not ended yet.
+#[derive(Debug)]
+struct Pending {
+    at_ms: u64,
+    name: String,
+    input: Option<Box<RawValue>>,
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    started: bool,
+    turn_open: bool,
+    /// Calls announced by `PreToolUse` and not ended yet, by `tool_use_id`.
+    pending: HashMap<String, Pending>,
+    /// `Agent` calls waiting for their `SubagentStart`, oldest first.
+    agent_calls: Vec<String>,
+    /// `agent_id` to the child session's id.
+    agents: HashMap<String, String>,
+    /// A `Stop` whose turn end is held back: when it came.
+    stop_at: Option<u64>,
+    /// A `Stop` came while sub-agents ran (they run in the background): the turn is not over
+    /// before they are, and the agent usually answers again once they report.
+    stop_after_agents: bool,
+    stops: u32,
+    transcript: TranscriptCursor,
+}
+
+/// Turns command-hook payloads into protocol records; see the module docs.
+#[derive(Debug)]
+pub struct Adapter {
+    sessions: HashMap<String, Session>,
+    grace_ms: u64,
+}
+
+impl Adapter {
+    /// `grace_ms`: how long a `Stop` waits for a held stop's continuation before the turn ends.
+    pub fn new(grace_ms: u64) -> Self {
+        Adapter {
+            sessions: HashMap::new(),
+            grace_ms,
+        }
+    }
+
+    /// Sessions with a turn open or a stop held back.
+    pub fn open_turns(&self) -> usize {
+        self.sessions
+            .values()
+            .filter(|s| s.turn_open || s.stop_at.is_some())
+            .count()
+    }
+
+    /// Whether session `id` is between turns: nothing of it is in flight in the adapter.
+    pub fn at_rest(&self, id: &str) -> bool {
+        self.sessions
+            .get(id)
+            .is_none_or(|s| !s.turn_open && s.stop_at.is_none() && s.agents.is_empty())
+    }
+
+    /// Where session `id`'s transcript has been read to (to resume after a restart).
+    pub fn transcript_offset(&self, id: &str) -> u64 {
+        self.sessions.get(id).map_or(0, |s| s.transcript.offset)
+    }
+
+    /// Resumes a session whose transcript was read up to `offset` by an earlier process.
+    pub fn resume(&mut self, id: &str, transcript_offset: u64) {
+        let s = self.sessions.entry(id.to_string()).or_default();
+        s.transcript.offset = transcript_offset;
+    }
+
+    /// Takes one hook payload received at `at_ms`; appends protocol records to `out`.
+    pub fn push(
+        &mut self,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        self.ensure(sid, at_ms, p.cwd.as_deref(), out);
+        let target = self.target(p);
+        match p.hook_event_name.as_str() {
+            "UserPromptSubmit" => self.on_prompt(sid, at_ms, p, out),
+            "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
+            "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(&target, at_ms, p, out),
+            "PostToolBatch" => self.on_batch(sid, &target, at_ms, p, out),
+            "SubagentStart" => self.on_subagent_start(sid, at_ms, p, out),
+            "SubagentStop" => self.on_subagent_stop(sid, at_ms, p, transcripts, out),
+            "Stop" => self.on_stop(sid, at_ms, p, transcripts, out),
+            "SessionEnd" => self.on_session_end(sid, at_ms, p, transcripts, out),
+            // SessionStart, InstructionsLoaded, Notification, PreCompact, ...: the session
+            // is known now; nothing else to trace.
+            _ => {}
+        }
+    }
+
+    fn ensure(&mut self, id: &str, at_ms: u64, cwd: Option<&str>, out: &mut Vec<Record<'static>>) {
+        let s = self.sessions.entry(id.to_string()).or_default();
+        if !s.started {
+            s.started = true;
+            out.push(record(
+                id,
+                Event::Session(SessionInfo {
+                    at_ms,
+                    agent: Some(Cow::Borrowed(AGENT)),
+                    model: None,
+                    workspace: cwd.map(|c| Cow::Owned(c.to_string())),
+                    parent: None,
+                }),
+            ));
+        }
+    }
+
+    /// The session a payload's event belongs to: the child of its `agent_id`, if any.
+    fn target(&self, p: &Payload) -> String {
+        p.agent_id
+            .as_ref()
+            .and_then(|a| self.sessions.get(&p.session_id)?.agents.get(a).cloned())
+            .unwrap_or_else(|| p.session_id.clone())
+    }
+
+    fn on_prompt(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
+        // A background sub-agent reporting back comes as a prompt nobody typed; the agent's
+        // answer to it belongs to the turn that started the sub-agent.
+        let notification = p
+            .prompt
+            .as_deref()
+            .is_some_and(|t| t.trim_start().starts_with(TASK_NOTIFICATION));
+        if let Some(s) = self.sessions.get_mut(sid) {
+            if notification && s.turn_open {
+                s.stop_at = None;
+                s.stop_after_agents = false;
+                return;
+            }
+        }
+        self.end_held(sid, out);
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.turn_open = true;
+        }
+        out.push(record(
+            sid,
+            Event::Prompted {
+                at_ms,
+                text: Cow::Owned(p.prompt.clone().unwrap_or_default()),
+            },
+        ));
+    }
+
+    fn on_stop(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
+            self.read_transcript(sid, path, transcripts, out);
+        }
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        out.push(record(
+            sid,
+            Event::Stopping {
+                at_ms,
+                reply: Cow::Owned(p.last_assistant_message.clone().unwrap_or_default()),
+                held: s.stops,
+            },
+        ));
+        s.stops = s.stops.saturating_add(1);
+        s.turn_open = true;
+        if s.agents.is_empty() {
+            s.stop_at = Some(at_ms);
+        } else {
+            s.stop_after_agents = true;
+        }
+    }
+
+    fn on_session_end(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
+            self.read_transcript(sid, path, transcripts, out);
+        }
+        self.end_held(sid, out);
+        out.push(record(sid, Event::Closed { at_ms }));
+        if let Some(s) = self.sessions.remove(sid) {
+            // Sub-agents still open end with their parent.
+            for child in s.agents.values() {
+                out.push(record(child, Event::Closed { at_ms }));
+                self.sessions.remove(child);
+            }
+        }
+    }
+
+    /// Ends a held-back turn, at the time of its `Stop`.
+    fn end_held(&mut self, id: &str, out: &mut Vec<Record<'static>>) {
+        if let Some(s) = self.sessions.get_mut(id) {
+            if let Some(at) = s.stop_at.take() {
+                s.turn_open = false;
+                s.stops = 0;
+                out.push(record(
+                    id,
+                    Event::TurnEnded {
+                        at_ms: at,
+                        reason: Some(Cow::Borrowed("end_turn")),
+                    },
+                ));
+            }
+        }
+    }
+
+    fn read_transcript(
+        &mut self,
+        session: &str,
+        path: &str,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let s = self.sessions.entry(session.to_string()).or_default();
+        let bytes = transcripts.read_from(path, s.transcript.offset);
+        s.transcript.feed(&bytes);
+        for call in s.transcript.take_calls() {
+            out.push(record(session, Event::CallSent(call_sent(call))));
+        }
+    }
+
+    /// Ends the turns whose `Stop` is older than the grace period.
+    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
+        let due: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| {
+                s.stop_at
+                    .is_some_and(|at| now_ms >= at.saturating_add(self.grace_ms))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in due {
+            self.end_held(&id, out);
+        }
+    }
+
+    /// Ends every held-back turn now (the exporter is closing).
+    pub fn flush(&mut self, out: &mut Vec<Record<'static>>) {
+        let ids: Vec<String> = self.sessions.keys().cloned().collect();
+        for id in ids {
+            self.end_held(&id, out);
+        }
+    }
+
+    /// Gives up on a session that will send nothing more (its agent is gone, or it went
+    /// quiet without a `SessionEnd`): it and its sub-agents are closed at `at_ms`, so their
+    /// open turns are exported, marked unfinished, and the session is forgotten.
+    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        let Some(s) = self.sessions.remove(id) else {
+            return;
+        };
+        for child in s.agents.values() {
+            out.push(record(child, Event::Closed { at_ms }));
+            self.sessions.remove(child);
+        }
+        out.push(record(id, Event::Closed { at_ms }));
+    }
+}
+
+#[cfg(test)]
+mod tests;

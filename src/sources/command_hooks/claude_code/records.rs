@@ -1,0 +1,48 @@
+//! Small constructors of the records the adapter emits.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use super::transcript::ModelCall;
+use crate::protocol::{CallSent, Event, Json, Record, Request, Response};
+
+/// A string as JSON text (a failed call's error message).
+pub(super) fn json_text(text: &str) -> Option<Json<'static>> {
+    Json::of(text).ok()
+}
+
+pub(super) fn raw(value: &Option<Box<RawValue>>) -> Option<Json<'static>> {
+    value.as_ref().map(|v| Json(Cow::Owned(v.clone())))
+}
+
+pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
+    Record {
+        session: Cow::Owned(session.to_string()),
+        event,
+    }
+}
+
+/// A transcript's model call as the `call_sent` the albedo extension would have sent.
+pub(super) fn call_sent(c: ModelCall) -> CallSent<'static> {
+    CallSent {
+        id: Some(Cow::Owned(c.id.clone())),
+        request: Request {
+            model: Cow::Owned(c.model.clone()),
+            provider: Some(Cow::Borrowed("anthropic")),
+            max_tokens: c.max_tokens,
+            messages: None,
+        },
+        response: Some(Response {
+            id: Some(Cow::Owned(c.id)),
+            model: Some(Cow::Owned(c.model)),
+            stop_reason: c.stop_reason.map(Cow::Owned),
+            content: Json::parse(&c.content).ok(),
+        }),
+        usage: c.usage,
+        started_ms: c.started_ms,
+        finished_ms: c.finished_ms.max(c.started_ms),
+        first_token_ms: None,
+        error: None,
+    }
+}

@@ -1,0 +1,139 @@
+//! Tool calls: `PreToolUse` starts one, `PostToolUse`/`PostToolUseFailure` ends it, and
+//! `PostToolBatch` ends, as refused, the ones another hook blocked.
+
+use std::borrow::Cow;
+
+use super::records::{json_text, raw, record};
+use super::{Adapter, Payload, Pending, AGENT_TOOLS};
+use crate::protocol::{Call, Called, Event, Record};
+
+impl Adapter {
+    pub(super) fn on_pre_tool(
+        &mut self,
+        sid: &str,
+        target: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let (Some(id), Some(name)) = (&p.tool_use_id, &p.tool_name) else {
+            return;
+        };
+        if target == sid {
+            if let Some(s) = self.sessions.get_mut(sid) {
+                // A call after a `Stop`: that stop was held, the turn goes on.
+                s.stop_at = None;
+                s.stop_after_agents = false;
+                s.turn_open = true;
+                if AGENT_TOOLS.contains(&name.as_str()) {
+                    s.agent_calls.push(id.clone());
+                }
+            }
+        }
+        let call = Call {
+            id: Cow::Owned(id.clone()),
+            name: Cow::Owned(name.clone()),
+            arguments: raw(&p.tool_input),
+            within: None,
+        };
+        out.push(record(target, Event::Calling { at_ms, call }));
+        let s = self.sessions.entry(target.to_string()).or_default();
+        s.pending.insert(
+            id.clone(),
+            Pending {
+                at_ms,
+                name: name.clone(),
+                input: p.tool_input.clone(),
+            },
+        );
+    }
+
+    pub(super) fn on_post_tool(
+        &mut self,
+        target: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(id) = &p.tool_use_id else { return };
+        let failed = p.hook_event_name == "PostToolUseFailure";
+        let pending = self
+            .sessions
+            .get_mut(target)
+            .and_then(|s| s.pending.remove(id));
+        let (started, name, input) = match pending {
+            Some(pre) => (pre.at_ms, pre.name, pre.input),
+            None => (
+                at_ms.saturating_sub(p.duration_ms.unwrap_or(0)),
+                p.tool_name.clone().unwrap_or_default(),
+                p.tool_input.clone(),
+            ),
+        };
+        // The tool's own measured duration is truer than hook-to-hook time. It comes from
+        // the payload, so the sum saturates (a huge one is then refused by validation).
+        let finished = p
+            .duration_ms
+            .map_or(at_ms, |d| started.saturating_add(d))
+            .max(started);
+        let output = if failed {
+            p.error.as_deref().and_then(json_text)
+        } else {
+            raw(&p.tool_response)
+        };
+        out.push(record(
+            target,
+            Event::Called(Called {
+                call: Call {
+                    id: Cow::Owned(id.clone()),
+                    name: Cow::Owned(p.tool_name.clone().unwrap_or(name)),
+                    arguments: raw(&p.tool_input).or_else(|| raw(&input)),
+                    within: None,
+                },
+                output,
+                started_ms: started,
+                finished_ms: finished,
+                refused: false,
+                failed,
+            }),
+        ));
+    }
+
+    /// A call still pending at its batch's end never ran: another hook blocked it.
+    pub(super) fn on_batch(
+        &mut self,
+        sid: &str,
+        target: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        for c in p.tool_calls.iter().flatten() {
+            let Some(pre) = self
+                .sessions
+                .get_mut(target)
+                .and_then(|s| s.pending.remove(&c.tool_use_id))
+            else {
+                continue;
+            };
+            if let Some(s) = self.sessions.get_mut(sid) {
+                s.agent_calls.retain(|a| a != &c.tool_use_id);
+            }
+            out.push(record(
+                target,
+                Event::Called(Called {
+                    call: Call {
+                        id: Cow::Owned(c.tool_use_id.clone()),
+                        name: Cow::Owned(c.tool_name.clone()),
+                        arguments: raw(&c.tool_input).or_else(|| raw(&pre.input)),
+                        within: None,
+                    },
+                    output: raw(&c.tool_response),
+                    started_ms: pre.at_ms,
+                    finished_ms: at_ms.max(pre.at_ms),
+                    refused: true,
+                    failed: false,
+                }),
+            ));
+        }
+    }
+}
