@@ -7,11 +7,11 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::anthropic::MockAnthropic;
+use support::anthropic::{MockAnthropic, LONG_TOOL_MARK};
 use support::*;
 
 fn claude() -> Option<PathBuf> {
@@ -24,6 +24,49 @@ fn claude() -> Option<PathBuf> {
         found,
         "install it with `npm install @anthropic-ai/claude-code@2.1.332` and set CLAUDE_BIN to node_modules/.bin/claude",
     )
+}
+
+/// Starts the real CLI on `prompt`, offline against `api`, with the settings `install` wrote.
+fn start_claude(
+    claude: &Path,
+    prompt: &str,
+    settings: &Path,
+    home: &Path,
+    work: &Path,
+    api: &MockAnthropic,
+    spool: &Path,
+) -> Child {
+    let mut cmd = Command::new(claude);
+    cmd.args(["-p", prompt, "--output-format", "json", "--settings"])
+        .arg(settings)
+        .args(["--permission-mode", "bypassPermissions"])
+        .current_dir(work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_")
+            || k.starts_with("ALBEDO_OTEL")
+            || k.starts_with("ANTHROPIC")
+            || k.starts_with("CLAUDE")
+        {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", api.addr))
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("IS_SANDBOX", "1")
+        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
+        // Sub-agents run in the background: the main agent answers again once one reports,
+        // and that answer's Stop must fall within the grace to stay in the same turn.
+        .env("ALBEDO_OTEL_STOP_GRACE", "5s")
+        .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100");
+    cmd.spawn().unwrap()
 }
 
 #[test]
@@ -52,43 +95,15 @@ fn a_real_claude_code_session_becomes_a_trace() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let mut cmd = Command::new(&claude);
-    cmd.args([
-        "-p",
+    let mut child = start_claude(
+        &claude,
         "please say hello via a helper agent",
-        "--output-format",
-        "json",
-        "--settings",
-    ])
-    .arg(&settings)
-    .args(["--permission-mode", "bypassPermissions"])
-    .current_dir(&work)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_")
-            || k.starts_with("ALBEDO_OTEL")
-            || k.starts_with("ANTHROPIC")
-            || k.starts_with("CLAUDE")
-        {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", format!("http://{}", api.addr))
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("IS_SANDBOX", "1")
-        .env("ALBEDO_OTEL_SPOOL_DIR", &spool)
-        // Sub-agents run in the background: the main agent answers again once one reports,
-        // and that answer's Stop must fall within the grace to stay in the same turn.
-        .env("ALBEDO_OTEL_STOP_GRACE", "5s")
-        .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100");
-    let mut child = cmd.spawn().unwrap();
+        &settings,
+        &home,
+        &work,
+        &api,
+        &spool,
+    );
     let deadline = Instant::now() + Duration::from_secs(180);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -205,4 +220,86 @@ fn a_real_claude_code_session_becomes_a_trace() {
                 >= 25
         );
     }
+}
+
+/// Claude Code killed mid-turn (Ctrl-C, a closed terminal) sends no `Stop` and no
+/// `SessionEnd`. Its turn must still arrive, marked unfinished, soon after, and the hook
+/// daemon must not linger.
+#[test]
+fn a_killed_claude_code_leaves_no_turn_behind() {
+    let Some(claude) = claude() else { return };
+    let rx = Receiver::start();
+    let api = MockAnthropic::start();
+    let home = temp_dir("cc-kill-home");
+    let work = temp_dir("cc-kill-work");
+    let hook_dir = temp_dir("cc-kill-hooks");
+    let spool = temp_dir("cc-kill-spool");
+    let settings = home.join("albedo-otel-settings.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["install", "claude-code", "--settings"])
+        .arg(&settings)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut child = start_claude(
+        &claude,
+        &format!("{LONG_TOOL_MARK}: wait for a while"),
+        &settings,
+        &home,
+        &work,
+        &api,
+        &spool,
+    );
+    // Kill it while its Bash call runs: once that call's PreToolUse is journaled.
+    let journaled = || {
+        albedo_otel::sources::command_hooks::journal::list(&hook_dir)
+            .iter()
+            .filter_map(|j| std::fs::read_to_string(j).ok())
+            .collect::<String>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(journaled().contains("PreToolUse") && journaled().contains("tail -f /dev/null")) {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the long Bash call never started; journal:\n{}\nclaude: {}{}",
+                journaled(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let spans = rx.wait_for_spans(2, Duration::from_secs(60));
+    let tree = render_trees(&spans, &["albedo.unfinished"]);
+    assert_eq!(check_invariants(&spans), 1, "{tree}");
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    assert_eq!(
+        root.attr("albedo.unfinished").as_deref(),
+        Some("true"),
+        "{tree}"
+    );
+    let bash = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Bash")
+        .unwrap_or_else(|| panic!("{tree}"));
+    assert_eq!(
+        bash.attr("albedo.unfinished").as_deref(),
+        Some("true"),
+        "{tree}"
+    );
+    wait_until(Duration::from_secs(30), "the hook daemon to exit", || {
+        !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
+    });
+    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
+    assert!(log.contains("is gone with a turn open"), "{log}");
 }

@@ -1,39 +1,33 @@
-//! What the fuzzer found, kept: every input in fuzz/regressions and fuzz/seeds goes through the
-//! reader, the decoder and the assembly (with the fuzz target's small caps), and the output must
-//! pass `check_tree`.
+//! What the fuzzer found, kept: every input in fuzz/regressions/<target> and fuzz/seeds/<target>
+//! goes through the same driver the fuzz target runs (`albedo_otel::testing::fuzz`), and must
+//! neither panic nor break the assembly's invariant.
 
-use albedo_otel::assemble::{AssembleConfig, Assembler, Output};
-use albedo_otel::protocol::decode_line;
-use albedo_otel::sources::stream::read_lines;
-use albedo_otel::testing::check_tree;
+use albedo_otel::testing::fuzz;
 
-#[test]
-fn every_kept_fuzz_input_gives_a_whole_tree() {
-    let config = AssembleConfig {
-        max_sessions: 4,
-        max_calls_per_turn: 8,
-        ..AssembleConfig::default()
-    };
+fn replay(target: &str, driver: fn(&[u8]) -> Result<(), String>) -> usize {
     let mut inputs = 0;
     for dir in ["fuzz/regressions", "fuzz/seeds"] {
-        for entry in std::fs::read_dir(format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap() {
+        let dir = format!("{}/{dir}/{target}", env!("CARGO_MANIFEST_DIR"));
+        // A target the fuzzer never broke has no regressions folder.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
             let path = entry.unwrap().path();
             let data = std::fs::read(&path).unwrap();
-            let mut asm = Assembler::new(config.clone());
-            let mut out = Output::default();
-            read_lines("fuzz".into(), &data[..], 4096, |chunk| {
-                for (_, line) in chunk.lines() {
-                    if let Ok(record) = line.and_then(decode_line) {
-                        asm.push(&record, &mut out);
-                    }
-                }
-                true
-            })
-            .unwrap();
-            asm.finish(&mut out);
-            assert_eq!(check_tree(&out.spans), Ok(()), "{}", path.display());
+            assert_eq!(driver(&data), Ok(()), "{}", path.display());
             inputs += 1;
         }
     }
-    assert!(inputs >= 3);
+    inputs
+}
+
+#[test]
+fn every_kept_input_of_the_line_fuzzer_gives_a_whole_tree() {
+    assert!(replay("decode_assemble", fuzz::decode_assemble) >= 3);
+}
+
+#[test]
+fn every_kept_input_of_the_claude_code_fuzzer_gives_a_whole_tree() {
+    assert!(replay("claude_code", fuzz::claude_code) >= 2);
 }

@@ -7,7 +7,7 @@ mod support;
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,19 @@ impl Setup {
         }
     }
 
+    /// The environment every hook of this setup runs with.
+    fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        vec![
+            ("ALBEDO_OTEL_HOOK_DIR", self.hook_dir.clone().into()),
+            ("ALBEDO_OTEL_SPOOL_DIR", self.spool.clone().into()),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", self.endpoint.clone().into()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".into()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100".into()),
+            ("ALBEDO_OTEL_STOP_GRACE", "300ms".into()),
+            ("ALBEDO_OTEL_IDLE_EXIT", "1s".into()),
+        ]
+    }
+
     /// Runs one hook invocation; returns its wall time.
     fn hook(&self, payload: &str) -> Duration {
         let n = self
@@ -54,13 +67,7 @@ impl Setup {
                 cmd.env_remove(k);
             }
         }
-        cmd.env("ALBEDO_OTEL_HOOK_DIR", &self.hook_dir)
-            .env("ALBEDO_OTEL_SPOOL_DIR", &self.spool)
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &self.endpoint)
-            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-            .env("ALBEDO_OTEL_STOP_GRACE", "300ms")
-            .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
+        cmd.envs(self.env());
         let start = Instant::now();
         let mut child = cmd.spawn().unwrap();
         child
@@ -305,7 +312,7 @@ fn a_killed_daemon_is_replaced_and_its_turns_arrive() {
         .unwrap()
         .success());
     wait_until(Duration::from_secs(10), "the daemon to die", || {
-        !Path::new(&format!("/proc/{pid}")).exists()
+        !albedo_otel::process::alive(pid)
             || !albedo_otel::sources::command_hooks::daemon::running(&setup.hook_dir)
     });
     // The next hook starts a new daemon, which resumes from the last turn boundary.
@@ -332,6 +339,82 @@ fn a_killed_daemon_is_replaced_and_its_turns_arrive() {
         roots.iter().all(|r| r.attr("albedo.unfinished").is_none()),
         "both turns complete"
     );
+}
+
+/// An agent killed mid-turn (Ctrl-C, a closed terminal) sends no `Stop` and no `SessionEnd`.
+/// The hooks' parent here is a stand-in agent (python, as Claude Code is node): while it
+/// lives, its turn stays open however long its tool runs; once it is killed, the turn arrives
+/// within seconds, marked unfinished, and the daemon exits when idle.
+#[test]
+fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
+    let Some(python) = require_tool("python3", which("python3"), "install Python 3") else {
+        return;
+    };
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let dir = temp_dir("agent");
+    let payloads = [
+        r#"{"session_id":"killed","hook_event_name":"UserPromptSubmit","prompt":"build it","cwd":"/w"}"#,
+        r#"{"session_id":"killed","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"long","tool_input":{"command":"cargo build"}}"#,
+    ];
+    for (i, p) in payloads.iter().enumerate() {
+        std::fs::write(dir.join(format!("{i}.json")), p).unwrap();
+    }
+    // The stand-in agent runs each hook as its child, says so, then "runs a long tool".
+    let script = format!(
+        "import subprocess, sys, time\n\
+         for i in range({n}):\n\
+         \x20   subprocess.run([{hook:?}], stdin=open({dir:?} + f'/{{i}}.json'), check=True)\n\
+         print('hooks done', flush=True)\n\
+         time.sleep(600)\n",
+        n = payloads.len(),
+        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
+        dir = dir.display().to_string(),
+    );
+    let mut agent = Command::new(python)
+        .args(["-c", &script])
+        .envs(setup.env())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(agent.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "hooks done");
+    let journal = albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir);
+    let text = std::fs::read_to_string(&journal[0]).unwrap();
+    assert!(
+        text.contains(&format!("\"host\":{}", agent.id())),
+        "the hook names its agent: {text}"
+    );
+    // Alive: several checks of the agent (one a second) pass with the turn still open.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(rx.spans().is_empty(), "a live agent's turn stays open");
+    assert!(albedo_otel::sources::command_hooks::daemon::running(
+        &setup.hook_dir
+    ));
+
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let spans = rx.wait_for_spans(2, Duration::from_secs(20));
+    assert_eq!(check_invariants(&spans), 1, "{:?}", names(&spans));
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    assert_eq!(root.span.name, "invoke_agent claude-code");
+    assert_eq!(root.attr("albedo.unfinished").as_deref(), Some("true"));
+    let tool = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Bash")
+        .unwrap();
+    assert_eq!(tool.attr("albedo.unfinished").as_deref(), Some("true"));
+    setup.wait_idle();
+    assert!(setup.daemon_log().contains("is gone with a turn open"));
 }
 
 #[test]

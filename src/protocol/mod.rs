@@ -406,3 +406,6 @@ impl CallSent<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,7 @@
 //! Test support that ships with the crate behind the `testing` feature: tests, benchmarks,
 //! the fuzzer and load tests use it; an embedder's build never compiles it.
 
+pub mod fuzz;
 mod generate;
 
 pub use generate::{generate, Expected, GenConfig};

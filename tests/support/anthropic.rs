@@ -13,6 +13,8 @@ use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
 pub const SUBAGENT_MARK: &str = "SUBAGENT-TASK";
+/// A prompt with this asks for one long `Bash` call (30 s), to kill the CLI during it.
+pub const LONG_TOOL_MARK: &str = "LONG-TOOL";
 
 pub struct MockAnthropic {
     pub addr: SocketAddr,
@@ -84,6 +86,19 @@ fn script(req: &Value, n: usize) -> (Block, &'static str) {
         };
     }
     let _ = all;
+    if first_user.contains(LONG_TOOL_MARK) {
+        return match tool_results {
+            0 => (
+                Block::Tool {
+                    id: format!("toolu_01Mocklong{n:04}"),
+                    name: "Bash",
+                    input: json!({"command": "timeout 30 tail -f /dev/null", "description": "Wait"}),
+                },
+                "tool_use",
+            ),
+            _ => (Block::Text("done waiting"), "end_turn"),
+        };
+    }
     match tool_results {
         0 => (
             Block::Tool {

@@ -42,11 +42,7 @@ pub fn journal_name(session: &str) -> String {
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
-    private_file_options()
-        .create(true)
-        .append(true)
-        .write(true)
-        .open(path)
+    private_file_options().create(true).append(true).open(path)
 }
 
 /// Appends one payload (JSON text, already checked) received at `received_ms` from a hook

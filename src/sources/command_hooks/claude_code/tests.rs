@@ -302,3 +302,42 @@ fn a_held_stop_keeps_one_turn_and_a_late_continuation_starts_another() {
         .collect();
     assert_eq!(held, [0, 1]);
 }
+
+/// Times in payloads are outside values: a wild `duration_ms` saturates instead of wrapping
+/// (or panicking), and the record it makes is then refused by the checks every record passes,
+/// naming the field.
+#[test]
+fn a_wild_duration_saturates_and_validation_names_the_field() {
+    let mut a = Fed::new(1_000);
+    a.hook(1_000, "UserPromptSubmit", r#","prompt":"go""#);
+    a.hook(
+        1_100,
+        "PostToolUse",
+        &format!(
+            r#","tool_name":"Bash","tool_use_id":"t","duration_ms":{}"#,
+            u64::MAX
+        ),
+    );
+    let called = a
+        .out
+        .iter()
+        .find(|r| matches!(r.event, Event::Called(_)))
+        .unwrap();
+    let Event::Called(c) = &called.event else {
+        unreachable!()
+    };
+    assert_eq!(c.finished_ms, u64::MAX);
+    assert_eq!(
+        crate::protocol::validate(called).unwrap_err().field,
+        "finished_ms"
+    );
+    // The grace period is added to an outside time too.
+    a.hook(u64::MAX - 10, "Stop", "");
+    a.tick(u64::MAX - 1);
+    assert!(
+        !a.turn_ended(),
+        "the sum saturates, it does not wrap to the past"
+    );
+    a.tick(u64::MAX);
+    assert!(a.turn_ended());
+}
