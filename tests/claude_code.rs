@@ -49,6 +49,7 @@ fn start_claude(
             || k.starts_with("ALBEDO_OTEL")
             || k.starts_with("ANTHROPIC")
             || k.starts_with("CLAUDE")
+            || k.starts_with("XDG_")
         {
             cmd.env_remove(k);
         }
@@ -69,10 +70,40 @@ fn start_claude(
     cmd.spawn().unwrap()
 }
 
+/// `albedo-otel install claude-code --settings FILE` as a user runs it: with the standard
+/// variables exported, the API key among them, and `HOME` being the user's. Returns what it
+/// printed.
+fn install(settings: &Path, home: &Path, hook_dir: &Path, env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(["install", "claude-code", "--settings"])
+        .arg(settings);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") || k.starts_with("XDG_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("HOME", home)
+        .env("ALBEDO_OTEL_HOOK_DIR", hook_dir)
+        .envs(env.iter().copied());
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The API key a hosted backend needs: Claude Code strips every `OTEL_*` variable from a
+/// hook's environment, so it reaches the collector only through the configuration file.
+const API_KEY: &str = "test-key-3f9a7c1e5b";
+
 #[test]
 fn a_real_claude_code_session_becomes_a_trace() {
     let Some(claude) = claude() else { return };
     let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
     let api = MockAnthropic::start();
     let home = temp_dir("cc-home");
     let work = temp_dir("cc-work");
@@ -80,19 +111,28 @@ fn a_real_claude_code_session_becomes_a_trace() {
     let spool = temp_dir("cc-spool");
     let settings = home.join("albedo-otel-settings.json");
 
-    // Install the hook the way a user would.
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["install", "claude-code", "--settings"])
-        .arg(&settings)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-        .output()
-        .unwrap();
+    // Install the hook the way a user would: export the standard variables, run install.
+    let said = install(
+        &settings,
+        &home,
+        &hook_dir,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.grpc_url()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                &format!("x-api-key={API_KEY}"),
+            ),
+        ],
+    );
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        said.contains("otlp.headers.x-api-key = ******") && !said.contains(API_KEY),
+        "install says where it wrote what, the key masked:\n{said}"
+    );
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        !installed.contains(API_KEY) && !installed.contains("OTEL_"),
+        "the hook command carries no secret and no setting:\n{installed}"
     );
 
     let mut child = start_claude(
@@ -139,6 +179,19 @@ fn a_real_claude_code_session_becomes_a_trace() {
     );
     let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
     let spans = rx.spans();
+    // Every span arrived with the key, and no request went without it.
+    assert_eq!(rx.unauthorized(), 0, "{log}");
+    assert!(rx.requests().iter().all(|r| r
+        .headers
+        .iter()
+        .any(|(k, v)| k == "x-api-key" && v == API_KEY)));
+    // The key is in no file under HOME but the private configuration file.
+    let config = home.join(".config/albedo-otel/config.toml");
+    assert_eq!(files_containing(&home, API_KEY), vec![config.clone()]);
+    assert_eq!(mode(&config), 0o600);
+    assert_eq!(mode(config.parent().unwrap()), 0o700);
+    assert!(files_containing(&hook_dir, API_KEY).is_empty());
+    assert!(files_containing(&spool, API_KEY).is_empty());
     let tree = render_trees(
         &spans,
         &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
@@ -235,15 +288,15 @@ fn a_killed_claude_code_leaves_no_turn_behind() {
     let hook_dir = temp_dir("cc-kill-hooks");
     let spool = temp_dir("cc-kill-spool");
     let settings = home.join("albedo-otel-settings.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["install", "claude-code", "--settings"])
-        .arg(&settings)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    install(
+        &settings,
+        &home,
+        &hook_dir,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.grpc_url()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ],
+    );
     let mut child = start_claude(
         &claude,
         &format!("{LONG_TOOL_MARK}: wait for a while"),

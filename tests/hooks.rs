@@ -6,109 +6,13 @@
 mod support;
 
 use std::collections::HashSet;
-use std::io::Write;
-use std::path::PathBuf;
+
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use support::hooks::Setup;
 use support::*;
-
-/// A place for journals and the settings every hook of one test shares.
-struct Setup {
-    hook_dir: PathBuf,
-    spool: PathBuf,
-    endpoint: String,
-    /// Invocations so far: they alternate between `albedo-otel-hook` and `albedo-otel hook`,
-    /// which must be interchangeable within one session.
-    calls: std::sync::atomic::AtomicUsize,
-}
-
-impl Setup {
-    fn new(rx: &Receiver) -> Setup {
-        Setup {
-            hook_dir: temp_dir("hooks"),
-            spool: temp_dir("spool"),
-            endpoint: rx.grpc_url(),
-            calls: std::sync::atomic::AtomicUsize::new(0),
-        }
-    }
-
-    /// The environment every hook of this setup runs with.
-    fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
-        vec![
-            ("ALBEDO_OTEL_HOOK_DIR", self.hook_dir.clone().into()),
-            ("ALBEDO_OTEL_SPOOL_DIR", self.spool.clone().into()),
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", self.endpoint.clone().into()),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".into()),
-            ("OTEL_BSP_SCHEDULE_DELAY", "100".into()),
-            ("ALBEDO_OTEL_STOP_GRACE", "300ms".into()),
-            ("ALBEDO_OTEL_IDLE_EXIT", "1s".into()),
-        ]
-    }
-
-    /// Runs one hook invocation; returns its wall time.
-    fn hook(&self, payload: &str) -> Duration {
-        let n = self
-            .calls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut cmd = if n.is_multiple_of(2) {
-            Command::new(env!("CARGO_BIN_EXE_albedo-otel-hook"))
-        } else {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-            c.arg("hook");
-            c
-        };
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.envs(self.env());
-        let start = Instant::now();
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let took = start.elapsed();
-        assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
-        assert!(
-            out.stdout.is_empty(),
-            "a hook never prints: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        took
-    }
-
-    fn daemon_log(&self) -> String {
-        std::fs::read_to_string(self.hook_dir.join("daemon.log")).unwrap_or_default()
-    }
-
-    /// Waits for the daemon to drain every (ended) session's journal and exit.
-    fn wait_idle(&self) {
-        wait_until(
-            Duration::from_secs(30),
-            "the daemon to drain and exit",
-            || {
-                albedo_otel::sources::command_hooks::journal::list(&self.hook_dir).is_empty()
-                    && !albedo_otel::sources::command_hooks::daemon::running(&self.hook_dir)
-                    && self.daemon_log().contains("daemon done (Some(Idle))")
-            },
-        );
-    }
-}
 
 /// The recorded payloads of a fixture, with transcript paths pointing at the fixture files.
 fn recorded(name: &str) -> Vec<String> {
@@ -458,12 +362,15 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
 }
 "#;
     std::fs::write(&settings, original).unwrap();
+    let config_home = dir.join("config");
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
             .args(args)
             .arg("--settings")
             .arg(&settings)
             .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
+            .env("XDG_CONFIG_HOME", &config_home)
+            .env("XDG_STATE_HOME", dir.join("state"))
             .output()
             .unwrap();
         assert!(
@@ -474,7 +381,16 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
         String::from_utf8_lossy(&out.stdout).to_string()
     };
     let said = run(&["install", "claude-code"]);
-    assert!(said.starts_with("backup: "), "{said}");
+    let config = config_home.join("albedo-otel/config.toml");
+    assert!(said.contains("backup: "), "{said}");
+    assert!(
+        said.contains(&format!("settings written to {} (0600):", config.display()))
+            && said.contains("otlp.endpoint = http://collector:4317"),
+        "{said}"
+    );
+    assert!(std::fs::read_to_string(&config)
+        .unwrap()
+        .contains(r#"endpoint = "http://collector:4317""#));
     let once = std::fs::read_to_string(&settings).unwrap();
     let v: Value = serde_json::from_str(&once).unwrap();
     assert_eq!(v["model"], "opus");
@@ -485,9 +401,12 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
     let ours = v["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
         .as_str()
         .unwrap();
+    // The command names the configuration file and the journals, and carries no setting.
     assert!(
-        ours.starts_with("OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 ")
-            && ours.ends_with("/albedo-otel-hook"),
+        ours.contains("/albedo-otel-hook --config ")
+            && ours.contains(&config.display().to_string())
+            && ours.contains(" --hook-dir ")
+            && !ours.contains("OTEL_"),
         "{ours}"
     );
     for event in [
@@ -535,6 +454,8 @@ fn install_for_albedo_writes_its_four_events() {
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["install", "albedo"])
         .env("ALBEDO_HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -563,7 +484,10 @@ fn doctor_sends_a_test_trace_and_says_where_it_went() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("test trace: accepted by the collector"),
+        stdout.contains(&format!(
+            "ok   direct test: the collector at {} (grpc) accepted a test trace",
+            rx.grpc_url()
+        )),
         "{stdout}"
     );
     let spans = rx.spans();
@@ -585,5 +509,10 @@ fn doctor_sends_a_test_trace_and_says_where_it_went() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout.contains("test trace: NOT delivered"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "FAIL direct test: no collector at 127.0.0.1:{port} ("
+        )),
+        "{stdout}"
+    );
 }

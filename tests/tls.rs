@@ -173,3 +173,44 @@ fn a_missing_certificate_file_is_a_clear_error_before_anything_is_read() {
         "{stderr}"
     );
 }
+
+/// Everything in the configuration file and nothing in the environment: the endpoint, gRPC,
+/// a private CA, and the client's certificate and key for mutual TLS.
+#[test]
+fn grpc_with_a_private_ca_and_mutual_tls_from_the_configuration_file_alone() {
+    let pki = pki(true);
+    let dir = temp_dir("tls-file");
+    let ca = write(&dir, "ca.pem", &pki.ca_pem);
+    let cert = write(&dir, "client.pem", &pki.client_cert_pem);
+    let key = write(&dir, "client-key.pem", &pki.client_key_pem);
+    let rx = Receiver::start_tls(&pki.server);
+    let config = dir.join("config.toml");
+    let file = |with_client: bool| {
+        let mut text = format!(
+            "[otlp]\nendpoint = \"{}\"\nprotocol = \"grpc\"\ncertificate = \"{ca}\"\n",
+            endpoint(&rx, "grpc")
+        );
+        if with_client {
+            text.push_str(&format!(
+                "client_certificate = \"{cert}\"\nclient_key = \"{key}\"\n"
+            ));
+        }
+        std::fs::write(&config, text).unwrap();
+    };
+    file(true);
+    let env = [("ALBEDO_OTEL_CONFIG", config.to_str().unwrap())];
+    let out = run_binary(&["run"], &env, &demo_session());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("21 spans, 21 delivered"), "{stderr}");
+    assert_eq!(rx.spans().len(), 21);
+    // Without the client's certificate the server refuses: the file's TLS settings were used.
+    file(false);
+    let out = run_binary(
+        &["replay", "-", "--no-spool", "--flush-timeout", "2s"],
+        &env,
+        &demo_session(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(rx.spans().len(), 21, "nothing more arrived");
+}

@@ -8,18 +8,21 @@
 
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR]
+const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR] [--config FILE]
 
 Reads one hook payload (Claude Code or albedo) on stdin, appends it to its session's journal,
 and starts `albedo-otel daemon` (from the same folder) if none runs. Prints nothing, exits 0.
-Journals go to --hook-dir, ALBEDO_OTEL_HOOK_DIR, or $XDG_STATE_HOME/albedo-otel/hooks.";
+Journals go to --hook-dir, ALBEDO_OTEL_HOOK_DIR, or $XDG_STATE_HOME/albedo-otel/hooks. The
+payload is exported with the settings of --config, ALBEDO_OTEL_CONFIG, or
+$XDG_CONFIG_HOME/albedo-otel/config.toml.";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
-    let mut dir = None;
+    let mut hook = albedo_otel::sources::command_hooks::HookArgs::default();
     while let Some(arg) = args.next() {
         match arg.to_str() {
-            Some("--hook-dir") => dir = args.next().map(PathBuf::from),
+            Some("--hook-dir") => hook.dir = args.next().map(PathBuf::from),
+            Some("--config") => hook.config = args.next().map(PathBuf::from),
             Some("--help" | "-h") => {
                 println!("{USAGE}");
                 return;
@@ -33,5 +36,5 @@ fn main() {
         }
     }
     let daemon = std::env::current_exe().map(|exe| exe.with_file_name("albedo-otel"));
-    std::process::exit(albedo_otel::sources::command_hooks::invoke(dir, daemon));
+    std::process::exit(albedo_otel::sources::command_hooks::invoke(hook, daemon));
 }

@@ -1,145 +1,192 @@
-//! `doctor`: is everything in place? The collector is sent a real test trace; the hook
-//! installs, the daemon and the spool are looked at. It says what it found and what to do.
+//! `doctor`: does the route work as the host runs it? The configuration is resolved and a
+//! test trace sent directly; then each installed hook command is run as the host runs it
+//! (with no `OTEL_*` in its environment, as Claude Code leaves it, from another folder) with
+//! a test payload, and the daemon's answer says whether the collector took a test trace with
+//! the settings that payload was handed off with. Each failure is one line, with its fix;
+//! any failure exits 1.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use super::{install, ExportArgs, HookArgs};
-use albedo_otel::assemble::span::{Attr, Span, SpanId, SpanKind, Status, TraceId, Value};
 use albedo_otel::config::ExporterKind;
-use albedo_otel::export::otlp::{Encoder, OtlpExporter};
-use albedo_otel::export::SpanExporter;
-use albedo_otel::sources::command_hooks::{daemon, journal};
+use albedo_otel::sources::command_hooks::{daemon, doctor, journal};
 
-fn test_span() -> Span {
-    let now = albedo_otel::clock::unix_ns();
-    let seed = now ^ u64::from(std::process::id()) << 32;
-    Span {
-        trace_id: TraceId::from(u128::from(seed) << 64 | u128::from(seed.rotate_left(17) | 1)),
-        span_id: SpanId::from(seed | 1),
-        parent_span_id: None,
-        name: "albedo-otel doctor".into(),
-        kind: SpanKind::Internal,
-        start_ns: now,
-        end_ns: now + 1_000_000,
-        attributes: vec![
-            Attr {
-                key: "gen_ai.operation.name",
-                value: Value::Static("invoke_agent"),
-            },
-            Attr {
-                key: "gen_ai.agent.name",
-                value: Value::Static("albedo-otel doctor"),
-            },
-            Attr {
-                key: "session.id",
-                value: Value::Str("albedo-otel-doctor".into()),
-            },
-        ],
-        events: Vec::new(),
-        links: Vec::new(),
-        status: Status::Unset,
-    }
+/// How long the daemon has to answer a test payload (it sends a trace with a 10 s timeout).
+const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+
+/// Prints a result line; returns whether it was a success.
+fn report(ok: bool, what: &str, message: &str) -> bool {
+    println!("{} {what}: {message}", if ok { "ok  " } else { "FAIL" });
+    ok
 }
 
-pub fn run(args: &ExportArgs, hook_args: &HookArgs) -> Result<i32> {
-    let mut ok = true;
+pub fn run(args: &ExportArgs, hook_args: &HookArgs, settings_files: &[PathBuf]) -> Result<i32> {
     println!("albedo-otel {}", env!("CARGO_PKG_VERSION"));
-    let resolved = args.settings(Some(hook_args))?;
-    match (&resolved.exporter, &resolved.otlp) {
-        (ExporterKind::Otlp, Some(settings)) => {
-            let keys: Vec<_> = settings.headers.iter().map(|(k, _)| k.as_str()).collect();
-            println!(
-                "collector: {} ({})",
-                settings.endpoint,
-                settings.protocol.as_str()
-            );
-            if !keys.is_empty() {
-                println!("  headers: {} (values hidden)", keys.join(", "));
+    let mut ok = true;
+    match args.settings(Some(hook_args)) {
+        Err(e) => ok &= report(false, "configuration", &format!("{e:#}")),
+        Ok(resolved) => {
+            match &resolved.file {
+                Some(f) => println!("configuration file: {}", f.path.display()),
+                None => println!("configuration file: none"),
             }
-            if let Some(hint) = settings.port_hint() {
-                println!("  note: {hint}");
+            if let (ExporterKind::Otlp, Some(otlp)) = (&resolved.exporter, &resolved.otlp) {
+                let keys: Vec<_> = otlp.headers.iter().map(|(k, _)| k.as_str()).collect();
+                if !keys.is_empty() {
+                    println!("  headers: {} (values hidden)", keys.join(", "));
+                }
+                if let Some(hint) = otlp.port_hint() {
+                    println!("  note: {hint}");
+                }
             }
-            let resource = &resolved.pipeline.resource;
-            let service = resource.service_name().to_string();
-            let span = test_span();
-            let trace = span.trace_id;
-            let payload = Encoder::new(resource)
-                .encode(std::slice::from_ref(&span))
-                .unwrap_or_else(|mismatch| mismatch.fallback);
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            let sent = runtime.block_on(async {
-                let exporter = OtlpExporter::new(settings.clone())?;
-                exporter
-                    .export(payload, Some(Duration::from_secs(10)))
-                    .await
-            });
-            match sent {
-                Ok(done) if done.accepted == 1 => {
-                    println!("  test trace: accepted by the collector");
-                    println!(
-                    "  find it: service `{service}`, span `albedo-otel doctor`, trace id {trace}"
+            let answer = doctor::probe(&resolved, Duration::from_secs(10));
+            ok &= report(answer.ok, "direct test", &answer.message);
+            if answer.ok && !answer.trace_id.is_empty() {
+                println!(
+                    "  find it: service `{}`, span `albedo-otel doctor`, trace id {}",
+                    resolved.pipeline.resource.service_name(),
+                    answer.trace_id
                 );
-                    if settings.endpoint.contains("localhost")
-                        || settings.endpoint.contains("127.0.0.1")
-                    {
-                        println!("    Jaeger: http://localhost:16686/trace/{trace}");
-                    }
-                }
-                Ok(_) => {
-                    ok = false;
-                    println!("  test trace: the collector answered but refused the span");
-                }
-                Err(e) => {
-                    ok = false;
-                    println!("  test trace: NOT delivered: {e}");
-                    println!("  start a collector (`docker compose -f deploy/docker-compose.yml up -d`) or set OTEL_EXPORTER_OTLP_ENDPOINT");
-                }
             }
         }
-        _ => println!("exporter: not OTLP; nothing to check upstream"),
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut places: Vec<(String, PathBuf)> = Vec::new();
-    if let Some(h) = &home {
-        places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
-    }
-    places.push((
-        "Claude Code (this project)".into(),
-        PathBuf::from(".claude/settings.json"),
-    ));
-    if let Some(a) = std::env::var_os("ALBEDO_HOME") {
-        places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
+    let mut places: Vec<(String, PathBuf)> = settings_files
+        .iter()
+        .map(|f| ("Claude Code (--settings)".to_string(), f.clone()))
+        .collect();
+    if settings_files.is_empty() {
+        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
+            places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
+        }
+        places.push((
+            "Claude Code (this project)".into(),
+            PathBuf::from(".claude/settings.json"),
+        ));
+        if let Some(a) = std::env::var_os("ALBEDO_HOME") {
+            places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
+        }
     }
     for (what, file) in places {
-        let state = if install::installed_in(&file) {
-            "installed"
-        } else {
-            "not installed"
-        };
-        println!("hook, {what}: {state} ({})", file.display());
-    }
-    match &resolved.hooks.dir {
-        Some(dir) => {
-            let journals = journal::list(dir).len();
-            let running = dir.exists() && daemon::running(dir);
-            println!(
-                "hook journals: {} ({journals} open), daemon {}",
-                dir.display(),
-                if running {
-                    "running"
-                } else {
-                    "not running (a hook starts it)"
-                }
-            );
+        let commands = install::installed_commands(&file);
+        if commands.is_empty() {
+            println!("hook, {what}: not installed ({})", file.display());
+            continue;
         }
-        None => println!(
-            "hook journals: no folder (set --hook-dir, ALBEDO_OTEL_HOOK_DIR, XDG_STATE_HOME or HOME)"
-        ),
+        for command in commands {
+            println!("hook, {what}: {} runs `{command}`", file.display());
+            let (passed, message) = test_route(&command);
+            ok &= report(passed, &format!("hook, {what}"), &message);
+        }
+    }
+    let hook_dir = args
+        .settings(Some(hook_args))
+        .ok()
+        .and_then(|s| s.hooks.dir);
+    if let Some(dir) = hook_dir {
+        println!(
+            "hook journals: {} ({} open), daemon {}",
+            dir.display(),
+            journal::list(&dir).len(),
+            if dir.exists() && daemon::running(&dir) {
+                "running"
+            } else {
+                "not running (a hook starts it)"
+            }
+        );
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// Runs `command` as the host would, with a test payload, and waits for the daemon's answer.
+fn test_route(command: &str) -> (bool, String) {
+    let Some((program, words)) = install::program(command) else {
+        return (
+            false,
+            "the hook command is empty; run `albedo-otel install` again".into(),
+        );
+    };
+    if !Path::new(&program).is_file() {
+        return (
+            false,
+            format!(
+                "the hook command points at a binary that no longer exists ({program}); run `albedo-otel install` again"
+            ),
+        );
+    }
+    let hook_dir = words
+        .iter()
+        .position(|w| w == "--hook-dir")
+        .and_then(|i| words.get(i + 1))
+        .map(PathBuf::from)
+        .or_else(|| albedo_otel::config::default_hook_dir(&|k| std::env::var(k).ok()));
+    let Some(hook_dir) = hook_dir else {
+        return (false, "the hook command names no journal folder and HOME is not set; run `albedo-otel install` again".into());
+    };
+    let id = format!("{:x}", albedo_otel::clock::unix_ns());
+    let payload = serde_json::json!({
+        "session_id": format!("albedo-otel-doctor-{id}"),
+        "hook_event_name": doctor::EVENT,
+        "doctor_id": id,
+    });
+    let answer_file = doctor::answer_path(&hook_dir, &id);
+    // As Claude Code runs it: through a shell, no OTEL_* variables, in another folder.
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") {
+            cmd.env_remove(k);
+        }
+    }
+    let child = cmd.spawn().and_then(|mut c| {
+        if let Some(mut stdin) = c.stdin.take() {
+            stdin.write_all(payload.to_string().as_bytes())?;
+        }
+        c.wait_with_output()
+    });
+    match child {
+        Err(e) => return (false, format!("the hook command could not run: {e}")),
+        Ok(out) if !out.status.success() => {
+            return (
+                false,
+                format!(
+                    "the hook command exited with {}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            )
+        }
+        Ok(_) => {}
+    }
+    let deadline = Instant::now() + ANSWER_WITHIN;
+    while Instant::now() < deadline {
+        if let Ok(text) = std::fs::read(&answer_file) {
+            let _ = std::fs::remove_file(&answer_file);
+            return match serde_json::from_slice::<doctor::Answer>(&text) {
+                Ok(a) => (
+                    a.ok,
+                    format!("through the hook and its daemon: {}", a.message),
+                ),
+                Err(e) => (false, format!("the daemon's answer is unreadable: {e}")),
+            };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (
+        false,
+        format!(
+            "the hook ran, but its daemon did not answer within {} s; see {}",
+            ANSWER_WITHIN.as_secs(),
+            hook_dir.join(journal::DAEMON_LOG).display()
+        ),
+    )
 }

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::{stream, ExportArgs, HookArgs};
+use super::{process_env, ExportArgs, HookArgs};
 use albedo_otel::sources::command_hooks::{self as hooks, daemon};
 
 /// One hook invocation (see [`hooks::invoke`]); this binary is its own daemon.
-pub fn hook(dir: Option<PathBuf>) -> i32 {
-    hooks::invoke(dir, std::env::current_exe())
+pub fn hook(dir: Option<PathBuf>, config: Option<PathBuf>) -> i32 {
+    hooks::invoke(hooks::HookArgs { dir, config }, std::env::current_exe())
 }
 
 pub fn daemon(args: &ExportArgs, hook_args: &HookArgs) -> Result<i32> {
@@ -23,14 +23,16 @@ pub fn daemon(args: &ExportArgs, hook_args: &HookArgs) -> Result<i32> {
     let Some(lock) = daemon::Lock::acquire(&dir)? else {
         return Ok(0);
     };
-    let (handle, guard) = stream::start_pipeline(&settings)?;
     let mut config = daemon::DaemonConfig::new(dir.clone());
     config.idle_exit = settings.hooks.idle_exit;
     config.stop_grace = settings.hooks.stop_grace;
     tracing::info!("draining hook journals in {}", dir.display());
-    let exit = daemon::run(&config, lock, &handle);
-    drop(handle);
-    let summary = guard.close();
+    // Each payload goes out with the settings it was handed off with; this process's own
+    // environment is the first hook's, so only its flags apply to all.
+    let mut profiles =
+        daemon::Profiles::new(args.overrides(Some(hook_args)), Box::new(process_env));
+    let exit = daemon::run(&config, lock, &mut profiles);
+    let summary = profiles.close();
     tracing::info!("daemon done ({:?}): {summary}", exit.as_ref().ok());
     exit?;
     Ok(0)

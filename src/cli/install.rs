@@ -1,6 +1,12 @@
 //! `install` and `uninstall`: albedo-otel's command hook in Claude Code's `settings.json` or in
 //! albedo's `$ALBEDO_HOME/hooks.json` (the same format).
 //!
+//! The settings in force when `install` runs (flags and environment, headers included) are
+//! written into the configuration file, and the hook command names that file: hosts strip the
+//! environment from hooks (Claude Code removes every `OTEL_*`; albedo runs them with a clean
+//! one), and a settings file may be committed, so the command carries no secret and no
+//! setting, only where the file and the journals are.
+//!
 //! Every other hook, and every other setting, is kept as it was (key order included); a copy
 //! of the file is written next to it before it changes; running `install` twice leaves the same
 //! file as once; `uninstall` removes our entries and nothing else.
@@ -10,6 +16,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
+
+use super::{process_env, ExportArgs};
+use albedo_otel::config::{self, edit, mask, snapshot};
 
 #[derive(Args)]
 pub struct Target {
@@ -30,12 +39,22 @@ enum Host {
         /// Another settings file
         #[arg(long, value_name = "FILE", conflicts_with_all = ["user", "project"])]
         settings: Option<PathBuf>,
+        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<PathBuf>,
+        #[command(flatten)]
+        export: ExportArgs,
     },
     /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
     Albedo {
         /// albedo's home [env: ALBEDO_HOME]
         #[arg(long, value_name = "DIR")]
         albedo_home: Option<PathBuf>,
+        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<PathBuf>,
+        #[command(flatten)]
+        export: ExportArgs,
     },
 }
 
@@ -56,18 +75,51 @@ const CLAUDE_CODE_EVENTS: &[&str] = &[
 const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
 /// Events that match on the tool name.
 const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
-/// Settings that a hook's daemon needs and a host may not pass on (albedo runs hooks with a
-/// clean environment): written into the command. Header values are not: they are secrets.
-const CARRIED_ENV: &[&str] = &[
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-    "OTEL_SERVICE_NAME",
-    "ALBEDO_OTEL_HOOK_DIR",
-];
-
 impl Target {
+    fn export(&self) -> &ExportArgs {
+        match &self.host {
+            Host::ClaudeCode { export, .. } | Host::Albedo { export, .. } => export,
+        }
+    }
+
+    fn hook_dir_flag(&self) -> Option<PathBuf> {
+        match &self.host {
+            Host::ClaudeCode { hook_dir, .. } | Host::Albedo { hook_dir, .. } => hook_dir.clone(),
+        }
+    }
+
+    /// The configuration file this install's hooks use: `--config`, else, for a project's
+    /// settings (which people commit), a file of that project's own outside it, else the
+    /// user's file.
+    fn config_file(&self) -> Result<PathBuf> {
+        let overrides = self.export().overrides(None);
+        let user = config::config_path(&overrides, &process_env).context(
+            "no place for the configuration file: set --config, ALBEDO_OTEL_CONFIG, XDG_CONFIG_HOME or HOME",
+        )?;
+        if overrides.config.is_some() || process_env(config::env::ALBEDO_OTEL_CONFIG).is_some() {
+            return Ok(user);
+        }
+        match &self.host {
+            Host::ClaudeCode { project: true, .. } => {
+                let root = std::env::current_dir()?;
+                let root = root.canonicalize().unwrap_or(root);
+                let name: String = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .take(40)
+                    .collect();
+                let hash = xxhash_rust::xxh3::xxh3_64(root.to_string_lossy().as_bytes());
+                Ok(user
+                    .with_file_name("projects")
+                    .join(format!("{name}-{hash:08x}.toml", hash = hash as u32)))
+            }
+            _ => Ok(user),
+        }
+    }
+
     fn file_and_events(&self) -> Result<(PathBuf, &'static [&'static str])> {
         Ok(match &self.host {
             Host::ClaudeCode {
@@ -83,7 +135,7 @@ impl Target {
                 };
                 (file, CLAUDE_CODE_EVENTS)
             }
-            Host::Albedo { albedo_home } => {
+            Host::Albedo { albedo_home, .. } => {
                 let home = albedo_home
                     .clone()
                     .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
@@ -105,29 +157,70 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The hook command, with the settings it needs: `albedo-otel-hook` from this binary's folder
-/// when it is there (it starts in half the time: see docs/performance.md), else this binary's
-/// `hook`.
-fn command() -> Result<String> {
+/// The hook command: `albedo-otel-hook` from this binary's folder when it is there (it starts
+/// in half the time: see docs/performance.md), else this binary's `hook`, with the
+/// configuration file and the journal folder. albedo runs hooks with a clean environment,
+/// perhaps without `HOME`, so both are named, not left to defaults.
+fn command(config: &Path, hook_dir: &Path) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let small = exe.with_file_name(HOOK_BIN);
-    let mut parts: Vec<String> = CARRIED_ENV
-        .iter()
-        .filter_map(|k| {
-            std::env::var(k)
-                .ok()
-                .filter(|v| !v.is_empty())
-                .map(|v| format!("{k}={}", shell_quote(&v)))
-        })
-        .collect();
+    let mut parts = Vec::new();
     if small.is_file() {
         parts.push(shell_quote(&small.to_string_lossy()));
     } else {
         parts.push(shell_quote(&exe.to_string_lossy()));
         parts.push("hook".into());
     }
+    parts.push("--config".into());
+    parts.push(shell_quote(&config.to_string_lossy()));
+    parts.push("--hook-dir".into());
+    parts.push(shell_quote(&hook_dir.to_string_lossy()));
     Ok(parts.join(" "))
+}
+
+/// The words of a command as `shell_quote` writes them (and as older installs did, with
+/// `NAME=value` settings first): enough to find the program and its first argument.
+pub fn words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let (mut in_quote, mut any) = (false, false);
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_quote = !in_quote;
+                any = true;
+            }
+            '\\' if !in_quote => {
+                word.extend(chars.next());
+                any = true;
+            }
+            c if c.is_whitespace() && !in_quote => {
+                if any {
+                    out.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(word);
+    }
+    out
+}
+
+/// The program a hook command runs, past any `NAME=value` settings before it.
+pub fn program(command: &str) -> Option<(String, Vec<String>)> {
+    let mut w = words(command)
+        .into_iter()
+        .skip_while(|w| w.contains('=') && !w.starts_with('/'));
+    let program = w.next()?;
+    Some((program, w.collect()))
 }
 
 /// The small hook executable `cargo install` puts beside `albedo-otel`.
@@ -136,9 +229,10 @@ const HOOK_BIN: &str = "albedo-otel-hook";
 fn is_ours(hook: &Value) -> bool {
     hook.get("command")
         .and_then(Value::as_str)
-        .is_some_and(|c| {
-            let c = c.trim_end();
-            (c.contains("albedo-otel") && c.ends_with(" hook")) || c.ends_with(HOOK_BIN)
+        .and_then(program)
+        .is_some_and(|(p, args)| {
+            p.ends_with(HOOK_BIN)
+                || (p.ends_with("albedo-otel") && args.first().is_some_and(|a| a == "hook"))
         })
 }
 
@@ -224,10 +318,7 @@ fn save(file: &Path, before: Option<&str>, settings: &Map<String, Value>) -> Res
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     if let Some(old) = before {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+        let secs = albedo_otel::clock::unix_ms() / 1000;
         let backup = file.with_file_name(format!(
             "{}.albedo-otel-backup-{secs}",
             file.file_name().unwrap_or_default().to_string_lossy()
@@ -245,8 +336,62 @@ fn save(file: &Path, before: Option<&str>, settings: &Map<String, Value>) -> Res
 pub fn install(target: &Target) -> Result<i32> {
     let (file, events) = target.file_and_events()?;
     let (before, mut settings) = load(&file)?;
+    // The settings in force now go into the configuration file first.
+    let export = target.export();
+    let overrides = export.overrides(None);
+    let config_file = target.config_file()?;
+    let taken = snapshot(&overrides, &process_env);
+    edit::write_snapshot(&config_file, &taken)?;
+    // They must resolve as the daemon will resolve them: a bad value is an error now.
+    let resolved = config::Settings::load(
+        &config::Overrides {
+            config: Some(config_file.clone()),
+            ..config::Overrides::default()
+        },
+        &|k| {
+            // The hook's environment, as Claude Code leaves it: no OTEL_*.
+            if k.starts_with("OTEL_") {
+                None
+            } else {
+                process_env(k)
+            }
+        },
+    )?;
+    let hook_dir = target
+        .hook_dir_flag()
+        .or_else(|| resolved.hooks.dir.clone())
+        .context("no folder for hook journals: set --hook-dir, XDG_STATE_HOME or HOME")?;
+    let written: Vec<String> = taken
+        .values
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .chain(
+            taken
+                .headers
+                .iter()
+                .map(|(k, v)| format!("otlp.headers.{k} = {}", mask(v))),
+        )
+        .collect();
+    if written.is_empty() {
+        println!(
+            "settings: none set in flags or the environment; {} keeps what it has (0600)",
+            config_file.display()
+        );
+    } else {
+        println!("settings written to {} (0600):", config_file.display());
+        for w in &written {
+            println!("  {w}");
+        }
+    }
+    if let Some(otlp) = &resolved.otlp {
+        println!(
+            "hooks export to {} ({})",
+            otlp.endpoint,
+            otlp.protocol.as_str()
+        );
+    }
     remove_ours(&mut settings);
-    let command = command()?;
+    let command = command(&config_file, &hook_dir)?;
     add_ours(&mut settings, events, &command)?;
     let changed = save(&file, before.as_deref(), &settings)?;
     println!(
@@ -278,23 +423,28 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     Ok(0)
 }
 
-/// Whether `file` has our hook, for `doctor`.
-pub fn installed_in(file: &Path) -> bool {
+/// Our hook commands in `file` (one per event, usually the same), for `doctor`.
+pub fn installed_commands(file: &Path) -> Vec<String> {
     let Ok((_, settings)) = load(file) else {
-        return false;
+        return Vec::new();
     };
-    settings
+    let mut out: Vec<String> = settings
         .get("hooks")
         .and_then(Value::as_object)
-        .is_some_and(|h| {
-            h.values()
-                .flat_map(|g| g.as_array().into_iter().flatten())
-                .any(|g| {
-                    g.get("hooks")
-                        .and_then(Value::as_array)
-                        .is_some_and(|l| l.iter().any(is_ours))
-                })
+        .into_iter()
+        .flat_map(|h| h.values())
+        .flat_map(|g| g.as_array().into_iter().flatten())
+        .flat_map(|g| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
         })
+        .filter(|h| is_ours(h))
+        .filter_map(|h| h.get("command").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]
@@ -334,5 +484,15 @@ mod tests {
     fn quoting_keeps_odd_paths_whole() {
         assert_eq!(shell_quote("/usr/bin/albedo-otel"), "/usr/bin/albedo-otel");
         assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+        let command = format!(
+            "{} --config {}",
+            shell_quote("/a b/it's"),
+            shell_quote("/c d")
+        );
+        assert_eq!(words(&command), ["/a b/it's", "--config", "/c d"]);
+        assert_eq!(
+            program("OTEL_EXPORTER_OTLP_ENDPOINT=http://x:4317 /bin/albedo-otel-hook"),
+            Some(("/bin/albedo-otel-hook".into(), vec![]))
+        );
     }
 }

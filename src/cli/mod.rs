@@ -1,6 +1,7 @@
 //! Command-line arguments, turned into the library's [`Overrides`]: the library resolves them
 //! against the environment, as it does for any Rust host.
 
+mod config_cmd;
 mod doctor;
 mod hook;
 mod install;
@@ -50,6 +51,10 @@ enum Command {
         /// [default: $XDG_STATE_HOME/albedo-otel/hooks]
         #[arg(long, value_name = "DIR")]
         hook_dir: Option<std::path::PathBuf>,
+        /// The configuration file the payload is exported with [env: ALBEDO_OTEL_CONFIG]
+        /// [default: $XDG_CONFIG_HOME/albedo-otel/config.toml]
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
     },
     /// The background exporter for command hooks (started by `hook`; exits when idle).
     Daemon {
@@ -58,18 +63,28 @@ enum Command {
         #[command(flatten)]
         export: ExportArgs,
     },
-    /// Add albedo-otel's command hook to Claude Code's settings or albedo's hooks.json,
-    /// keeping every other hook (a backup is written first). Running it again changes nothing.
+    /// Write the settings in force (flags and environment, headers included) into the
+    /// configuration file, and add albedo-otel's command hook to Claude Code's settings or
+    /// albedo's hooks.json, keeping every other hook (a backup is written first). The hook
+    /// command names the file; it carries no secret.
     Install(install::Target),
     /// Remove albedo-otel's command hook, and only it.
     Uninstall(install::Target),
-    /// Check the setup: the collector (with a test trace), the hooks, the daemon, the spool.
+    /// Check the route as the host runs it: a test trace sent directly, then through each
+    /// installed hook command (without OTEL_*, from another folder) and its daemon. Exits 1
+    /// on any failure, each said in one line with its fix.
     Doctor {
+        /// A Claude Code settings file to test, instead of the usual places; repeatable
+        #[arg(long = "settings", value_name = "FILE")]
+        settings: Vec<std::path::PathBuf>,
         #[command(flatten)]
         hooks: HookArgs,
         #[command(flatten)]
         export: ExportArgs,
     },
+    /// The configuration file: `show` every setting and where it comes from, `set`, `unset`,
+    /// `path`.
+    Config(config_cmd::ConfigCmd),
     /// Show what waits in the spool, per collector. (A running exporter logs its counters on
     /// SIGUSR1.)
     Status {
@@ -142,6 +157,10 @@ pub struct HookArgs {
 
 #[derive(Args, Clone)]
 pub struct ExportArgs {
+    /// The configuration file [env: ALBEDO_OTEL_CONFIG]
+    /// [default: $XDG_CONFIG_HOME/albedo-otel/config.toml, else ~/.config/albedo-otel/config.toml]
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
     /// Where spans go [env: OTEL_TRACES_EXPORTER] [default: otlp]
     #[arg(long, value_enum)]
     exporter: Option<ExporterArg>,
@@ -183,6 +202,9 @@ pub struct ExportArgs {
     /// Spans per export request [env: OTEL_BSP_MAX_EXPORT_BATCH_SIZE] [default: 512]
     #[arg(long, value_name = "N")]
     batch_size: Option<usize>,
+    /// Exports in flight at once [env: OTEL_BSP_MAX_CONCURRENT_EXPORTS] [default: 1]
+    #[arg(long, value_name = "N")]
+    max_concurrent_exports: Option<usize>,
     /// Longest a span waits before it is sent, e.g. 1s [env: OTEL_BSP_SCHEDULE_DELAY, in ms]
     #[arg(long, value_parser = humantime::parse_duration)]
     batch_delay: Option<Duration>,
@@ -254,11 +276,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
         Command::Status { spool_dir } => status::run(spool_dir),
-        Command::Hook { hook_dir } => Ok(hook::hook(hook_dir)),
+        Command::Hook { hook_dir, config } => Ok(hook::hook(hook_dir, config)),
         Command::Daemon { hooks, export } => hook::daemon(&export, &hooks),
         Command::Install(target) => install::install(&target),
         Command::Uninstall(target) => install::uninstall(&target),
-        Command::Doctor { hooks, export } => doctor::run(&export, &hooks),
+        Command::Doctor {
+            settings,
+            hooks,
+            export,
+        } => doctor::run(&export, &hooks, &settings),
+        Command::Config(cmd) => config_cmd::run(&cmd),
     }
 }
 
@@ -276,6 +303,7 @@ impl ExportArgs {
             ExporterArg::Console => ExporterKind::Console,
         });
         Overrides {
+            config: self.config.clone(),
             exporter,
             otlp: OtlpOverrides {
                 endpoint: self.endpoint.clone(),
@@ -301,12 +329,14 @@ impl ExportArgs {
             hook_dir: hooks.and_then(|h| h.hook_dir.clone()),
             idle_exit: hooks.and_then(|h| h.idle_exit),
             stop_grace: hooks.and_then(|h| h.stop_grace),
+            max_concurrent_exports: self.max_concurrent_exports,
         }
     }
 
-    /// Every setting, resolved: these flags, then the environment, then the defaults.
+    /// Every setting, resolved: these flags, then the environment, then the configuration
+    /// file, then the defaults.
     pub fn settings(&self, hooks: Option<&HookArgs>) -> Result<Settings> {
-        Ok(Settings::resolve(&self.overrides(hooks), &process_env)?)
+        Ok(Settings::load(&self.overrides(hooks), &process_env)?)
     }
 }
 

@@ -29,6 +29,10 @@ pub const OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: &str =
 pub const OTEL_BSP_SCHEDULE_DELAY: &str = "OTEL_BSP_SCHEDULE_DELAY";
 pub const OTEL_BSP_MAX_EXPORT_BATCH_SIZE: &str = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE";
 pub const OTEL_BSP_MAX_QUEUE_SIZE: &str = "OTEL_BSP_MAX_QUEUE_SIZE";
+/// Exports in flight at once (the SDK's name, from its batch span processor).
+pub const OTEL_BSP_MAX_CONCURRENT_EXPORTS: &str = "OTEL_BSP_MAX_CONCURRENT_EXPORTS";
+/// Our own: the configuration file (default `$XDG_CONFIG_HOME/albedo-otel/config.toml`).
+pub const ALBEDO_OTEL_CONFIG: &str = "ALBEDO_OTEL_CONFIG";
 /// Our own: the deadline for delivering everything at close, EOF or SIGTERM (ms).
 pub const ALBEDO_OTEL_FLUSH_TIMEOUT: &str = "ALBEDO_OTEL_FLUSH_TIMEOUT";
 /// Our own: `false` turns off export of tool arguments and outputs.
@@ -48,6 +52,63 @@ pub const ALBEDO_OTEL_IDLE_EXIT: &str = "ALBEDO_OTEL_IDLE_EXIT";
 /// Our own: how long a command hook's `Stop` waits for a held stop's continuation.
 pub const ALBEDO_OTEL_STOP_GRACE: &str = "ALBEDO_OTEL_STOP_GRACE";
 
-/// Where state lives when the above do not say: the XDG base directory, else under `HOME`.
+/// Where state and configuration live when the above do not say: the XDG base directories,
+/// else under `HOME`.
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
+
+/// The variables that set the same thing as `var`, most specific first: the signal's own
+/// `OTEL_EXPORTER_OTLP_TRACES_*` before the generic one, the span limit before the general.
+pub fn same_as(var: &'static str) -> &'static [&'static str] {
+    match var {
+        OTEL_EXPORTER_OTLP_PROTOCOL => &[
+            OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+            OTEL_EXPORTER_OTLP_PROTOCOL,
+        ],
+        OTEL_EXPORTER_OTLP_TIMEOUT => &[
+            OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+            OTEL_EXPORTER_OTLP_TIMEOUT,
+        ],
+        OTEL_EXPORTER_OTLP_COMPRESSION => &[
+            OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+            OTEL_EXPORTER_OTLP_COMPRESSION,
+        ],
+        OTEL_EXPORTER_OTLP_CERTIFICATE => &[
+            OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+            OTEL_EXPORTER_OTLP_CERTIFICATE,
+        ],
+        OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE => &[
+            OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+            OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
+        ],
+        OTEL_EXPORTER_OTLP_CLIENT_KEY => &[
+            OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+            OTEL_EXPORTER_OTLP_CLIENT_KEY,
+        ],
+        OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT => &[
+            OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+            OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+        ],
+        OTEL_EXPORTER_OTLP_ENDPOINT => &[OTEL_EXPORTER_OTLP_ENDPOINT],
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT => &[OTEL_EXPORTER_OTLP_TRACES_ENDPOINT],
+        OTEL_TRACES_EXPORTER => &[OTEL_TRACES_EXPORTER],
+        OTEL_SERVICE_NAME => &[OTEL_SERVICE_NAME],
+        OTEL_BSP_SCHEDULE_DELAY => &[OTEL_BSP_SCHEDULE_DELAY],
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE => &[OTEL_BSP_MAX_EXPORT_BATCH_SIZE],
+        OTEL_BSP_MAX_QUEUE_SIZE => &[OTEL_BSP_MAX_QUEUE_SIZE],
+        OTEL_BSP_MAX_CONCURRENT_EXPORTS => &[OTEL_BSP_MAX_CONCURRENT_EXPORTS],
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT => {
+            &[OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT]
+        }
+        ALBEDO_OTEL_FLUSH_TIMEOUT => &[ALBEDO_OTEL_FLUSH_TIMEOUT],
+        ALBEDO_OTEL_CAPTURE_TOOL_CONTENT => &[ALBEDO_OTEL_CAPTURE_TOOL_CONTENT],
+        ALBEDO_OTEL_SPOOL => &[ALBEDO_OTEL_SPOOL],
+        ALBEDO_OTEL_SPOOL_DIR => &[ALBEDO_OTEL_SPOOL_DIR],
+        ALBEDO_OTEL_SPOOL_MAX_BYTES => &[ALBEDO_OTEL_SPOOL_MAX_BYTES],
+        ALBEDO_OTEL_HOOK_DIR => &[ALBEDO_OTEL_HOOK_DIR],
+        ALBEDO_OTEL_IDLE_EXIT => &[ALBEDO_OTEL_IDLE_EXIT],
+        ALBEDO_OTEL_STOP_GRACE => &[ALBEDO_OTEL_STOP_GRACE],
+        _ => &[],
+    }
+}

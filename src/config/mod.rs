@@ -2,15 +2,20 @@
 //!
 //! A setting's value comes from the first of: a value given in code or on the command line
 //! ([`Overrides`]), the environment (standard `OTEL_*` variables with the SDKs' meaning, and our
-//! own `ALBEDO_OTEL_*`), then the default ([`defaults`]). Every variable name is in [`env`].
-//! Resolution takes the environment as a function, so it is tested without touching the
-//! process environment; [`Settings::from_env`] is the same with the real one.
+//! own `ALBEDO_OTEL_*`), the configuration file ([`file`]), then the default ([`defaults`]).
+//! Every variable name is in [`env`], and every file key in [`file::KEYS`]. Resolution takes
+//! the environment as a function, so it is tested without touching the process environment;
+//! [`Settings::from_env`] is the same with the real one.
 
 pub mod defaults;
+pub mod edit;
 pub mod env;
+pub mod file;
+mod layers;
 mod otlp;
 pub mod parse;
 mod paths;
+mod show;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,8 +23,13 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+pub use file::ConfigFile;
+pub use layers::Source;
 pub use otlp::{parse_headers, Compression, OtlpOverrides, OtlpSettings, Protocol, TlsFiles};
 pub use paths::{default_hook_dir, default_spool_root, state_dir};
+pub use show::{explain, mask, snapshot, Shown, Snapshot};
+
+use layers::Layers;
 
 use crate::assemble::redact::{RedactError, Scrubber};
 use crate::assemble::{AssembleConfig, ContentPolicy};
@@ -45,6 +55,14 @@ pub enum ConfigError {
     /// A redaction rule that does not compile; `name` says where it was given.
     #[error("{name}: {message}")]
     Redact { name: String, message: String },
+    /// The configuration file is not valid: where, and why.
+    #[error("{path}:{line}: {}{reason}", key.as_ref().map(|k| format!("key `{k}`: ")).unwrap_or_default())]
+    File {
+        path: String,
+        line: usize,
+        key: Option<String>,
+        reason: String,
+    },
 }
 
 /// Where spans go.
@@ -61,6 +79,8 @@ pub enum ExporterKind {
 /// Values given in code or on the command line; each wins over the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
+    /// The configuration file, over `ALBEDO_OTEL_CONFIG` and the default place.
+    pub config: Option<PathBuf>,
     pub exporter: Option<ExporterKind>,
     pub otlp: OtlpOverrides,
     /// `service.name`, over `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
@@ -84,6 +104,7 @@ pub struct Overrides {
     pub hook_dir: Option<PathBuf>,
     pub idle_exit: Option<Duration>,
     pub stop_grace: Option<Duration>,
+    pub max_concurrent_exports: Option<usize>,
 }
 
 /// Command hooks' settings: where journals go and how the daemon paces itself.
@@ -105,60 +126,76 @@ pub struct Settings {
     /// Longest accepted input line.
     pub max_line_bytes: usize,
     pub hooks: HookSettings,
+    /// The configuration file the settings were read from, if there was one.
+    pub file: Option<ConfigFile>,
 }
 
-/// The environment as a lookup that treats a blank value as unset, as the SDKs do.
-struct Env<'a>(&'a dyn Fn(&str) -> Option<String>);
+/// The configuration file's path: the flag, `ALBEDO_OTEL_CONFIG`, or the default place
+/// (which need not exist).
+pub fn config_path(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    overrides.config.clone().or_else(|| file::default_path(env))
+}
 
-impl Env<'_> {
-    fn get(&self, name: &'static str) -> Option<(&'static str, String)> {
-        (self.0)(name)
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| (name, v))
-    }
-
-    /// The first of `names` that is set.
-    fn first(&self, names: &[&'static str]) -> Option<(&'static str, String)> {
-        names.iter().find_map(|n| self.get(n))
-    }
-
-    /// `flag`, else the first of `names` parsed by `parse`, else `default`.
-    fn pick<T>(
-        &self,
-        flag: Option<T>,
-        names: &[&'static str],
-        parse: impl Fn(&str, &str) -> Result<T, ConfigError>,
-        default: T,
-    ) -> Result<T, ConfigError> {
-        if let Some(v) = flag {
-            return Ok(v);
-        }
-        match self.first(names) {
-            Some((name, v)) => parse(name, &v),
-            None => Ok(default),
-        }
+/// Reads the configuration file the overrides or the environment name, if there is one. A
+/// file named explicitly (flag or `ALBEDO_OTEL_CONFIG`) must exist.
+pub fn load_file(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ConfigFile>, ConfigError> {
+    let explicit = overrides.config.is_some()
+        || env(env::ALBEDO_OTEL_CONFIG).is_some_and(|v| !v.trim().is_empty());
+    let Some(path) = config_path(overrides, env) else {
+        return Ok(None);
+    };
+    match ConfigFile::load(&path)? {
+        None if explicit => Err(ConfigError::File {
+            path: path.display().to_string(),
+            line: 0,
+            key: None,
+            reason: "no such file (named by --config or ALBEDO_OTEL_CONFIG)".into(),
+        }),
+        found => Ok(found),
     }
 }
 
 impl Settings {
-    /// Resolves every setting from `overrides`, then `env`, then the defaults.
-    pub fn resolve(
+    /// Reads the configuration file, then resolves every setting from `overrides`, `env`,
+    /// the file and the defaults. The file's warnings (unknown keys, a mode others can read)
+    /// are logged.
+    pub fn load(
         overrides: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, ConfigError> {
+        let file = load_file(overrides, env)?;
+        if let Some(f) = &file {
+            for w in &f.warnings {
+                tracing::warn!("{w}");
+            }
+        }
+        let mut settings = Self::resolve(overrides, env, file.as_ref())?;
+        settings.file = file;
+        Ok(settings)
+    }
+
+    /// Resolves every setting from `overrides`, then `env`, then `file`, then the defaults.
+    pub fn resolve(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+        file: Option<&ConfigFile>,
+    ) -> Result<Settings, ConfigError> {
         use self::env::*;
-        let e = Env(env);
+        let e = Layers { env, file };
         let exporter = match &overrides.exporter {
             Some(k) => k.clone(),
-            None => match e.get(OTEL_TRACES_EXPORTER) {
+            None => match e.first(&[OTEL_TRACES_EXPORTER]) {
                 None => ExporterKind::Otlp,
-                Some((name, v)) => match v.trim() {
+                Some(f) => match f.value.trim() {
                     "otlp" => ExporterKind::Otlp,
                     "console" => ExporterKind::Console,
                     _ => {
                         return Err(parse::invalid(
-                            name,
-                            &v,
+                            &f.name,
+                            &f.value,
                             "not supported here; use otlp or console (or --exporter file)",
                         ))
                     }
@@ -166,7 +203,7 @@ impl Settings {
             },
         };
         let otlp = match exporter {
-            ExporterKind::Otlp => Some(OtlpSettings::resolve(&overrides.otlp, env)?),
+            ExporterKind::Otlp => Some(OtlpSettings::resolve_in(&overrides.otlp, &e)?),
             _ => None,
         };
         let capture_messages = e.pick(
@@ -190,12 +227,22 @@ impl Settings {
             parse::count,
             defaults::MAX_VALUE_LEN,
         )?;
-        let scrubber = Scrubber::with_patterns(overrides.redact.iter().cloned()).map_err(
-            |e: RedactError| ConfigError::Redact {
-                name: "--redact".into(),
-                message: e.to_string(),
-            },
-        )?;
+        // The file's rules, then the flags': both apply.
+        let rules = file
+            .map(|f| f.redact.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(overrides.redact.iter().cloned());
+        let scrubber =
+            Scrubber::with_patterns(rules).map_err(|err: RedactError| ConfigError::Redact {
+                name: match file {
+                    Some(f) if !f.redact.is_empty() => {
+                        format!("--redact or {} [content.redact]", f.path.display())
+                    }
+                    _ => "--redact".into(),
+                },
+                message: err.to_string(),
+            })?;
         let assemble = AssembleConfig {
             policy: ContentPolicy::new(
                 capture_tool_content,
@@ -217,12 +264,21 @@ impl Settings {
                 None,
             )?
             .filter(|n| !n.is_empty());
-        let attributes = match e.get(OTEL_RESOURCE_ATTRIBUTES) {
-            Some((name, v)) => parse::pairs(&v).map_err(|_| {
-                parse::invalid(name, &v, "expected key=value pairs, comma-separated")
-            })?,
-            None => Vec::new(),
-        };
+        // The file's attributes, then the variable's: the variable wins for a key.
+        let mut attributes = file
+            .map(|f| f.resource_attributes.clone())
+            .unwrap_or_default();
+        if let Some(f) = e.env(OTEL_RESOURCE_ATTRIBUTES) {
+            let pairs = parse::pairs(&f.value).map_err(|_| {
+                parse::invalid(
+                    &f.name,
+                    &f.value,
+                    "expected key=value pairs, comma-separated",
+                )
+            })?;
+            attributes.retain(|(k, _)| !pairs.iter().any(|(p, _)| p == k));
+            attributes.extend(pairs);
+        }
         let spool = spool_config(&e, overrides)?;
         let pipeline = PipelineConfig {
             assemble,
@@ -261,7 +317,7 @@ impl Settings {
             dir: overrides
                 .hook_dir
                 .clone()
-                .or_else(|| e.get(ALBEDO_OTEL_HOOK_DIR).map(|(_, v)| v.into()))
+                .or_else(|| e.first(&[ALBEDO_OTEL_HOOK_DIR]).map(|f| f.value.into()))
                 .or_else(|| default_hook_dir(env)),
             idle_exit: e.pick(
                 overrides.idle_exit,
@@ -282,18 +338,19 @@ impl Settings {
             pipeline,
             max_line_bytes: overrides.max_line_bytes.unwrap_or(defaults::MAX_LINE_BYTES),
             hooks,
+            file: None,
         })
     }
 
-    /// [`Settings::resolve`] with nothing overridden and the process environment.
+    /// [`Settings::load`] with nothing overridden and the process environment.
     pub fn from_env() -> Result<Settings, ConfigError> {
-        Self::resolve(&Overrides::default(), &|k| std::env::var(k).ok())
+        Self::load(&Overrides::default(), &|k| std::env::var(k).ok())
     }
 }
 
 /// The spool: off with `--no-spool` or `ALBEDO_OTEL_SPOOL=false`, and without a folder to
 /// put it in (then with a warning).
-fn spool_config(e: &Env<'_>, overrides: &Overrides) -> Result<Option<SpoolConfig>, ConfigError> {
+fn spool_config(e: &Layers<'_>, overrides: &Overrides) -> Result<Option<SpoolConfig>, ConfigError> {
     use self::env::*;
     if !e.pick(overrides.spool, &[ALBEDO_OTEL_SPOOL], parse::flag, true)? {
         return Ok(None);
@@ -301,8 +358,8 @@ fn spool_config(e: &Env<'_>, overrides: &Overrides) -> Result<Option<SpoolConfig
     let root = overrides
         .spool_dir
         .clone()
-        .or_else(|| e.get(ALBEDO_OTEL_SPOOL_DIR).map(|(_, v)| v.into()))
-        .or_else(|| default_spool_root(e.0));
+        .or_else(|| e.first(&[ALBEDO_OTEL_SPOOL_DIR]).map(|f| f.value.into()))
+        .or_else(|| default_spool_root(e.env));
     let Some(root) = root else {
         tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
         return Ok(None);

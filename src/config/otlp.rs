@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use super::layers::Layers;
 use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
 
@@ -117,15 +118,6 @@ impl std::fmt::Debug for OtlpSettings {
     }
 }
 
-/// The first variable of `vars` that is set and not empty, with its name.
-pub(crate) fn first(
-    env: &dyn Fn(&str) -> Option<String>,
-    vars: &[&'static str],
-) -> Option<(&'static str, String)> {
-    vars.iter()
-        .find_map(|v| env(v).filter(|s| !s.trim().is_empty()).map(|s| (*v, s)))
-}
-
 fn check_url(var: &str, url: &str) -> Result<(), ConfigError> {
     let uri: http::Uri = url
         .parse()
@@ -217,17 +209,22 @@ impl OtlpSettings {
         overrides: &OtlpOverrides,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        Self::resolve_in(overrides, &Layers { env, file: None })
+    }
+
+    /// As [`resolve`](Self::resolve), with the configuration file below the environment.
+    pub(crate) fn resolve_in(
+        overrides: &OtlpOverrides,
+        layers: &Layers<'_>,
+    ) -> Result<Self, ConfigError> {
         use super::env::*;
         let protocol = match overrides.protocol {
             Some(p) => p,
-            None => match first(
-                env,
-                &[
-                    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
-                    OTEL_EXPORTER_OTLP_PROTOCOL,
-                ],
-            ) {
-                Some((var, v)) => Protocol::parse(var, &v)?,
+            None => match layers.first(&[
+                OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+                OTEL_EXPORTER_OTLP_PROTOCOL,
+            ]) {
+                Some(f) => Protocol::parse(&f.name, &f.value)?,
                 None => Protocol::HttpProtobuf,
             },
         };
@@ -239,62 +236,64 @@ impl OtlpSettings {
             } else {
                 e.clone()
             }
-        } else if let Some((var, e)) = first(env, &[OTEL_EXPORTER_OTLP_TRACES_ENDPOINT]) {
-            check_url(var, e.trim())?;
-            e.trim().to_string()
-        } else if let Some((var, e)) = first(env, &[OTEL_EXPORTER_OTLP_ENDPOINT]) {
-            check_url(var, e.trim())?;
-            if http {
-                with_traces_path(e.trim())
+        } else if let Some(f) = layers.first(&[
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+            OTEL_EXPORTER_OTLP_ENDPOINT,
+        ]) {
+            let e = f.value.trim();
+            check_url(&f.name, e)?;
+            // The signal's own variable is the whole URL; the generic one is a base.
+            if http && f.var == OTEL_EXPORTER_OTLP_ENDPOINT {
+                with_traces_path(e)
             } else {
-                e.trim().to_string()
+                e.to_string()
             }
         } else if http {
             with_traces_path(defaults::HTTP_ENDPOINT)
         } else {
             defaults::GRPC_ENDPOINT.to_string()
         };
-        let mut layers = Vec::new();
+        // Lowest first: the file, the generic variable, the signal's own, the flags.
+        let mut layered = Vec::new();
+        if let Some(file) = layers.file {
+            let name = format!("{} [otlp.headers]", file.path.display());
+            for (k, v) in &file.headers {
+                check_header(&name, k, v)?;
+            }
+            layered.push(file.headers.clone());
+        }
         for var in [
             OTEL_EXPORTER_OTLP_HEADERS,
             OTEL_EXPORTER_OTLP_TRACES_HEADERS,
         ] {
-            if let Some(v) = env(var) {
-                layers.push(parse_headers(var, &v)?);
+            if let Some(f) = layers.env(var) {
+                layered.push(parse_headers(var, &f.value)?);
             }
         }
         for (k, v) in &overrides.headers {
             check_header("--header", k, v)?;
         }
-        layers.push(overrides.headers.clone());
-        let headers = merge_headers(layers);
-        let timeout = match overrides.timeout {
-            Some(t) => t,
-            None => match first(
-                env,
-                &[
-                    OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-                    OTEL_EXPORTER_OTLP_TIMEOUT,
-                ],
-            ) {
-                Some((var, v)) => millis(var, &v)?,
-                None => defaults::TIMEOUT,
-            },
-        };
-        let compression = match overrides.compression {
-            Some(c) => c,
-            None => match first(
-                env,
-                &[
-                    OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
-                    OTEL_EXPORTER_OTLP_COMPRESSION,
-                ],
-            ) {
-                Some((var, v)) => Compression::parse(var, &v)?,
-                None => Compression::None,
-            },
-        };
-        let path = |vars: &[&'static str]| first(env, vars).map(|(_, v)| v.trim().to_string());
+        layered.push(overrides.headers.clone());
+        let headers = merge_headers(layered);
+        let timeout = layers.pick(
+            overrides.timeout,
+            &[
+                OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+                OTEL_EXPORTER_OTLP_TIMEOUT,
+            ],
+            millis,
+            defaults::TIMEOUT,
+        )?;
+        let compression = layers.pick(
+            overrides.compression,
+            &[
+                OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+                OTEL_EXPORTER_OTLP_COMPRESSION,
+            ],
+            Compression::parse,
+            Compression::None,
+        )?;
+        let path = |vars: &[&'static str]| layers.first(vars).map(|f| f.value.trim().to_string());
         let tls = TlsFiles {
             ca: path(&[
                 OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,

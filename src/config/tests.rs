@@ -5,11 +5,23 @@ use std::collections::HashMap;
 use super::*;
 
 fn resolve(o: &Overrides, vars: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    resolve_with(o, vars, None)
+}
+
+fn resolve_with(
+    o: &Overrides,
+    vars: &[(&str, &str)],
+    file: Option<&ConfigFile>,
+) -> Result<Settings, ConfigError> {
     let map: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    Settings::resolve(o, &|k| map.get(k).cloned())
+    Settings::resolve(o, &|k| map.get(k).cloned(), file)
+}
+
+fn file(text: &str) -> ConfigFile {
+    ConfigFile::parse(std::path::Path::new("/cfg/config.toml"), text).unwrap()
 }
 
 fn resource_attr(r: &ResourceInfo, key: &str) -> Option<String> {
@@ -133,4 +145,249 @@ fn a_bad_value_names_its_variable() {
         e.to_string().starts_with("ALBEDO_OTEL_IDLE_EXIT=\"soon\""),
         "{e}"
     );
+}
+
+const FILE: &str = r#"
+exporter = "otlp"
+service_name = "from-file"
+flush_timeout = 2500
+
+[otlp]
+endpoint = "http://file-collector:4318"
+protocol = "http/json"
+timeout = 1234
+certificate = "/file/ca.pem"
+
+[otlp.headers]
+x-api-key = "file-key"
+x-team = "file-team"
+
+[bsp]
+max_export_batch_size = 99
+
+[content]
+capture_tool_content = false
+
+[content.redact]
+ticket = "TICKET-[0-9]+"
+
+[resource_attributes]
+"deployment.environment" = "prod"
+
+[hooks]
+stop_grace = "3s"
+"#;
+
+/// Flags, then the environment, then the file, then defaults: each level over the next.
+#[test]
+fn each_level_overrides_the_next() {
+    let f = file(FILE);
+    let none = Overrides::default();
+    // The file over the defaults.
+    let s = resolve_with(&none, &[], Some(&f)).unwrap();
+    let otlp = s.otlp.as_ref().unwrap();
+    assert_eq!(otlp.endpoint, "http://file-collector:4318/v1/traces");
+    assert_eq!(otlp.protocol, Protocol::HttpJson);
+    assert_eq!(otlp.timeout, Duration::from_millis(1234));
+    assert_eq!(otlp.tls.ca.as_deref(), Some("/file/ca.pem"));
+    assert_eq!(
+        otlp.headers,
+        vec![
+            ("x-api-key".into(), "file-key".into()),
+            ("x-team".into(), "file-team".into())
+        ]
+    );
+    assert_eq!(s.pipeline.batch_size, 99);
+    assert_eq!(s.pipeline.flush_timeout, Duration::from_millis(2500));
+    assert!(!s.pipeline.assemble.policy.capture_tool_content);
+    assert_eq!(s.pipeline.resource.service_name(), "from-file");
+    assert_eq!(
+        resource_attr(&s.pipeline.resource, "deployment.environment").as_deref(),
+        Some("prod")
+    );
+    assert_eq!(s.hooks.stop_grace, Duration::from_secs(3));
+    assert_eq!(
+        s.pipeline.assemble.policy.scrubber.scrub("see TICKET-42"),
+        "see [REDACTED:ticket]"
+    );
+    // The environment over the file, whichever of a setting's variables it uses.
+    let env = [
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://env:9/traces"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=env-key"),
+        ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "7"),
+        ("OTEL_SERVICE_NAME", "from-env"),
+        ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=dev"),
+    ];
+    let s = resolve_with(&none, &env, Some(&f)).unwrap();
+    let otlp = s.otlp.as_ref().unwrap();
+    assert_eq!(otlp.endpoint, "http://env:9/traces");
+    assert_eq!(otlp.protocol, Protocol::Grpc);
+    assert_eq!(
+        otlp.timeout,
+        Duration::from_millis(1234),
+        "still the file's"
+    );
+    assert_eq!(
+        otlp.headers,
+        vec![
+            ("x-team".into(), "file-team".into()),
+            ("x-api-key".into(), "env-key".into())
+        ],
+        "headers merge by name, the environment's win"
+    );
+    assert_eq!(s.pipeline.batch_size, 7);
+    assert_eq!(s.pipeline.resource.service_name(), "from-env");
+    assert_eq!(
+        resource_attr(&s.pipeline.resource, "deployment.environment").as_deref(),
+        Some("dev")
+    );
+    // Flags over both.
+    let flags = Overrides {
+        otlp: OtlpOverrides {
+            endpoint: Some("http://flag:1".into()),
+            headers: vec![("x-api-key".into(), "flag-key".into())],
+            ..OtlpOverrides::default()
+        },
+        batch_size: Some(3),
+        ..Overrides::default()
+    };
+    let s = resolve_with(&flags, &env, Some(&f)).unwrap();
+    let otlp = s.otlp.as_ref().unwrap();
+    assert_eq!(otlp.endpoint, "http://flag:1");
+    assert_eq!(otlp.headers.last().unwrap().1, "flag-key");
+    assert_eq!(s.pipeline.batch_size, 3);
+
+    // `config show` tells the same story.
+    let map: HashMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let shown = explain(&flags, &|k| map.get(k).cloned(), Some(&f));
+    let source = |key: &str| {
+        shown
+            .iter()
+            .find(|r| r.key == key)
+            .map(|r| (r.value.clone(), r.source.clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        source("bsp.max_export_batch_size"),
+        ("3".into(), Source::Flag)
+    );
+    assert_eq!(
+        source("otlp.protocol"),
+        (
+            "grpc".into(),
+            Source::Env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        )
+    );
+    assert_eq!(
+        source("otlp.timeout"),
+        (
+            "1234".into(),
+            Source::File("/cfg/config.toml:9 `otlp.timeout`".into())
+        )
+    );
+    assert_eq!(
+        source("bsp.max_queue_size"),
+        ("65536".into(), Source::Default)
+    );
+    let key = source("otlp.headers.x-api-key");
+    assert!(
+        !key.0.contains("flag-key") && key.0.starts_with("****"),
+        "{key:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .all(|r| !r.value.contains("file-key") && !r.value.contains("env-key")),
+        "no header value is shown"
+    );
+}
+
+#[test]
+fn a_malformed_file_names_its_file_line_and_key() {
+    let path = std::path::Path::new("/cfg/config.toml");
+    let e =
+        ConfigFile::parse(path, "[otlp]\nendpoint = \"http://x\"\ntimeout = [1]\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/cfg/config.toml:3: key `otlp.timeout`: expected a string, a whole number or true/false, not array"
+    );
+    let e = ConfigFile::parse(path, "[otlp\nendpoint = 1\n").unwrap_err();
+    assert!(e.to_string().starts_with("/cfg/config.toml:1: "), "{e}");
+    // A value of the right type but the wrong meaning is refused when resolved, named too.
+    let f = file("\n[otlp]\nprotocol = \"udp\"\n");
+    let e = resolve_with(&Overrides::default(), &[], Some(&f)).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/cfg/config.toml:3 `otlp.protocol`=\"udp\": expected grpc"),
+        "{e}"
+    );
+    // A header's value never shows in its error.
+    let f = file("[otlp.headers]\n\"bad name\" = \"sekrit\"\n");
+    let e = resolve_with(&Overrides::default(), &[], Some(&f))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad name") && !e.contains("sekrit"), "{e}");
+}
+
+#[test]
+fn unknown_keys_are_warned_about_by_name() {
+    let f = file("endpoint = \"http://x\"\n[otlp]\nendpiont = \"http://y\"\n");
+    assert_eq!(f.warnings.len(), 2, "{:?}", f.warnings);
+    assert!(
+        f.warnings[0].contains(":1: unknown key `endpoint`"),
+        "{:?}",
+        f.warnings
+    );
+    assert!(
+        f.warnings[1].contains(":3: unknown key `otlp.endpiont`"),
+        "{:?}",
+        f.warnings
+    );
+}
+
+/// `config set`, `unset` and `install` keep the user's comments, write 0600, and read back.
+#[cfg(unix)]
+#[test]
+fn edits_keep_comments_and_make_the_file_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("albedo-otel-cfg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("albedo-otel/config.toml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "# mine\n[otlp]\nendpoint = \"http://a\" # the lab\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(ConfigFile::load(&path).unwrap().unwrap().warnings[0]
+        .contains("can be read by other users"));
+    edit::set(&path, "otlp.headers.x-api-key", "k1").unwrap();
+    edit::set(&path, "bsp.max_export_batch_size", "64").unwrap();
+    edit::set(&path, "otlp.endpoint", "http://b").unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("# mine"), "{text}");
+    assert!(
+        text.contains("max_export_batch_size = 64"),
+        "a number stays a number: {text}"
+    );
+    let f = ConfigFile::load(&path).unwrap().unwrap();
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(f.headers, vec![("x-api-key".into(), "k1".into())]);
+    assert_eq!(
+        f.get(env::OTEL_EXPORTER_OTLP_ENDPOINT).unwrap().1,
+        "http://b"
+    );
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert!(edit::unset(&path, "otlp.headers.x-api-key").unwrap());
+    assert!(!edit::unset(&path, "otlp.headers.x-api-key").unwrap());
+    assert!(ConfigFile::load(&path).unwrap().unwrap().headers.is_empty());
+    assert!(edit::set(&path, "otlp.nonsense", "1")
+        .unwrap_err()
+        .to_string()
+        .contains("unknown key"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

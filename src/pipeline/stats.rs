@@ -83,6 +83,24 @@ impl Stats {
 }
 
 impl Summary {
+    /// Adds `other`'s counts to these (the daemon's pipelines, one per destination).
+    pub fn add(&mut self, other: &Summary) {
+        self.lines += other.lines;
+        self.events += other.events;
+        self.bad_lines += other.bad_lines;
+        self.dropped_events += other.dropped_events;
+        self.repairs += other.repairs;
+        self.spans += other.spans;
+        self.exported += other.exported;
+        self.rejected += other.rejected;
+        self.failed += other.failed;
+        self.export_errors += other.export_errors;
+        self.spooled += other.spooled;
+        self.unspooled += other.unspooled;
+        self.spool_dropped += other.spool_dropped;
+        self.encode_errors += other.encode_errors;
+    }
+
     /// Spans neither delivered, spooled, refused, nor given up on: still in flight.
     pub fn in_flight(&self) -> u64 {
         self.spans

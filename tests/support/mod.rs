@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod hooks;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
@@ -42,12 +43,30 @@ struct State {
     /// Answer this many requests with 503 / UNAVAILABLE before accepting.
     refuse_next: AtomicU64,
     refused: AtomicU64,
+    /// Refuse (401 / UNAUTHENTICATED) any request without this header and value.
+    required: Mutex<Option<(String, String)>>,
+    unauthorized: AtomicU64,
 }
 
 impl State {
     fn record(&self, r: Received) {
         self.requests.lock().unwrap().push(r);
         self.changed.notify_all();
+    }
+
+    /// Whether `headers` lack the required API key (counted).
+    fn unauthorized(&self, headers: &[(String, String)]) -> bool {
+        let required = self.required.lock().unwrap().clone();
+        let Some((name, value)) = required else {
+            return false;
+        };
+        let ok = headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case(&name) && *v == value);
+        if !ok {
+            self.unauthorized.fetch_add(1, Ordering::SeqCst);
+        }
+        !ok
     }
 
     fn should_refuse(&self) -> bool {
@@ -93,6 +112,11 @@ impl TraceService for Grpc {
                 _ => None,
             })
             .collect::<Vec<_>>();
+        if self.0.unauthorized(&headers) {
+            return Err(tonic::Status::unauthenticated(
+                "test receiver: no valid API key",
+            ));
+        }
         let gzip = headers
             .iter()
             .any(|(k, v)| k == "grpc-encoding" && v == "gzip");
@@ -113,6 +137,13 @@ async fn http_export(
 ) -> axum::response::Response {
     if state.should_refuse() {
         return (StatusCode::SERVICE_UNAVAILABLE, "refusing on purpose").into_response();
+    }
+    let pairs: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    if state.unauthorized(&pairs) {
+        return (StatusCode::UNAUTHORIZED, "no valid API key").into_response();
     }
     let gzip = headers
         .get("content-encoding")
@@ -312,6 +343,17 @@ impl Receiver {
 
     pub fn refused(&self) -> u64 {
         self.state.refused.load(Ordering::SeqCst)
+    }
+
+    /// From now on, refuse every request without header `name: value`, as a hosted backend
+    /// does without its API key.
+    pub fn require_header(&self, name: &str, value: &str) {
+        *self.state.required.lock().unwrap() = Some((name.to_string(), value.to_string()));
+    }
+
+    /// Requests refused for a missing or wrong key.
+    pub fn unauthorized(&self) -> u64 {
+        self.state.unauthorized.load(Ordering::SeqCst)
     }
 
     pub fn requests(&self) -> Vec<Received> {
@@ -559,8 +601,10 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
         }
     }
     cmd.env("ALBEDO_OTEL_LOG", "info");
-    // Each run gets a spool of its own, unless the test shares one on purpose.
+    // Each run gets a spool of its own, unless the test shares one on purpose, and no
+    // configuration file but the one a test writes.
     cmd.env("ALBEDO_OTEL_SPOOL_DIR", temp_dir("spool"));
+    cmd.env("XDG_CONFIG_HOME", temp_dir("config"));
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -702,6 +746,35 @@ pub fn assert_same_spans(expected: &[FlatSpan], got: &[FlatSpan]) {
         }
         assert_eq!(g.scope, e.scope);
     }
+}
+
+/// Every file below `dir` (not following links) whose bytes contain `needle`.
+pub fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() => {
+                    let bytes = std::fs::read(&p).unwrap_or_default();
+                    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                        found.push(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// The permission bits of `path` (Unix).
+#[cfg(unix)]
+pub fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
 /// Polls `condition` until it holds, or panics after `timeout` naming `what`. For state another

@@ -20,10 +20,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::claude_code::{Adapter, Files, Payload};
+use super::claude_code::{owner, Adapter, Files, Payload};
+use super::doctor;
 use super::journal::{self, Entry, Resume};
+use super::profiles::ProfileId;
+pub use super::profiles::Profiles;
 use crate::clock::unix_ms as now_ms;
-use crate::pipeline::PipelineHandle;
 
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
@@ -70,6 +72,8 @@ struct JournalState {
     last_activity: Instant,
     ended: bool,
     host: Host,
+    /// The settings the session's current turn goes out with.
+    profile: Option<ProfileId>,
 }
 
 /// Which process is the agent behind a session, as its hooks tell.
@@ -143,8 +147,9 @@ impl Lock {
     }
 }
 
-/// Runs until idle, holding `lock`. Records go to `pipeline`; the caller closes it afterwards.
-pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::Result<Exit> {
+/// Runs until idle, holding `lock`. Records go to the pipeline of the settings their payloads
+/// were handed off with (`profiles`); the caller closes them afterwards.
+pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Result<Exit> {
     let mut lock = lock.0;
     let mut adapter = Adapter::new(config.stop_grace.as_millis() as u64);
     let mut journals: HashMap<PathBuf, JournalState> = HashMap::new();
@@ -153,7 +158,6 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
     let mut last_host_check = Instant::now();
     loop {
         let mut got = false;
-        let mut records = Vec::new();
         for path in journal::list(&config.dir) {
             let state = journals.entry(path.clone()).or_insert_with(|| {
                 let saved = journal::load_resume(&path);
@@ -164,47 +168,14 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
                     last_activity: Instant::now(),
                     ended: false,
                     host: Host::default(),
+                    profile: None,
                 }
             });
-            let (bytes, end) = match journal::read_from(&path, state.offset) {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!("cannot read {}: {e}", path.display());
-                    continue;
-                }
-            };
-            if bytes.is_empty() {
-                continue;
+            if drain(config, &path, state, &mut adapter, profiles) {
+                got = true;
             }
-            got = true;
-            state.last_activity = Instant::now();
-            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                let parsed = serde_json::from_slice::<Entry>(line)
-                    .map_err(|e| e.to_string())
-                    .and_then(|e| {
-                        serde_json::from_str::<Payload>(e.payload.get())
-                            .map(|p| (e.received_ms, e.host, p))
-                            .map_err(|e| e.to_string())
-                    });
-                let (received, host, payload) = match parsed {
-                    Ok(p) => p,
-                    Err(e) => {
-                        tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
-                        continue;
-                    }
-                };
-                if state.session.is_none() {
-                    state.session = Some(payload.session_id.clone());
-                    adapter.resume(&payload.session_id, state.saved.transcript);
-                }
-                if payload.hook_event_name == "SessionEnd" {
-                    state.ended = true;
-                }
-                state.host.saw(host);
-                adapter.push(received, &payload, &mut Files, &mut records);
-            }
-            state.offset = end;
         }
+        let mut records = Vec::new();
         adapter.tick(now_ms(), &mut records);
         let check_hosts = last_host_check.elapsed() >= config.host_check;
         if check_hosts {
@@ -239,9 +210,20 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
                 state.ended = true;
             }
         }
+        // Records made outside a journal's lines (turns ended by time) go where their
+        // session's turn went.
         for r in records {
-            if !pipeline.send(r) {
-                return Ok(Exit::Idle);
+            let owner = owner(&r.session);
+            let target = journals
+                .values()
+                .find(|s| s.session.as_deref() == Some(owner))
+                .and_then(|s| s.profile)
+                .and_then(|id| profiles.handle(id));
+            match target {
+                Some(handle) => {
+                    handle.send(r);
+                }
+                None => tracing::warn!("session {owner}: a record has no pipeline to go to"),
             }
         }
         if got {
@@ -250,11 +232,11 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
         if last_checkpoint.elapsed() >= Duration::from_secs(1)
             || (!got && last_new.elapsed() >= config.poll * 4)
         {
-            checkpoint(&config.dir, &adapter, &mut journals, pipeline);
+            checkpoint(&adapter, &mut journals, profiles);
             last_checkpoint = Instant::now();
         }
         if !got && last_new.elapsed() >= config.idle_exit && adapter.open_turns() == 0 {
-            checkpoint(&config.dir, &adapter, &mut journals, pipeline);
+            checkpoint(&adapter, &mut journals, profiles);
             // Let go of the lock, then look once more: a hook that appended meanwhile saw the
             // lock held and started no daemon, so this one must not leave its lines behind.
             drop(lock);
@@ -277,13 +259,117 @@ pub fn run(config: &DaemonConfig, lock: Lock, pipeline: &PipelineHandle) -> io::
     }
 }
 
+/// Reads what is new in one journal and hands its payloads on; says whether there was any.
+/// A payload whose settings do not resolve (a malformed configuration file) stops the
+/// journal there: it and those after it wait until they do.
+fn drain(
+    config: &DaemonConfig,
+    path: &Path,
+    state: &mut JournalState,
+    adapter: &mut Adapter,
+    profiles: &mut Profiles,
+) -> bool {
+    let (bytes, _) = match journal::read_from(path, state.offset) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("cannot read {}: {e}", path.display());
+            return false;
+        }
+    };
+    let mut got = false;
+    for raw in bytes.split_inclusive(|b| *b == b'\n') {
+        let next = state.offset + raw.len() as u64;
+        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let parsed = serde_json::from_slice::<Entry>(line)
+            .map_err(|e| e.to_string())
+            .and_then(|e| {
+                serde_json::from_str::<Payload>(e.payload.get())
+                    .map(|p| (e, p))
+                    .map_err(|e| e.to_string())
+            });
+        let (entry, payload) = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
+                state.offset = next;
+                continue;
+            }
+        };
+        if payload.hook_event_name == doctor::EVENT {
+            answer_doctor(config, &entry, &payload, profiles);
+            state.offset = next;
+            continue;
+        }
+        // A turn keeps the settings it began with; between turns, the payload's own apply.
+        let at_rest = state.session.as_deref().is_none_or(|s| adapter.at_rest(s));
+        if state.profile.is_none() || at_rest {
+            let bound = profiles
+                .settings(&entry.handoff)
+                .and_then(|(id, settings)| {
+                    if state.profile == Some(id) {
+                        return Ok(());
+                    }
+                    profiles
+                        .bind(id, &settings)
+                        .map_err(|e| format!("cannot start exporting: {e}"))?;
+                    if let Some(old) = state.profile.replace(id) {
+                        profiles.unbind(old);
+                    }
+                    Ok(())
+                });
+            if let Err(message) = bound {
+                profiles.log_once(format!("{}: {message}", path.display()));
+                break;
+            }
+        }
+        got = true;
+        state.last_activity = Instant::now();
+        if state.session.is_none() {
+            state.session = Some(payload.session_id.clone());
+            adapter.resume(&payload.session_id, state.saved.transcript);
+        }
+        if payload.hook_event_name == "SessionEnd" {
+            state.ended = true;
+        }
+        state.host.saw(entry.host);
+        let mut records = Vec::new();
+        adapter.push(entry.received_ms, &payload, &mut Files, &mut records);
+        if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {
+            for r in records {
+                handle.send(r);
+            }
+        }
+        state.offset = next;
+    }
+    got
+}
+
+/// A doctor's test payload: send a test trace with the payload's settings, and write down
+/// what happened where the doctor waits for it.
+fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Payload, profiles: &mut Profiles) {
+    let Some(id) = payload.doctor_id.as_deref() else {
+        return;
+    };
+    let answer = match profiles.settings(&entry.handoff) {
+        Ok((_, settings)) => doctor::probe(&settings, Duration::from_secs(10)),
+        Err(message) => doctor::Answer {
+            ok: false,
+            message,
+            trace_id: String::new(),
+        },
+    };
+    tracing::info!("doctor's test: {}", answer.message);
+    if let Err(e) = doctor::write_answer(&config.dir, id, &answer) {
+        tracing::warn!("cannot write the doctor's answer: {e}");
+    }
+}
+
 /// Saves resume points for sessions between turns, once what was read is out of the
 /// pipeline (delivered or spooled), and removes the journals of sessions that ended.
 fn checkpoint(
-    _dir: &Path,
     adapter: &Adapter,
     journals: &mut HashMap<PathBuf, JournalState>,
-    pipeline: &PipelineHandle,
+    profiles: &mut Profiles,
 ) {
     let due: Vec<PathBuf> = journals
         .iter()
@@ -295,7 +381,7 @@ fn checkpoint(
     if due.is_empty() {
         return;
     }
-    if !pipeline.flush(Duration::from_secs(10)) {
+    if !profiles.flush(Duration::from_secs(10)) {
         // Not out yet; try again at the next checkpoint.
         return;
     }
@@ -306,6 +392,9 @@ fn checkpoint(
         if state.ended {
             if let Err(e) = journal::remove(&path) {
                 tracing::warn!("cannot remove {}: {e}", path.display());
+            }
+            if let Some(id) = state.profile {
+                profiles.unbind(id);
             }
             journals.remove(&path);
             continue;

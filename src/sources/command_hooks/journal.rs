@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
 
 pub const JOURNAL_SUFFIX: &str = ".journal";
@@ -45,21 +46,28 @@ fn open_append(path: &Path) -> io::Result<File> {
     private_file_options().create(true).append(true).open(path)
 }
 
-/// Appends one payload (JSON text, already checked) received at `received_ms` from a hook
-/// run by process `host`.
-pub fn append(
-    dir: &Path,
-    session: &str,
-    payload: &str,
-    received_ms: u64,
-    host: Option<u32>,
-) -> io::Result<()> {
-    let mut line = Vec::with_capacity(payload.len() + 56);
+/// What a journal line says besides its payload.
+#[derive(Debug, Clone, Copy)]
+pub struct Stamp<'a> {
+    pub received_ms: u64,
+    /// The process that ran the hook (the agent), if the hook could tell.
+    pub host: Option<u32>,
+    pub handoff: &'a HandOff,
+}
+
+/// Appends one payload (JSON text, already checked) with its stamp.
+pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io::Result<()> {
+    let mut line = Vec::with_capacity(payload.len() + 64);
     line.extend_from_slice(b"{\"received_ms\":");
-    line.extend_from_slice(received_ms.to_string().as_bytes());
-    if let Some(pid) = host {
+    line.extend_from_slice(stamp.received_ms.to_string().as_bytes());
+    if let Some(pid) = stamp.host {
         line.extend_from_slice(b",\"host\":");
         line.extend_from_slice(pid.to_string().as_bytes());
+    }
+    if *stamp.handoff != HandOff::default() {
+        line.extend_from_slice(b",\"handoff\":");
+        // Paths and variable values serialize whatever they hold.
+        serde_json::to_writer(&mut line, stamp.handoff).map_err(io::Error::other)?;
     }
     line.extend_from_slice(b",\"payload\":");
     line.extend_from_slice(payload.as_bytes());
@@ -87,6 +95,9 @@ pub struct Entry {
     /// The process that ran the hook (the agent), when the hook could tell.
     #[serde(default)]
     pub host: Option<u32>,
+    /// The settings the payload was handed off with.
+    #[serde(default)]
+    pub handoff: HandOff,
     pub payload: Box<RawValue>,
 }
 
@@ -176,7 +187,12 @@ mod tests {
                         } else {
                             format!("{{\"t\":{t},\"i\":{i}}}")
                         };
-                        append(dir, "same session", &payload, 1000 + i, Some(7)).unwrap();
+                        let stamp = Stamp {
+                            received_ms: 1000 + i,
+                            host: Some(7),
+                            handoff: &HandOff::default(),
+                        };
+                        append(dir, "same session", &payload, &stamp).unwrap();
                     }
                 });
             }
@@ -229,7 +245,12 @@ mod tests {
             std::process::id()
         ));
         let _ = fs::remove_dir_all(dir.parent().unwrap());
-        append(&dir, "s", "{}", 1, None).unwrap();
+        let stamp = Stamp {
+            received_ms: 1,
+            host: None,
+            handoff: &HandOff::default(),
+        };
+        append(&dir, "s", "{}", &stamp).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&list(&dir)[0]), 0o600);

@@ -19,7 +19,9 @@
 
 pub mod claude_code;
 pub mod daemon;
+pub mod doctor;
 pub mod journal;
+mod profiles;
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -62,21 +64,64 @@ pub fn hook_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> 
         .or_else(|| crate::config::default_hook_dir(&set))
 }
 
+/// What a hook is told on its command line.
+#[derive(Debug, Clone, Default)]
+pub struct HookArgs {
+    /// Where journals go (`--hook-dir`).
+    pub dir: Option<PathBuf>,
+    /// The configuration file the daemon exports this payload with (`--config`).
+    pub config: Option<PathBuf>,
+}
+
+/// The settings a payload is handed off with: the configuration file in force for the hook
+/// (its `--config`, `ALBEDO_OTEL_CONFIG`, or the default file if it exists), and the
+/// `OTEL_*`/`ALBEDO_OTEL_*` variables the hook saw. Header variables are not recorded: they
+/// are secrets, and their place is the configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+pub struct HandOff {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+impl HandOff {
+    /// What this process is handed: its `--config`, else the variable or the default file,
+    /// and its own variables.
+    pub fn of_process(config: Option<PathBuf>) -> HandOff {
+        let env = |k: &str| std::env::var(k).ok();
+        let config = config.or_else(|| {
+            let path = crate::config::file::default_path(&env)?;
+            let explicit = env(crate::config::env::ALBEDO_OTEL_CONFIG).is_some();
+            (explicit || path.is_file()).then_some(path)
+        });
+        let env = std::env::vars()
+            .filter(|(k, _)| {
+                (k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))
+                    && !k.contains("HEADERS")
+                    && k != crate::config::env::ALBEDO_OTEL_CONFIG
+            })
+            .collect();
+        HandOff { config, env }
+    }
+}
+
 /// One hook invocation: the payload on stdin goes to its journal, and `daemon_exe` is
 /// started as the daemon if none runs. Whatever happens it prints nothing and returns 0 (the
 /// exit code): a trace exporter must never steer or stall the agent. Problems go to the
 /// daemon's log.
-pub fn invoke(dir: Option<PathBuf>, daemon_exe: std::io::Result<PathBuf>) -> i32 {
-    let Some(dir) = hook_dir(dir, &|k| std::env::var(k).ok()) else {
+pub fn invoke(args: HookArgs, daemon_exe: std::io::Result<PathBuf>) -> i32 {
+    let Some(dir) = hook_dir(args.dir, &|k| std::env::var(k).ok()) else {
         return 0;
     };
+    let handoff = HandOff::of_process(args.config);
     let mut payload = String::new();
     let result = std::io::stdin()
         .lock()
         .take(MAX_PAYLOAD)
         .read_to_string(&mut payload)
         .map_err(|e| format!("cannot read the payload: {e}"))
-        .and_then(|_| hand_off(&dir, &payload).map_err(|e| e.to_string()))
+        .and_then(|_| hand_off(&dir, &payload, &handoff).map_err(|e| e.to_string()))
         .and_then(|_| {
             let exe = daemon_exe.map_err(|e| format!("cannot find albedo-otel: {e}"))?;
             ensure_daemon(&dir, &exe, &[])
@@ -94,9 +139,10 @@ pub fn invoke(dir: Option<PathBuf>, daemon_exe: std::io::Result<PathBuf>) -> i32
     0
 }
 
-/// Appends one hook payload to its session's journal, stamped with the time it arrived and
-/// the agent process that ran the hook (so the daemon can tell when that agent is gone).
-pub fn hand_off(dir: &Path, payload: &str) -> Result<(), HookError> {
+/// Appends one hook payload to its session's journal, stamped with the time it arrived, the
+/// settings it is handed off with, and the agent process that ran the hook (so the daemon can
+/// tell when that agent is gone).
+pub fn hand_off(dir: &Path, payload: &str, handoff: &HandOff) -> Result<(), HookError> {
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let session = serde_json::from_str::<Minimal<'_>>(raw.get())
@@ -111,12 +157,14 @@ pub fn hand_off(dir: &Path, payload: &str) -> Result<(), HookError> {
     } else {
         Cow::Borrowed(raw.get())
     };
-    let host = crate::process::hook_host();
-    journal::append(dir, &session, &compact, received_ms, host).map_err(|source| {
-        HookError::Journal {
-            dir: dir.display().to_string(),
-            source,
-        }
+    let stamp = journal::Stamp {
+        received_ms,
+        host: crate::process::hook_host(),
+        handoff,
+    };
+    journal::append(dir, &session, &compact, &stamp).map_err(|source| HookError::Journal {
+        dir: dir.display().to_string(),
+        source,
     })
 }
 

@@ -41,6 +41,9 @@ pub struct Payload {
     pub tool_calls: Option<Vec<BatchCall>>,
     #[serde(default)]
     pub reason: Option<String>,
+    /// Only on `albedo-otel doctor`'s test payload: which test it is.
+    #[serde(default)]
+    pub doctor_id: Option<String>,
 }
 
 /// One call of a `PostToolBatch`.

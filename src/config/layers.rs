@@ -1,0 +1,92 @@
+//! Where each setting's text comes from, in order: the environment, then the configuration
+//! file. (Flags and values set in code come before both; they are typed, and each setting
+//! takes them first.)
+
+use super::file::ConfigFile;
+use super::ConfigError;
+
+/// Where a setting's value came from, for `albedo-otel config show`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Flag,
+    /// The variable that held it.
+    Env(&'static str),
+    /// The file and line that held it.
+    File(String),
+    Default,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag => f.write_str("flag"),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::File(at) => write!(f, "file {at}"),
+            Source::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A value found for one of a setting's variables.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// Which variable it stands for.
+    pub var: &'static str,
+    /// How to name it in an error: the variable, or the file, line and key.
+    pub name: String,
+    pub value: String,
+    pub source: Source,
+}
+
+/// The environment, then the file. A blank variable counts as unset, as the SDKs do.
+pub(crate) struct Layers<'a> {
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub file: Option<&'a ConfigFile>,
+}
+
+impl Layers<'_> {
+    /// A variable of the environment alone.
+    pub fn env(&self, var: &'static str) -> Option<Found> {
+        (self.env)(var)
+            .filter(|v| !v.trim().is_empty())
+            .map(|value| Found {
+                var,
+                name: var.to_string(),
+                value,
+                source: Source::Env(var),
+            })
+    }
+
+    /// The first of `vars` the environment sets, else the first the file sets: the
+    /// environment wins over the file whichever of a setting's variables each uses.
+    pub fn first(&self, vars: &[&'static str]) -> Option<Found> {
+        vars.iter().find_map(|v| self.env(v)).or_else(|| {
+            let file = self.file?;
+            vars.iter().find_map(|var| {
+                file.get(var).map(|(name, value)| Found {
+                    var,
+                    source: Source::File(name.clone()),
+                    name,
+                    value: value.to_string(),
+                })
+            })
+        })
+    }
+
+    /// `flag`, else the first of `vars` parsed by `parse`, else `default`.
+    pub fn pick<T>(
+        &self,
+        flag: Option<T>,
+        vars: &[&'static str],
+        parse: impl Fn(&str, &str) -> Result<T, ConfigError>,
+        default: T,
+    ) -> Result<T, ConfigError> {
+        if let Some(v) = flag {
+            return Ok(v);
+        }
+        match self.first(vars) {
+            Some(found) => parse(&found.name, &found.value),
+            None => Ok(default),
+        }
+    }
+}

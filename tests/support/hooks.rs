@@ -1,0 +1,127 @@
+//! Running command hooks as a host does: one process per event, payload on stdin.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{temp_dir, wait_until, Receiver};
+
+/// A place for journals and the settings every hook of one test shares.
+pub struct Setup {
+    pub hook_dir: PathBuf,
+    pub spool: PathBuf,
+    /// Given to hooks as `OTEL_EXPORTER_OTLP_ENDPOINT` (gRPC), when set.
+    pub endpoint: Option<String>,
+    /// Arguments every hook gets (`--config FILE`).
+    pub args: Vec<std::ffi::OsString>,
+    /// Invocations so far: they alternate between `albedo-otel-hook` and `albedo-otel hook`,
+    /// which must be interchangeable within one session.
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Setup {
+    /// Hooks told where `rx` is by the environment.
+    pub fn new(rx: &Receiver) -> Setup {
+        Setup {
+            hook_dir: temp_dir("hooks"),
+            spool: temp_dir("spool"),
+            endpoint: Some(rx.grpc_url()),
+            args: Vec::new(),
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Hooks as Claude Code runs them after `install`: no `OTEL_*` variable, only
+    /// `--config FILE`; their journals in `hook_dir` (shared with other setups: one daemon).
+    pub fn with_config(hook_dir: &Path, config: &Path) -> Setup {
+        Setup {
+            hook_dir: hook_dir.to_path_buf(),
+            spool: hook_dir.join("spool"),
+            endpoint: None,
+            args: vec!["--config".into(), config.into()],
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The environment every hook of this setup runs with.
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let mut env: Vec<(&'static str, std::ffi::OsString)> = vec![
+            // No configuration file but one a test writes.
+            ("XDG_CONFIG_HOME", self.hook_dir.join("no-config").into()),
+            ("ALBEDO_OTEL_HOOK_DIR", self.hook_dir.clone().into()),
+            ("ALBEDO_OTEL_SPOOL_DIR", self.spool.clone().into()),
+            ("ALBEDO_OTEL_STOP_GRACE", "300ms".into()),
+            ("ALBEDO_OTEL_IDLE_EXIT", "1s".into()),
+        ];
+        if let Some(endpoint) = &self.endpoint {
+            env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.into()));
+            env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".into()));
+            env.push(("OTEL_BSP_SCHEDULE_DELAY", "100".into()));
+        }
+        env
+    }
+
+    /// Runs one hook invocation; returns its wall time.
+    pub fn hook(&self, payload: &str) -> Duration {
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut cmd = if n.is_multiple_of(2) {
+            Command::new(env!("CARGO_BIN_EXE_albedo-otel-hook"))
+        } else {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+            c.arg("hook");
+            c
+        };
+        cmd.args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.envs(self.env());
+        let start = Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = start.elapsed();
+        assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
+        assert!(
+            out.stdout.is_empty(),
+            "a hook never prints: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        took
+    }
+
+    pub fn daemon_log(&self) -> String {
+        std::fs::read_to_string(self.hook_dir.join("daemon.log")).unwrap_or_default()
+    }
+
+    /// Waits for the daemon to drain every (ended) session's journal and exit.
+    pub fn wait_idle(&self) {
+        wait_until(
+            Duration::from_secs(30),
+            "the daemon to drain and exit",
+            || {
+                albedo_otel::sources::command_hooks::journal::list(&self.hook_dir).is_empty()
+                    && !albedo_otel::sources::command_hooks::daemon::running(&self.hook_dir)
+                    && self.daemon_log().contains("daemon done (Some(Idle))")
+            },
+        );
+    }
+}
