@@ -1,6 +1,8 @@
-//! The albedo extension's Erlang side on a real BEAM: `albedo_otel_ffi` opens the real binary as
-//! a port and plays scripted sessions (nested cell calls, a child session, an exporter killed
-//! mid-session, a missing binary); this test's receiver checks the trees that arrived.
+//! The albedo extension's Erlang side on a real BEAM: the test module calls the typed functions
+//! `albedo_otel.gleam` calls (with the terms Gleam passes), checks each protocol line they make,
+//! then `albedo_otel_ffi` opens the real binary as a port and plays scripted sessions (nested
+//! cell calls, a child session, an exporter killed mid-session, a missing binary); this test's
+//! receiver checks the trees that arrived.
 //! Needs Erlang (`apt-get install erlang-base`); `.ci/run` installs it.
 
 mod support;
@@ -91,9 +93,11 @@ fn the_extension_ffi_on_a_real_beam() {
         by_call("c1").span.span_id,
         "nested in the cell"
     );
+    // The extension reads no agent name from albedo's session, so every turn is the default
+    // agent's.
     let child_turn = kid
         .iter()
-        .find(|s| s.span.name == "invoke_agent helper")
+        .find(|s| s.span.name == "invoke_agent albedo")
         .unwrap();
     assert_eq!(
         child_turn.span.parent_span_id,
@@ -103,11 +107,17 @@ fn the_extension_ffi_on_a_real_beam() {
     assert_eq!(by_call("k1").span.parent_span_id, child_turn.span.span_id);
     let root = a.iter().find(|s| s.span.parent_span_id.is_empty()).unwrap();
     assert_eq!(root.span.name, "invoke_agent albedo");
+    let chat = a.iter().find(|s| s.span.name == "chat claude-x").unwrap();
+    assert_eq!(chat.span.parent_span_id, root.span.span_id);
     assert_eq!(
-        root.attr("albedo.session.model").as_deref(),
-        Some("claude-x")
+        chat.attr("gen_ai.usage.input_tokens").as_deref(),
+        Some("10")
     );
-    assert!(a.iter().any(|s| s.span.name == "chat claude-x"));
+    assert_eq!(
+        chat.attr("gen_ai.usage.output_tokens").as_deref(),
+        Some("5")
+    );
+    assert_eq!(by_call("c1").span.parent_span_id, root.span.span_id);
     assert!(
         of("beam-b")
             .iter()

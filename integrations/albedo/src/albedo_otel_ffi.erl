@@ -1,72 +1,131 @@
 %% The Erlang side of albedo's albedo-otel extension: the exporter port and the JSON lines.
 %%
-%% Gleam code calls these functions (see albedo_otel.gleam); so does the test, on a real BEAM.
-%% One process per exporter owns an `albedo-otel run` port. A session's hook and observe send
-%% it messages and return at once; nothing here ever blocks or crashes the session's process:
+%% albedo_otel.gleam calls one typed function per event kind, with Gleam strings (binaries),
+%% integers and options (`none` | `{some, X}`); so does the test, on a real BEAM. Nothing here
+%% reads albedo's types. One process per exporter owns an `albedo-otel run` port. A session's
+%% hook and observe send it messages and return at once; nothing here ever blocks or crashes the
+%% session's process:
 %%
 %% - a full port (the exporter is slow) drops the line and counts it (`nosuspend`);
 %% - an exporter that exits, or a binary that cannot be found, becomes one note for the
 %%   session, and the port is started again with backoff; lines sent meanwhile wait in a
 %%   bounded buffer;
-%% - a child session (started by `agents.spawn`) joins its parent's exporter, so its turns can
-%%   nest under the spawn call's span, which lives in that exporter's memory.
+%% - a child session that names its parent joins the parent's exporter, so its turns can nest
+%%   under the spawn call's span, which lives in that exporter's memory.
 -module(albedo_otel_ffi).
 
--export([start/2, send/3, close/2, take_note/1, stats/1, os_pid/1, encode/1, raw/1]).
+-export([start/2, prompted/2, calling/5, called/8, stopping/3, call_sent/6, turn_ended/1,
+         close/1, take_note/1]).
+-export([stats/1, os_pid/1, encode/1, json_or_text/1]).
 
 -define(TABLE, albedo_otel_sessions).
 -define(BUFFER_MAX, 10000).
 -define(BACKOFF_MIN, 100).
 -define(BACKOFF_MAX, 30000).
 
-%% ------------------------------------------------------------------ API
+%% ------------------------------------------------------------------ API (typed, for Gleam)
 
-%% Starts (or joins) the exporter for `Session`. `Meta` is a map with optional binary keys
-%% <<"agent">>, <<"model">>, <<"workspace">>, <<"parent_session">>, <<"parent_call">>, and
-%% <<"executable">> (else ALBEDO_OTEL_BIN, else `albedo-otel` on PATH). Returns the owner pid.
-start(Session, Meta) when is_binary(Session), is_map(Meta) ->
+%% Starts (or joins) the exporter for the session `Session` (a binary). `Parent` is `none`, or
+%% `{some, {ParentSession, SpawnCallId}}` for a child session started by an `agents.spawn` call.
+%% The executable is ALBEDO_OTEL_BIN, else `albedo-otel` on PATH, looked up now. Returns the
+%% session's handle (Gleam's `Exporter`), which every other call takes.
+start(Session, Parent) when is_binary(Session) ->
     ensure_table(),
+    Meta = case Parent of
+        {some, {PS, PC}} when is_binary(PS), is_binary(PC) -> #{parent => {PS, PC}};
+        none -> #{}
+    end,
     Owner = case parent_owner(Meta) of
-        {ok, Parent} ->
-            Parent ! {join, Session, Meta},
-            Parent;
+        {ok, Pid} ->
+            Pid ! {join, Session, Meta},
+            Pid;
         none ->
-            spawn(fun() -> init(Session, Meta) end)
+            Exe = executable(),
+            spawn(fun() -> init(Session, Meta, Exe) end)
     end,
     ets:insert(?TABLE, {{owner, Session}, Owner}),
-    Owner.
+    {albedo_otel, Owner, Session}.
 
-%% Hands one event (a map; see encode/1) to the exporter of `Session`. Never blocks.
-send(Owner, Session, Event) ->
-    Owner ! {event, Session, Event},
-    nil.
+%% albedo's `Prompted(text)`.
+prompted(H, Text) when is_binary(Text) ->
+    send(H, #{<<"kind">> => <<"prompted">>, <<"at_ms">> => now_ms(), <<"text">> => Text}).
+
+%% `Calling(call)`: the call's id, name, arguments (text) and `within` (`none` | `{some, Id}`).
+calling(H, Id, Name, Arguments, Within) ->
+    send(H, #{<<"kind">> => <<"calling">>, <<"at_ms">> => now_ms(),
+              <<"call">> => call(Id, Name, Arguments, Within)}).
+
+%% `Called(call, output, started_ms, finished_ms)`.
+called(H, Id, Name, Arguments, Within, Output, StartedMs, FinishedMs)
+        when is_binary(Output), is_integer(StartedMs), is_integer(FinishedMs) ->
+    send(H, #{<<"kind">> => <<"called">>, <<"call">> => call(Id, Name, Arguments, Within),
+              <<"output">> => json_or_text(Output),
+              <<"started_ms">> => StartedMs, <<"finished_ms">> => FinishedMs}).
+
+%% `Stopping(reply, held)`.
+stopping(H, Reply, Held) when is_binary(Reply), is_integer(Held) ->
+    send(H, #{<<"kind">> => <<"stopping">>, <<"at_ms">> => now_ms(), <<"reply">> => Reply,
+              <<"held">> => Held}).
+
+%% observe's `CallSent`: the model, the token counts and the call's start and end.
+call_sent(H, Model, InputTokens, OutputTokens, StartedMs, FinishedMs)
+        when is_binary(Model), is_integer(InputTokens), is_integer(OutputTokens),
+             is_integer(StartedMs), is_integer(FinishedMs) ->
+    send(H, #{<<"kind">> => <<"call_sent">>, <<"request">> => #{<<"model">> => Model},
+              <<"usage">> => #{<<"input_tokens">> => InputTokens,
+                               <<"output_tokens">> => OutputTokens},
+              <<"started_ms">> => StartedMs, <<"finished_ms">> => FinishedMs}).
+
+%% observe's `TurnEnded`.
+turn_ended(H) ->
+    send(H, #{<<"kind">> => <<"turn_ended">>, <<"at_ms">> => now_ms()}).
 
 %% The session is over: its open turn is exported; the last session closes the port, so the
 %% exporter flushes and exits.
-close(Owner, Session) ->
+close({albedo_otel, Owner, Session}) ->
     Owner ! {close, Session},
     catch ets:delete(?TABLE, {owner, Session}),
     nil.
 
-%% A note for the user about the exporter of `Session`, once: {ok, Text} or none.
-take_note(Session) ->
+%% A note for the user about the session's exporter, once: Gleam's `Result(String, Nil)`.
+take_note({albedo_otel, _, Session}) ->
     case catch ets:take(?TABLE, {note, Session}) of
         [{_, Text}] -> {ok, Text};
-        _ -> none
+        _ -> {error, nil}
     end.
 
-%% Counters of the owner, for tests and for people: a map.
-stats(Owner) ->
+%% ------------------------------------------------------------------ for tests and people
+
+%% Counters of the session's owner: a map.
+stats({albedo_otel, Owner, _}) ->
     Ref = make_ref(),
     Owner ! {stats, self(), Ref},
     receive {Ref, Stats} -> Stats after 5000 -> #{} end.
 
 %% The OS pid of the exporter process, or undefined.
-os_pid(Owner) ->
-    maps:get(os_pid, stats(Owner), undefined).
+os_pid(H) ->
+    maps:get(os_pid, stats(H), undefined).
 
-%% JSON text that is embedded as it is (a call's arguments, a tool's output).
-raw(Json) when is_binary(Json) -> {raw, Json}.
+%% ------------------------------------------------------------------ events
+
+%% Hands one event to the owner. Never blocks.
+send({albedo_otel, Owner, Session}, Event) ->
+    Owner ! {event, Session, Event},
+    nil.
+
+call(Id, Name, Arguments, Within) when is_binary(Id), is_binary(Name), is_binary(Arguments) ->
+    #{<<"id">> => Id, <<"name">> => Name, <<"arguments">> => json_or_text(Arguments),
+      <<"within">> => case Within of {some, W} when is_binary(W) -> W; none -> null end}.
+
+%% A call's arguments and a tool's output arrive as text: text that is one JSON value is
+%% embedded as it is (`run`'s `{"exit_code", "timed_out"}`), any other text as a JSON string,
+%% so a line is always valid JSON. A line break in JSON text is whitespace (JSON strings cannot
+%% hold one), so it becomes a space: a line stays one line.
+json_or_text(Text) ->
+    case is_json(Text) of
+        true -> {raw, binary:replace(Text, [<<"\n">>, <<"\r">>], <<" ">>, [global])};
+        false -> Text
+    end.
 
 %% ------------------------------------------------------------------ registry
 
@@ -87,9 +146,9 @@ ensure_table() ->
     end.
 
 parent_owner(Meta) ->
-    case maps:get(<<"parent_session">>, Meta, undefined) of
+    case maps:get(parent, Meta, undefined) of
         undefined -> none;
-        Parent ->
+        {Parent, _} ->
             case ets:lookup(?TABLE, {owner, Parent}) of
                 [{_, Pid}] -> case is_process_alive(Pid) of true -> {ok, Pid}; false -> none end;
                 [] -> none
@@ -114,19 +173,16 @@ parent_owner(Meta) ->
     closing = false
 }).
 
-init(Session, Meta) ->
+init(Session, Meta, Exe) ->
     process_flag(trap_exit, true),
-    St0 = #st{exe = executable(Meta), sessions = #{Session => Meta}, order = [Session]},
+    St0 = #st{exe = Exe, sessions = #{Session => Meta}, order = [Session]},
     loop(open(St0)).
 
-executable(Meta) ->
-    case maps:get(<<"executable">>, Meta, undefined) of
-        undefined ->
-            case os:getenv("ALBEDO_OTEL_BIN") of
-                false -> os:find_executable("albedo-otel");
-                Path -> Path
-            end;
-        Path -> binary_to_list(Path)
+executable() ->
+    case os:getenv("ALBEDO_OTEL_BIN") of
+        false -> os:find_executable("albedo-otel");
+        "" -> os:find_executable("albedo-otel");
+        Path -> Path
     end.
 
 open(St = #st{exe = false}) ->
@@ -225,13 +281,9 @@ now_ms() -> erlang:system_time(millisecond).
 
 session_line(Session, Meta) ->
     Base = #{<<"kind">> => <<"session">>, <<"at_ms">> => now_ms()},
-    WithMeta = lists:foldl(fun(K, Acc) ->
-        case maps:get(K, Meta, undefined) of undefined -> Acc; V -> maps:put(K, V, Acc) end
-    end, Base, [<<"agent">>, <<"model">>, <<"workspace">>]),
-    Line = case {maps:get(<<"parent_session">>, Meta, undefined), maps:get(<<"parent_call">>, Meta, undefined)} of
-        {undefined, _} -> WithMeta;
-        {_, undefined} -> WithMeta;
-        {PS, PC} -> maps:put(<<"parent">>, #{<<"session">> => PS, <<"call">> => PC}, WithMeta)
+    Line = case maps:get(parent, Meta, undefined) of
+        undefined -> Base;
+        {PS, PC} -> maps:put(<<"parent">>, #{<<"session">> => PS, <<"call">> => PC}, Base)
     end,
     event_line(Session, Line).
 
@@ -276,3 +328,67 @@ escape(<<$\t, R/binary>>, Acc) -> escape(R, <<Acc/binary, "\\t">>);
 escape(<<C, R/binary>>, Acc) when C < 16#20 ->
     escape(R, <<Acc/binary, (list_to_binary(io_lib:format("\\u~4.16.0b", [C])))/binary>>);
 escape(<<C, R/binary>>, Acc) -> escape(R, <<Acc/binary, C>>).
+
+%% ------------------------------------------------------------------ is it JSON?
+
+%% True when `Text` is exactly one JSON value (RFC 8259), whitespace around it allowed.
+is_json(Text) when is_binary(Text) ->
+    try ws(value(ws(Text))) =:= <<>>
+    catch error:_ -> false
+    end.
+
+ws(<<C, R/binary>>) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r -> ws(R);
+ws(B) -> B.
+
+value(<<${, R/binary>>) -> object(ws(R));
+value(<<$[, R/binary>>) -> array(ws(R));
+value(<<$", R/binary>>) -> string(R);
+value(<<"true", R/binary>>) -> R;
+value(<<"false", R/binary>>) -> R;
+value(<<"null", R/binary>>) -> R;
+value(<<$-, R/binary>>) -> int(R);
+value(B) -> int(B).
+
+object(<<$}, R/binary>>) -> R;
+object(B) -> members(B).
+
+members(<<$", R/binary>>) ->
+    <<$:, R1/binary>> = ws(string(R)),
+    case ws(value(ws(R1))) of
+        <<$,, R2/binary>> -> members(ws(R2));
+        <<$}, R2/binary>> -> R2
+    end.
+
+array(<<$], R/binary>>) -> R;
+array(B) -> elements(B).
+
+elements(B) ->
+    case ws(value(B)) of
+        <<$,, R/binary>> -> elements(ws(R));
+        <<$], R/binary>> -> R
+    end.
+
+string(<<$", R/binary>>) -> R;
+string(<<$\\, C, R/binary>>) when C =:= $"; C =:= $\\; C =:= $/; C =:= $b; C =:= $f;
+                                  C =:= $n; C =:= $r; C =:= $t -> string(R);
+string(<<$\\, $u, A, B, C, D, R/binary>>) ->
+    true = lists:all(fun is_hex/1, [A, B, C, D]),
+    string(R);
+string(<<C, R/binary>>) when C >= 16#20, C =/= $\\ -> string(R).
+
+is_hex(C) -> (C >= $0 andalso C =< $9) orelse (C >= $a andalso C =< $f) orelse (C >= $A andalso C =< $F).
+
+int(<<$0, R/binary>>) -> frac(R);
+int(<<C, R/binary>>) when C >= $1, C =< $9 -> frac(digits(R)).
+
+frac(<<$., C, R/binary>>) when C >= $0, C =< $9 -> exponent(digits(R));
+frac(B) -> exponent(B).
+
+exponent(<<E, S, R/binary>>) when (E =:= $e orelse E =:= $E), (S =:= $+ orelse S =:= $-) -> digits1(R);
+exponent(<<E, R/binary>>) when E =:= $e; E =:= $E -> digits1(R);
+exponent(B) -> B.
+
+digits1(<<C, R/binary>>) when C >= $0, C =< $9 -> digits(R).
+
+digits(<<C, R/binary>>) when C >= $0, C =< $9 -> digits(R);
+digits(B) -> B.
