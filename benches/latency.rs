@@ -6,9 +6,10 @@
 //!    the batch delay (`OTEL_BSP_SCHEDULE_DELAY`, 1 s by default), never more: measured at the
 //!    default and at 100 ms.
 //! 2. **Command hook**: the wall time of one hook process with a Claude Code payload on
-//!    stdin, as Claude Code runs it: `albedo-otel-hook` (what `install` writes) and
-//!    `albedo-otel hook`, `BENCH_HOOK_RUNS` runs each (default 200), interleaved with
-//!    `/bin/true`, with the collector up and with it down.
+//!    stdin, run as `install` writes it (`albedo-otel-hook --config FILE --hook-dir DIR`,
+//!    no `OTEL_*` in its environment) and as `albedo-otel hook`, `BENCH_HOOK_RUNS` runs each
+//!    (default 200), each small-hook run paired with a `/bin/true` run just before it, with
+//!    the collector up and with it down. The ratio is the median of the pairs' ratios.
 //! 3. **Startup**: from spawning `albedo-otel run` to its `ready:` line, after which it takes
 //!    events (the reader starts right after); `albedo-otel --version` for the floor.
 
@@ -208,9 +209,32 @@ fn timed_run(cmd: &mut Command, stdin: &[u8]) -> Duration {
     took
 }
 
+/// The command as `install` writes it, `<hook> --config FILE --hook-dir DIR`, in the
+/// environment Claude Code gives it (its own, minus every `OTEL_*`); the settings are in the
+/// file.
+fn installed_hook(small: bool, config: &Path, hook_dir: &Path) -> Command {
+    let mut cmd = if small {
+        Command::new(exe().with_file_name("albedo-otel-hook"))
+    } else {
+        let mut c = Command::new(exe());
+        c.arg("hook");
+        c
+    };
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.arg("--config")
+        .arg(config)
+        .arg("--hook-dir")
+        .arg(hook_dir);
+    cmd
+}
+
 fn command_hook(sink: &Sink, runs: usize) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut truth = Vec::new();
+    let mut ratios = Vec::new();
     for (state, endpoint) in [
         ("collector up", format!("http://127.0.0.1:{}", sink.grpc)),
         (
@@ -220,49 +244,63 @@ fn command_hook(sink: &Sink, runs: usize) -> Vec<Row> {
     ] {
         let hook_dir = temp("hooks");
         let spool = temp("hook-spool");
-        // `albedo-otel-hook` (what `install` writes) and `albedo-otel hook`, same journal.
-        let hook = |small: bool| {
-            let mut cmd = if small {
-                Command::new(exe().with_file_name("albedo-otel-hook"))
-            } else {
-                let mut c = Command::new(exe());
-                c.arg("hook");
-                c
-            };
-            for (k, _) in std::env::vars() {
-                if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
-                    cmd.env_remove(k);
-                }
-            }
-            cmd.env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-                .env("ALBEDO_OTEL_SPOOL_DIR", &spool)
-                .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-                .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-                .env("ALBEDO_OTEL_IDLE_EXIT", "2s");
-            cmd
-        };
+        let config = hook_dir.with_extension("toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[otlp]\nendpoint = \"{endpoint}\"\nprotocol = \"grpc\"\n\n\
+                 [spool]\ndir = {spool:?}\n\n[hooks]\nidle_exit = \"2s\"\n"
+            ),
+        )
+        .unwrap();
         let session = format!("bench-{}", state.replace(' ', "-"));
         let payloads = claude_code_payloads(2 * runs + 1, &session);
         // The first hook of a session starts the background daemon: timed on its own.
-        let first = timed_run(&mut hook(true), payloads[0].as_bytes());
+        let first = timed_run(
+            &mut installed_hook(true, &config, &hook_dir),
+            payloads[0].as_bytes(),
+        );
+        let mut truth = Vec::with_capacity(runs);
         let (mut small, mut full) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        let mut pair_ratio = Vec::with_capacity(runs);
         for pair in payloads[1..].chunks(2) {
-            truth.push(timed_run(
-                &mut Command::new("/bin/true"),
+            // Pair by pair, so that a slow patch of the machine slows both.
+            let t = timed_run(&mut Command::new("/bin/true"), pair[0].as_bytes());
+            let h = timed_run(
+                &mut installed_hook(true, &config, &hook_dir),
                 pair[0].as_bytes(),
-            ));
-            small.push(timed_run(&mut hook(true), pair[0].as_bytes()));
+            );
+            truth.push(t);
+            small.push(h);
+            pair_ratio.push(h.as_secs_f64() / t.as_secs_f64());
             if let Some(p) = pair.get(1) {
-                full.push(timed_run(&mut hook(false), p.as_bytes()));
+                full.push(timed_run(
+                    &mut installed_hook(false, &config, &hook_dir),
+                    p.as_bytes(),
+                ));
             }
         }
-        rows.push(row(
-            format!("`albedo-otel-hook` (installed), Claude Code payload, {state}"),
-            small,
-            "median ≤ 3 ms, p99 ≤ 10 ms",
+        let median_ratio = {
+            let mut r = pair_ratio;
+            r.sort_by(f64::total_cmp);
+            r[r.len() / 2]
+        };
+        ratios.push(format!(
+            "ratio {state}: `albedo-otel-hook` / `/bin/true`, median of {} pairs: {median_ratio:.2}× (target ≤ 1.3×)",
+            truth.len()
         ));
         rows.push(row(
-            format!("`albedo-otel hook`, Claude Code payload, {state}"),
+            format!("`albedo-otel-hook --config F --hook-dir D` (installed), {state}"),
+            small,
+            "≤ 1.3× `/bin/true`, pair by pair",
+        ));
+        rows.push(row(
+            format!("`/bin/true`, same payloads, paired with the row above, {state}"),
+            truth,
+            "",
+        ));
+        rows.push(row(
+            format!("`albedo-otel hook --config F --hook-dir D`, {state}"),
             full,
             "median ≤ 3 ms, p99 ≤ 10 ms",
         ));
@@ -282,12 +320,11 @@ fn command_hook(sink: &Sink, runs: usize) -> Vec<Row> {
         }
         let _ = std::fs::remove_dir_all(&hook_dir);
         let _ = std::fs::remove_dir_all(&spool);
+        let _ = std::fs::remove_file(&config);
     }
-    rows.push(row(
-        "`/bin/true`, same payloads, same loop".into(),
-        truth,
-        "",
-    ));
+    for r in ratios {
+        println!("{r}");
+    }
     rows
 }
 

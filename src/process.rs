@@ -59,8 +59,15 @@ pub fn hook_host() -> Option<u32> {
 /// The parent of `pid` and `pid`'s own command name, from `/proc/<pid>/stat` (Linux).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn parent_of(pid: u32) -> Option<(u32, String)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&stat)
+    use std::io::Read;
+    // One read: the fields wanted are in the first few dozen bytes, and a hook pays for
+    // every system call (procfs reports no size, so reading to the end takes six).
+    let mut buf = [0u8; 512];
+    let n = std::fs::File::open(format!("/proc/{pid}/stat"))
+        .ok()?
+        .read(&mut buf)
+        .ok()?;
+    parse_stat(&String::from_utf8_lossy(&buf[..n]))
 }
 
 /// The parent of `pid` and `pid`'s own command name, from `proc_pidinfo` (macOS).

@@ -54,11 +54,7 @@ fn by_name<'a>(spans: &'a [FlatSpan], name: &str) -> Vec<&'a FlatSpan> {
 /// Replays the demo through `run` with only the endpoint and protocol set, and checks the trees.
 fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Received> {
     let rx = Receiver::start();
-    let url = if protocol == "grpc" {
-        rx.grpc_url()
-    } else {
-        rx.http_url()
-    };
+    let url = rx.url(protocol);
     let mut env = vec![
         ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),

@@ -1,6 +1,10 @@
 //! Faults: the real receiver is started, stopped and made to refuse around the real exporter,
 //! and every span must arrive exactly once. Each test prints a row of the table in the notes:
 //! `cargo test --test faults -- --nocapture 2>&1 | grep '^| '`.
+//!
+//! Several exports are in flight by default (`--max-concurrent-exports`), so every test here
+//! also has batches completing out of order; the `several_in_flight` ones make sure of it
+//! with a collector that answers unevenly.
 
 mod support;
 
@@ -29,7 +33,9 @@ impl Exporter {
             .arg(spool)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap());
+            .stderr(std::fs::File::create(&log).unwrap())
+            // A config file of the developer's own must not change what is tested.
+            .env("XDG_CONFIG_HOME", temp_dir("config"));
         for (k, _) in std::env::vars() {
             if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
                 cmd.env_remove(k);
@@ -78,6 +84,26 @@ fn spans_emitted_by(lines: &[String]) -> usize {
         );
     }
     out.spans.len()
+}
+
+/// `run` to `url` over `protocol`, in batches of `batch` spans, then `extra`.
+fn run_args<'a>(
+    protocol: &'a str,
+    url: &'a str,
+    batch: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--protocol",
+        protocol,
+        "--endpoint",
+        url,
+        "--batch-size",
+        batch,
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 fn stream(sessions: usize) -> (Vec<String>, Expected) {
@@ -278,24 +304,9 @@ fn refused_first(protocol: &str, refusals: u64) {
     let (lines, expected) = stream(20);
     let rx = Receiver::start();
     rx.refuse_next(refusals);
-    let url = if protocol == "grpc" {
-        rx.grpc_url()
-    } else {
-        rx.http_url()
-    };
+    let url = rx.url(protocol);
     let spool = temp_dir("spool");
-    let mut exporter = Exporter::start(
-        &[
-            "run",
-            "--protocol",
-            protocol,
-            "--endpoint",
-            &url,
-            "--batch-size",
-            "64",
-        ],
-        &spool,
-    );
+    let mut exporter = Exporter::start(&run_args(protocol, &url, "64", &[]), &spool);
     exporter.write(&lines);
     // The session goes on while the collector refuses, then recovers: the spool drains.
     wait_until(Duration::from_secs(30), "the refusals", || {
@@ -380,4 +391,119 @@ fn a_full_spool_drops_the_oldest_counts_it_and_keeps_running() {
         &[&rx],
         dropped,
     );
+}
+
+/// The counts in the exporter's closing summary (`done: … N delivered …`).
+fn summary_count(stderr: &str, suffix: &str) -> u64 {
+    let summary = stderr.lines().find(|l| l.contains("done:")).unwrap_or("");
+    summary
+        .split([',', ';', ':'])
+        .find_map(|part| part.trim().strip_suffix(suffix))
+        .and_then(|n| n.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Four exports in flight to a collector that answers out of order and refuses one request
+/// in four (up to six times): every span arrives once, and the summary accounts for all of them.
+fn several_in_flight_out_of_order(protocol: &str, spool: bool) {
+    let (lines, expected) = stream(20);
+    let rx = Receiver::start();
+    rx.answer_unevenly(Duration::from_millis(15));
+    rx.refuse_spread(4, 6);
+    let url = rx.url(protocol);
+    let spool_dir = temp_dir("spool");
+    let mut args = run_args(protocol, &url, "16", &["--max-concurrent-exports", "4"]);
+    if !spool {
+        args.push("--no-spool");
+    }
+    let mut exporter = Exporter::start(&args, &spool_dir);
+    exporter.write(&lines);
+    let (status, stderr) = exporter.finish();
+    assert!(status.success(), "{stderr}");
+    // With a spool, a refusal sends later batches to disk until a probe gets through, so
+    // fewer requests are made, and fewer of them refused.
+    assert!((1..=6).contains(&rx.refused()), "{stderr}");
+    assert!(
+        rx.most_open() >= 2,
+        "exports overlapped: {}",
+        rx.most_open()
+    );
+    assert!(rx.overtaken() > 0, "some answers came out of order");
+    assert_exactly_once(
+        &format!(
+            "4 in flight, answered out of order, {} refusals ({protocol}, {})",
+            rx.refused(),
+            if spool { "spool" } else { "no spool" }
+        ),
+        &expected,
+        &[&rx],
+        0,
+    );
+    let delivered = summary_count(&stderr, " delivered");
+    let from_spool = summary_count(&stderr, " delivered from the spool");
+    assert_eq!(delivered + from_spool, expected.spans(), "{stderr}");
+    assert_eq!(spool, from_spool > 0, "{stderr}");
+    assert!(!stderr.contains("NOT delivered"), "{stderr}");
+    assert_eq!(spooled_spans(&spool_dir), 0);
+}
+
+#[test]
+fn several_in_flight_out_of_order_with_refusals_grpc_spool() {
+    several_in_flight_out_of_order("grpc", true);
+}
+
+#[test]
+fn several_in_flight_out_of_order_with_refusals_http_spool() {
+    several_in_flight_out_of_order("http/protobuf", true);
+}
+
+#[test]
+fn several_in_flight_out_of_order_with_refusals_grpc_retries() {
+    several_in_flight_out_of_order("grpc", false);
+}
+
+#[test]
+fn several_in_flight_out_of_order_with_refusals_http_retries() {
+    several_in_flight_out_of_order("http/protobuf", false);
+}
+
+/// No spool, and a collector that never takes anything: with four exports in flight, every
+/// span is still counted as not delivered, once.
+#[test]
+fn several_in_flight_that_all_fail_are_all_counted() {
+    let (lines, expected) = stream(10);
+    let rx = Receiver::start();
+    rx.answer_unevenly(Duration::from_millis(10));
+    rx.refuse_next(u64::MAX);
+    let url = rx.grpc_url();
+    let args = run_args(
+        "grpc",
+        &url,
+        "16",
+        &[
+            "--max-concurrent-exports",
+            "4",
+            "--no-spool",
+            "--flush-timeout",
+            "2s",
+        ],
+    );
+    let mut exporter = Exporter::start(&args, &temp_dir("spool"));
+    exporter.write(&lines);
+    let (status, stderr) = exporter.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        rx.most_open() >= 2,
+        "exports overlapped: {}",
+        rx.most_open()
+    );
+    assert!(rx.spans().is_empty());
+    let lost = summary_count(&stderr, " NOT delivered");
+    println!(
+        "| 4 in flight, every request refused, no spool | {} | 0 | 0 | {lost} |",
+        expected.spans()
+    );
+    assert_eq!(lost, expected.spans(), "{stderr}");
+    assert_eq!(summary_count(&stderr, " delivered"), 0, "{stderr}");
 }

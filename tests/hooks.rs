@@ -348,6 +348,20 @@ fn a_hook_never_fails_the_agent() {
     );
 }
 
+/// build.rs links the unwinder statically on Linux; a panic in a thread of ours must still
+/// unwind to its `join` rather than abort the process (tokio and the pipeline rely on it).
+#[test]
+fn panics_unwind_with_the_static_unwinder() {
+    let worker = std::thread::spawn(|| -> u32 { panic!("a deliberate panic") });
+    let err = worker.join().expect_err("the panic reaches join");
+    assert_eq!(err.downcast_ref::<&str>(), Some(&"a deliberate panic"));
+    let caught = std::panic::catch_unwind(|| {
+        let v: Vec<u8> = Vec::new();
+        v[usize::from(v.is_empty())]
+    });
+    assert!(caught.is_err());
+}
+
 #[test]
 fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
     let dir = temp_dir("install");

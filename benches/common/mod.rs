@@ -27,6 +27,16 @@ mod sink_impl {
 
     pub struct Counter(pub Arc<AtomicU64>);
 
+    /// How long the sink holds every response (`BENCH_SINK_DELAY_MS`): a collector that far away.
+    pub fn delay() -> Duration {
+        Duration::from_millis(
+            std::env::var("BENCH_SINK_DELAY_MS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
+        )
+    }
+
     pub fn count(r: &ExportTraceServiceRequest) -> u64 {
         r.resource_spans
             .iter()
@@ -41,6 +51,7 @@ mod sink_impl {
             &self,
             request: tonic::Request<ExportTraceServiceRequest>,
         ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+            tokio::time::sleep(delay()).await;
             self.0.fetch_add(count(request.get_ref()), Ordering::SeqCst);
             Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
         }
@@ -61,6 +72,7 @@ mod sink_impl {
             body.to_vec()
         };
         let r = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+        tokio::time::sleep(delay()).await;
         n.fetch_add(count(&r), Ordering::SeqCst);
         ExportTraceServiceResponse::default().encode_to_vec()
     }
@@ -146,10 +158,20 @@ impl Sink {
 
     /// A sink whose gRPC port is `grpc` (0: any free port).
     pub fn start_on(grpc: u16) -> Sink {
+        Sink::start_with(grpc, Duration::ZERO)
+    }
+
+    /// A sink that answers every request `delay` late, as a collector that far away would.
+    pub fn start_far(delay: Duration) -> Sink {
+        Sink::start_with(0, delay)
+    }
+
+    fn start_with(grpc: u16, delay: Duration) -> Sink {
         let me = std::env::current_exe().unwrap();
         let mut child = taskset("1", &me)
             .env("BENCH_ROLE", "sink")
             .env("BENCH_SINK_GRPC_PORT", grpc.to_string())
+            .env("BENCH_SINK_DELAY_MS", delay.as_millis().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -5,7 +5,14 @@
 //! `albedo-otel` carries gRPC, HTTP and TLS clients that a hook never uses. This binary links
 //! only the hand-off (`albedo_otel::sources::command_hooks`), no argument parser and no logger, and starts the
 //! full `albedo-otel` next to it as the daemon. See docs/performance.md for the difference.
+//!
+//! It has a C `main` (`no_main`): std's own start-up installs a stack-overflow handler, which
+//! reads `/proc/self/maps` and sets up an alternate signal stack, a dozen system calls a
+//! process this short does not need. A stack overflow is then a plain SIGSEGV; a hook's
+//! stack is a few frames deep.
+#![no_main]
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR] [--config FILE]
@@ -16,8 +23,12 @@ Journals go to --hook-dir, ALBEDO_OTEL_HOOK_DIR, or $XDG_STATE_HOME/albedo-otel/
 payload is exported with the settings of --config, ALBEDO_OTEL_CONFIG, or
 $XDG_CONFIG_HOME/albedo-otel/config.toml.";
 
-fn main() {
-    let mut args = std::env::args_os().skip(1);
+#[no_mangle]
+pub extern "C" fn main(
+    argc: std::ffi::c_int,
+    argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    let mut args = arguments(argc, argv).into_iter().skip(1);
     let mut hook = albedo_otel::sources::command_hooks::HookArgs::default();
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -25,16 +36,45 @@ fn main() {
             Some("--config") => hook.config = args.next().map(PathBuf::from),
             Some("--help" | "-h") => {
                 println!("{USAGE}");
-                return;
+                return 0;
             }
             Some("--version" | "-V") => {
                 println!("albedo-otel-hook {}", env!("CARGO_PKG_VERSION"));
-                return;
+                return 0;
             }
             // Unknown arguments are ignored: a hook must never fail the agent.
             _ => {}
         }
     }
-    let daemon = std::env::current_exe().map(|exe| exe.with_file_name("albedo-otel"));
-    std::process::exit(albedo_otel::sources::command_hooks::invoke(hook, daemon));
+    let daemon = || std::env::current_exe().map(|exe| exe.with_file_name("albedo-otel"));
+    albedo_otel::sources::command_hooks::invoke(hook, daemon)
+}
+
+/// The arguments from `main`'s own `argv`. `std::env::args` is not used: without std's
+/// start-up it is only filled where libc hands the arguments to initialisers (glibc,
+/// macOS), and would be empty on musl.
+#[cfg(unix)]
+fn arguments(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> Vec<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    if argv.is_null() {
+        return Vec::new();
+    }
+    (0..count)
+        .map(|i| {
+            // SAFETY: the C runtime passes `argc` valid, NUL-terminated strings in `argv`,
+            // which live for the whole process.
+            let arg = unsafe { *argv.add(i) };
+            if arg.is_null() {
+                return OsString::new();
+            }
+            let bytes = unsafe { std::ffi::CStr::from_ptr(arg) }.to_bytes();
+            std::ffi::OsStr::from_bytes(bytes).to_owned()
+        })
+        .collect()
+}
+
+#[cfg(not(unix))]
+fn arguments(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> Vec<OsString> {
+    std::env::args_os().collect()
 }

@@ -29,6 +29,6 @@ pub const IDLE_EXIT: Duration = Duration::from_secs(60);
 /// A command hook's `Stop` waits this long for a held stop's continuation.
 pub const STOP_GRACE: Duration = Duration::from_secs(15);
 /// Exports in flight at once: enough to hide a distant collector's round trip.
-pub const MAX_CONCURRENT_EXPORTS: usize = 1;
+pub const MAX_CONCURRENT_EXPORTS: usize = 8;
 /// `service.name` when nothing sets one.
 pub const SERVICE_NAME: &str = "albedo";

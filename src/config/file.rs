@@ -206,14 +206,16 @@ impl ConfigFile {
                                 (Some(s), _, _) => s.to_string(),
                                 (_, Some(i), _) => i.to_string(),
                                 (_, _, Some(b)) => b.to_string(),
-                                _ => return Err(error(
-                                    offset,
-                                    Some(name.into()),
-                                    format!(
+                                _ => {
+                                    return Err(error(
+                                        offset,
+                                        Some(name.into()),
+                                        format!(
                                         "expected a string, a whole number or true/false, not {}",
                                         v.type_name()
                                     ),
-                                )),
+                                    ))
+                                }
                             },
                             _ => {
                                 return Err(error(

@@ -307,6 +307,12 @@ impl Settings {
                 parse::millis,
                 defaults::FLUSH_TIMEOUT,
             )?,
+            max_concurrent_exports: e.pick(
+                overrides.max_concurrent_exports,
+                &[OTEL_BSP_MAX_CONCURRENT_EXPORTS],
+                parse::count,
+                defaults::MAX_CONCURRENT_EXPORTS,
+            )?,
             spool,
             ..PipelineConfig::default()
         };

@@ -42,6 +42,7 @@ fn defaults_without_anything_set() {
     assert_eq!(s.exporter, ExporterKind::Otlp);
     assert_eq!(s.pipeline.batch_size, defaults::BATCH_SIZE);
     assert_eq!(s.pipeline.batch_delay, defaults::BATCH_DELAY);
+    assert_eq!(s.pipeline.max_concurrent_exports, 8);
     assert!(s.pipeline.assemble.policy.capture_tool_content);
     assert!(!s.pipeline.assemble.policy.capture_messages);
     assert!(s.pipeline.spool.is_none(), "no HOME, no spool");
@@ -57,6 +58,7 @@ fn the_environment_reaches_every_setting_and_flags_win_over_it() {
         ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "64"),
         ("OTEL_BSP_SCHEDULE_DELAY", "250"),
         ("OTEL_BSP_MAX_QUEUE_SIZE", "99"),
+        ("OTEL_BSP_MAX_CONCURRENT_EXPORTS", "3"),
         ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "100"),
         ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "200"),
         ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
@@ -78,6 +80,7 @@ fn the_environment_reaches_every_setting_and_flags_win_over_it() {
     assert_eq!(p.batch_size, 64);
     assert_eq!(p.batch_delay, Duration::from_millis(250));
     assert_eq!(p.queue_size, 99);
+    assert_eq!(p.max_concurrent_exports, 3);
     assert_eq!(p.flush_timeout, Duration::from_millis(1500));
     assert_eq!(
         p.assemble.policy.max_value_len, 200,
@@ -103,6 +106,7 @@ fn the_environment_reaches_every_setting_and_flags_win_over_it() {
         exporter: Some(ExporterKind::Otlp),
         batch_size: Some(7),
         batch_delay: Some(Duration::from_millis(5)),
+        max_concurrent_exports: Some(2),
         capture_messages: Some(false),
         capture_tool_content: Some(true),
         max_attribute_length: Some(33),
@@ -116,6 +120,7 @@ fn the_environment_reaches_every_setting_and_flags_win_over_it() {
     assert!(s.otlp.is_some());
     let p = &s.pipeline;
     assert_eq!((p.batch_size, p.batch_delay), (7, Duration::from_millis(5)));
+    assert_eq!(p.max_concurrent_exports, 2);
     assert!(!p.assemble.policy.capture_messages);
     assert!(p.assemble.policy.capture_tool_content);
     assert_eq!(p.assemble.policy.max_value_len, 33);

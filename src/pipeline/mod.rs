@@ -48,6 +48,8 @@ pub struct PipelineConfig {
     pub queue_size: usize,
     /// Deadline for delivering everything at close.
     pub flush_timeout: Duration,
+    /// Exports in flight at once (`OTEL_BSP_MAX_CONCURRENT_EXPORTS`).
+    pub max_concurrent_exports: usize,
     pub retry: RetryPolicy,
     /// Where to keep batches the collector cannot take now; `None` retries in memory instead.
     pub spool: Option<SpoolConfig>,
@@ -71,6 +73,7 @@ impl Default for PipelineConfig {
             batch_delay: defaults::BATCH_DELAY,
             queue_size: defaults::QUEUE_SIZE,
             flush_timeout: defaults::FLUSH_TIMEOUT,
+            max_concurrent_exports: defaults::MAX_CONCURRENT_EXPORTS,
             retry: RetryPolicy::default(),
             spool: None,
         }
@@ -110,7 +113,7 @@ pub enum Input {
 
 /// Chunks of lines in flight to the assemble thread; each is at most one read (256 KiB).
 const LINE_QUEUE: usize = 16;
-/// Batches in flight to the export thread.
+/// Batches queued for the export thread (besides those it has in flight).
 const BATCH_QUEUE: usize = 8;
 
 pub(crate) enum Control {
@@ -283,7 +286,7 @@ where
     let (lines_tx, lines_rx) = bounded(LINE_QUEUE);
     let (events_tx, events_rx) = bounded(config.queue_size.max(1));
     let (control_tx, control_rx) = unbounded();
-    let (batch_tx, batch_rx) = bounded(BATCH_QUEUE);
+    let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(BATCH_QUEUE);
     let (done_tx, done_rx) = bounded(1);
     let (ready_tx, ready_rx) = bounded(1);
     let deadline: Deadline = Arc::new(Mutex::new(None));
@@ -291,22 +294,20 @@ where
     let export_thread = {
         let stats = stats.clone();
         let deadline = deadline.clone();
-        let retry = config.retry;
-        let spool = config.spool.clone();
+        let start = delivery::Start {
+            make_exporter,
+            spool: config.spool.clone(),
+            ready: ready_tx,
+            batches: batch_rx,
+            done: done_tx,
+            stats,
+            deadline,
+            retry: config.retry,
+            max_in_flight: config.max_concurrent_exports,
+        };
         std::thread::Builder::new()
             .name("albedo-otel-export".into())
-            .spawn(move || {
-                delivery::run(
-                    make_exporter,
-                    spool,
-                    ready_tx,
-                    batch_rx,
-                    done_tx,
-                    stats,
-                    deadline,
-                    retry,
-                )
-            })
+            .spawn(move || delivery::run(start))
             .map_err(|e| ExportError::Setup(format!("cannot start the export thread: {e}")))?
     };
     let target = match ready_rx.recv() {

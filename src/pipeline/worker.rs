@@ -12,7 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{never, select, Receiver, Sender};
+use crossbeam_channel::{never, select, Receiver};
+use tokio::sync::mpsc::Sender;
 
 use super::delivery::ToDelivery;
 use super::stats::Stats;
@@ -125,7 +126,7 @@ pub(super) fn run(
                 Ok(Control::Flush(ack)) => {
                     w.drain(&lines, &events);
                     w.send_batch();
-                    let _ = w.batch_tx.send(ToDelivery::Flush(ack));
+                    let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack));
                 }
                 Ok(Control::Shutdown) | Err(_) => break,
             },
@@ -297,7 +298,11 @@ impl Worker {
                     mismatch.fallback
                 }
             };
-            if self.batch_tx.send(ToDelivery::Batch(payload)).is_err() {
+            if self
+                .batch_tx
+                .blocking_send(ToDelivery::Batch(payload))
+                .is_err()
+            {
                 // The export thread is gone (it failed to start or panicked).
                 Stats::add(&self.stats.failed, n);
             }

@@ -51,7 +51,7 @@ impl GrpcTransport {
                 .tls_config(config)
                 .map_err(|e| setup(e.to_string()))?;
         }
-        let channel = endpoint.connect_lazy();
+        let channel = endpoint.connect_with_connector_lazy(super::connect::QuickAckConnector);
         let mut client = tonic::client::Grpc::new(channel);
         if settings.compression == Compression::Gzip {
             client = client

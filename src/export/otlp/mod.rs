@@ -5,6 +5,7 @@
 //! it once. Whether and when to retry is the pipeline's call, not the transport's: a transport
 //! makes exactly one attempt and says how it went.
 
+mod connect;
 pub mod encode;
 mod grpc;
 mod http;

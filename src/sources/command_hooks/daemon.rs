@@ -97,6 +97,11 @@ impl Host {
 
 fn try_lock(dir: &Path) -> io::Result<Option<File>> {
     crate::fs::create_private_dir(dir)?;
+    try_lock_in(dir)
+}
+
+/// As `try_lock`, in a folder that exists (a hook just wrote its journal there).
+fn try_lock_in(dir: &Path) -> io::Result<Option<File>> {
     let f = File::options()
         .create(true)
         .truncate(false)
@@ -129,9 +134,9 @@ pub fn pid(dir: &Path) -> Option<u32> {
         .ok()
 }
 
-/// Whether a daemon holds the lock now.
+/// Whether a daemon holds the lock now. A folder that does not exist has none.
 pub fn running(dir: &Path) -> bool {
-    matches!(try_lock(dir), Ok(None))
+    matches!(try_lock_in(dir), Ok(None))
 }
 
 /// The right to drain a journal folder: one daemon at a time holds it.

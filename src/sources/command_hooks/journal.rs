@@ -81,11 +81,10 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
         }
         Err(e) => return Err(e),
     };
-    // One writer at a time per journal, so lines never interleave whatever their size.
+    // One writer at a time per journal, so lines never interleave whatever their size. The
+    // lock goes with the file when it is closed.
     f.lock()?;
-    let written = f.write_all(&line);
-    let _ = f.unlock();
-    written
+    f.write_all(&line)
 }
 
 /// One journal line.

@@ -110,7 +110,7 @@ impl HandOff {
 /// started as the daemon if none runs. Whatever happens it prints nothing and returns 0 (the
 /// exit code): a trace exporter must never steer or stall the agent. Problems go to the
 /// daemon's log.
-pub fn invoke(args: HookArgs, daemon_exe: std::io::Result<PathBuf>) -> i32 {
+pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathBuf>) -> i32 {
     let Some(dir) = hook_dir(args.dir, &|k| std::env::var(k).ok()) else {
         return 0;
     };
@@ -122,11 +122,7 @@ pub fn invoke(args: HookArgs, daemon_exe: std::io::Result<PathBuf>) -> i32 {
         .read_to_string(&mut payload)
         .map_err(|e| format!("cannot read the payload: {e}"))
         .and_then(|_| hand_off(&dir, &payload, &handoff).map_err(|e| e.to_string()))
-        .and_then(|_| {
-            let exe = daemon_exe.map_err(|e| format!("cannot find albedo-otel: {e}"))?;
-            ensure_daemon(&dir, &exe, &[])
-                .map_err(|e| format!("cannot start {} daemon: {e}", exe.display()))
-        });
+        .and_then(|_| ensure_daemon(&dir, daemon_exe, &[]).map(|_| ()));
     if let Err(e) = result {
         if let Ok(mut log) = std::fs::OpenOptions::new()
             .create(true)
@@ -168,13 +164,25 @@ pub fn hand_off(dir: &Path, payload: &str, handoff: &HandOff) -> Result<(), Hook
     })
 }
 
-/// Starts `exe daemon …` in the background unless a daemon holds the lock. The daemon gets a
+/// Starts `exe daemon …` in the background unless a daemon holds the lock; `exe` is found
+/// only then (a hook whose daemon runs, the usual case, does not look). The daemon gets a
 /// process group of its own, so a host that kills the hook's group when the hook returns (as
 /// albedo does) leaves it running.
-pub fn ensure_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result<bool> {
+pub fn ensure_daemon(
+    dir: &Path,
+    exe: impl FnOnce() -> std::io::Result<PathBuf>,
+    args: &[String],
+) -> Result<bool, String> {
     if daemon::running(dir) {
         return Ok(false);
     }
+    let exe = exe().map_err(|e| format!("cannot find albedo-otel: {e}"))?;
+    spawn_daemon(dir, &exe, args)
+        .map_err(|e| format!("cannot start {} daemon: {e}", exe.display()))?;
+    Ok(true)
+}
+
+fn spawn_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result<()> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -193,5 +201,5 @@ pub fn ensure_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result
         cmd.process_group(0);
     }
     cmd.spawn()?;
-    Ok(true)
+    Ok(())
 }

@@ -1,0 +1,402 @@
+//! The export thread: delivers each encoded batch, several at once; what the collector cannot
+//! take now goes to the spool on disk, and comes back when it answers again.
+//!
+//! It owns a single-threaded tokio runtime of its own, so closing never waits on the caller's
+//! runtime (blocking on a `current_thread` runtime from its own thread deadlocks), and it
+//! learns the outcome of every export itself rather than trusting a provider's `shutdown`.
+//!
+//! Up to `max_in_flight` exports run at once (`OTEL_BSP_MAX_CONCURRENT_EXPORTS`): a collector
+//! tens of milliseconds away would otherwise cap the rate at one batch per round trip, and on
+//! one HTTP/2 connection the next request's data also acknowledges what the collector sent
+//! last, where a lone request can wait on the collector's Nagle and our delayed ACK. Batches
+//! complete in any order; each is in exactly one place at a time (in flight, waiting to be
+//! retried, in the spool, delivered, or counted as lost), so nothing is sent twice and no
+//! loss goes uncounted.
+//!
+//! With a spool, an outage costs the agent nothing: the first failed export marks the
+//! collector as down, later batches go straight to disk without a network attempt, and a probe
+//! with the oldest spooled batch, on exponential backoff, finds out when it is back; then the
+//! spool drains, oldest first (`spooling`). Without a spool, a batch is retried with backoff
+//! until it succeeds, its retry budget runs out, or the close deadline comes.
+
+mod spooling;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::spool::{self, Spool};
+use super::stats::Stats;
+use super::{Deadline, RetryPolicy, SpoolConfig};
+use crate::export::{ExportError, Exported, Payload, SpanExporter};
+
+pub(crate) enum ToDelivery {
+    /// A batch the assemble thread encoded.
+    Batch(Payload),
+    /// Reply once every batch before this one has been dealt with.
+    Flush(Sender<()>),
+}
+
+/// How often an idle exporter looks for batches other processes spooled.
+const RESCAN_EVERY: Duration = Duration::from_secs(10);
+/// Longest wait between probes of a collector that is down: a probe costs one request, and
+/// this is how late, at worst, the spool starts to drain after the collector comes back.
+const MAX_PROBE_BACKOFF: Duration = Duration::from_secs(10);
+
+/// One batch on its way: what it is, since when, and when to try it next.
+struct Attempt {
+    payload: Payload,
+    started: Instant,
+    backoff: Duration,
+    due: Instant,
+}
+
+/// A finished export: the batch, and how it went.
+type Outcome = (Attempt, Result<Exported, ExportError>);
+
+struct Delivery {
+    exporter: Arc<dyn SpanExporter>,
+    stats: Arc<Stats>,
+    deadline: Deadline,
+    retry: RetryPolicy,
+    spool: Option<Spool>,
+    max_in_flight: usize,
+    in_flight: JoinSet<Outcome>,
+    /// Spans of each running export, by task, so a task that dies is still counted.
+    in_flight_spans: std::collections::HashMap<tokio::task::Id, u64>,
+    /// Failed batches waiting for their next attempt (no spool).
+    retries: Vec<Attempt>,
+    /// A close began, and the retries waiting for it were made due at once.
+    closing_seen: bool,
+    /// The last export failed in a way that may pass: batches go to the spool until a probe
+    /// gets through.
+    outage: bool,
+    next_probe: Instant,
+    probe_backoff: Duration,
+    /// Failed attempts since the last success; the first of a streak is logged as a warning.
+    failing: u64,
+    logged_losses: u64,
+    warned_spool_full: bool,
+}
+
+/// What the export thread is started with.
+pub(super) struct Start<F> {
+    pub make_exporter: F,
+    pub spool: Option<SpoolConfig>,
+    pub ready: Sender<Result<String, ExportError>>,
+    pub batches: mpsc::Receiver<ToDelivery>,
+    pub done: Sender<()>,
+    pub stats: Arc<Stats>,
+    pub deadline: Deadline,
+    pub retry: RetryPolicy,
+    pub max_in_flight: usize,
+}
+
+pub(super) fn run<F>(start: Start<F>)
+where
+    F: FnOnce() -> Result<Box<dyn SpanExporter>, ExportError>,
+{
+    let Start {
+        make_exporter,
+        spool,
+        ready,
+        batches,
+        done,
+        stats,
+        deadline,
+        retry,
+        max_in_flight,
+    } = start;
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(ExportError::Setup(format!(
+                "cannot start a runtime: {e}"
+            ))));
+            return;
+        }
+    };
+    let exporter = {
+        let _entered = runtime.enter();
+        make_exporter()
+    };
+    let exporter: Arc<dyn SpanExporter> = match exporter {
+        Ok(e) => e.into(),
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let spool = match (spool, exporter.spool_key()) {
+        (Some(cfg), Some(key)) => match spooling::open(&cfg, &key) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+        },
+        _ => None,
+    };
+    let _ = ready.send(Ok(exporter.describe()));
+    let mut d = Delivery {
+        exporter,
+        stats,
+        deadline,
+        retry,
+        spool,
+        max_in_flight: max_in_flight.max(1),
+        in_flight: JoinSet::new(),
+        in_flight_spans: std::collections::HashMap::new(),
+        retries: Vec::new(),
+        closing_seen: false,
+        outage: false,
+        next_probe: Instant::now(),
+        probe_backoff: retry.initial_backoff,
+        failing: 0,
+        logged_losses: 0,
+        warned_spool_full: false,
+    };
+    runtime.block_on(d.serve(batches));
+    // Closing: what could not be sent is on disk by now; send what the spool holds while
+    // the collector answers and the deadline allows, so a restart delivers an old spool.
+    runtime.block_on(d.drain_before_close());
+    let left = d.closing_by().map_or(Duration::from_secs(5), |by| {
+        by.saturating_duration_since(Instant::now())
+    });
+    if let Err(e) = d.exporter.shutdown_with_timeout(left) {
+        tracing::error!("{e}");
+    }
+    let _ = done.send(());
+}
+
+impl Delivery {
+    fn closing_by(&self) -> Option<Instant> {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How long an export may take: the request timeout, or what is left before the deadline.
+    fn send_timeout(&self) -> Option<Duration> {
+        self.closing_by().map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        })
+    }
+
+    /// Takes batches until the input closes and every batch is settled.
+    async fn serve(&mut self, mut batches: mpsc::Receiver<ToDelivery>) {
+        let mut open = true;
+        loop {
+            self.start_due_retries();
+            if !open && self.in_flight.is_empty() && self.retries.is_empty() {
+                return;
+            }
+            let room = self.in_flight.len() < self.max_in_flight;
+            let wake = self.next_wake();
+            tokio::select! {
+                biased;
+                Some(done) = self.in_flight.join_next_with_id(), if !self.in_flight.is_empty() => {
+                    self.finished(done);
+                }
+                msg = batches.recv(), if open && room => match msg {
+                    Some(ToDelivery::Batch(payload)) => self.dispatch(payload),
+                    Some(ToDelivery::Flush(ack)) => {
+                        self.settle().await;
+                        if let Err(e) = self.exporter.force_flush() {
+                            tracing::error!("{e}");
+                        }
+                        let _ = ack.send(());
+                    }
+                    None => open = false,
+                },
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+            if self.in_flight.is_empty() && self.probe_due() {
+                self.probe().await;
+            }
+        }
+    }
+
+    /// Waits until nothing is in flight or waiting for a retry.
+    async fn settle(&mut self) {
+        loop {
+            self.start_due_retries();
+            if self.in_flight.is_empty() && self.retries.is_empty() {
+                return;
+            }
+            let wake = self.next_wake();
+            tokio::select! {
+                Some(done) = self.in_flight.join_next_with_id(), if !self.in_flight.is_empty() => {
+                    self.finished(done);
+                }
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
+    /// When something may next need doing: a retry falls due, a probe, a look at the spool,
+    /// or the close (which makes waiting retries due at once).
+    fn next_wake(&self) -> Instant {
+        let now = Instant::now();
+        let mut wake = now + self.time_to_probe();
+        if let Some(a) = self.retries.iter().map(|a| a.due).min() {
+            wake = wake.min(a);
+        }
+        if !self.closing_seen {
+            // A close is noticed within this long.
+            wake = wake.min(now + Duration::from_millis(50));
+        }
+        wake.max(now)
+    }
+
+    /// A new batch: to the spool during an outage, else out.
+    fn dispatch(&mut self, payload: Payload) {
+        if self.spool.is_some() && self.outage {
+            self.keep_in_spool(&payload);
+            return;
+        }
+        let now = Instant::now();
+        self.spawn(Attempt {
+            payload,
+            started: now,
+            backoff: self.retry.initial_backoff,
+            due: now,
+        });
+    }
+
+    fn spawn(&mut self, attempt: Attempt) {
+        let export = self
+            .exporter
+            .export(attempt.payload.clone(), self.send_timeout());
+        let spans = attempt.payload.spans;
+        let handle = self.in_flight.spawn(async move {
+            let result = export.await;
+            (attempt, result)
+        });
+        self.in_flight_spans.insert(handle.id(), spans);
+    }
+
+    /// Retries whose time has come, while there is room; all of them once a close begins.
+    fn start_due_retries(&mut self) {
+        if self.retries.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        if !self.closing_seen && self.closing_by().is_some() {
+            self.closing_seen = true;
+            for a in &mut self.retries {
+                a.due = now;
+            }
+        }
+        while self.in_flight.len() < self.max_in_flight {
+            let Some(i) = self.retries.iter().position(|a| a.due <= now) else {
+                return;
+            };
+            let attempt = self.retries.swap_remove(i);
+            if self.spool.is_some() && self.outage {
+                self.keep_in_spool(&attempt.payload);
+            } else {
+                self.spawn(attempt);
+            }
+        }
+    }
+
+    fn finished(&mut self, done: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>) {
+        match done {
+            Ok((id, (attempt, result))) => {
+                self.in_flight_spans.remove(&id);
+                match result {
+                    Ok(exported) => self.record_success(exported, false),
+                    Err(error) => self.failed(attempt, error),
+                }
+            }
+            Err(e) => {
+                // An export that panicked: its batch is gone, and counted.
+                let spans = self.in_flight_spans.remove(&e.id()).unwrap_or(0);
+                self.lose(spans, &format!("the export failed: {e}"));
+            }
+        }
+    }
+
+    /// A failed attempt: to the spool if the collector may come back and there is one, else
+    /// another try later if the budget allows, else counted as lost.
+    fn failed(&mut self, mut attempt: Attempt, error: ExportError) {
+        let retryable = error.is_retryable();
+        if retryable && self.spool.is_some() {
+            self.record_failure(&error, "keeping batches in the spool until it answers");
+            if !self.outage {
+                self.outage = true;
+                self.next_probe = Instant::now() + self.probe_backoff;
+            }
+            self.keep_in_spool(&attempt.payload);
+            return;
+        }
+        let mut give_up_at = attempt.started + self.retry.max_elapsed;
+        if let Some(d) = self.closing_by() {
+            give_up_at = give_up_at.min(d);
+        }
+        let wait = error
+            .retry_after()
+            .unwrap_or(attempt.backoff)
+            .min(self.retry.max_elapsed);
+        let now = Instant::now();
+        if retryable && now + wait < give_up_at {
+            self.record_failure(&error, "retrying with backoff");
+            attempt.due = now + wait;
+            attempt.backoff = (attempt.backoff * 2).min(self.retry.max_backoff);
+            self.retries.push(attempt);
+            return;
+        }
+        Stats::add(&self.stats.export_errors, 1);
+        self.failing += 1;
+        self.lose(attempt.payload.spans, &error);
+    }
+
+    fn record_success(&mut self, done: Exported, from_spool: bool) {
+        if from_spool {
+            Stats::add(&self.stats.unspooled, done.accepted);
+        } else {
+            Stats::add(&self.stats.exported, done.accepted);
+        }
+        Stats::add(&self.stats.rejected, done.rejected);
+        if self.failing > 0 {
+            tracing::info!(
+                "delivering to {} again, after {} failed attempts",
+                self.exporter.describe(),
+                self.failing
+            );
+            self.failing = 0;
+        }
+        self.outage = false;
+        self.probe_backoff = self.retry.initial_backoff;
+        self.next_probe = Instant::now();
+    }
+
+    fn record_failure(&mut self, error: &ExportError, what: &str) {
+        Stats::add(&self.stats.export_errors, 1);
+        self.failing += 1;
+        if self.failing == 1 {
+            tracing::warn!("{error}; {what}");
+        } else {
+            tracing::debug!("{error}; {what}");
+        }
+    }
+
+    fn lose(&mut self, count: u64, error: &dyn std::fmt::Display) {
+        Stats::add(&self.stats.failed, count);
+        self.logged_losses += 1;
+        if self.logged_losses <= 100 {
+            tracing::error!("{count} spans not delivered: {error}");
+        }
+    }
+}
+
+/// The spool folder for `key` below the configured root.
+fn spool_dir(cfg: &SpoolConfig, key: &str) -> std::path::PathBuf {
+    spool::for_destination(&cfg.root, key)
+}

@@ -1,0 +1,178 @@
+//! The export thread's side of the spool: keeping a batch the collector cannot take, probing
+//! with the oldest one until the collector answers, and sending what the spool holds at close.
+
+use std::time::Instant;
+
+use super::{spool_dir, Delivery, MAX_PROBE_BACKOFF, RESCAN_EVERY};
+use crate::export::{ExportError, Payload};
+use crate::pipeline::spool::Spool;
+use crate::pipeline::stats::Stats;
+use crate::pipeline::SpoolConfig;
+
+/// Opens the spool for destination `key`, saying what an earlier run left in it.
+pub(super) fn open(cfg: &SpoolConfig, key: &str) -> Result<Spool, ExportError> {
+    let dir = spool_dir(cfg, key);
+    match Spool::open(&dir, cfg.max_bytes) {
+        Ok(s) => {
+            if !s.is_empty() {
+                tracing::info!(
+                    "{} spans from earlier runs wait in the spool {}; sending them",
+                    s.spans(),
+                    dir.display()
+                );
+            }
+            Ok(s)
+        }
+        Err(e) => Err(ExportError::Setup(format!(
+            "cannot open the spool {}: {e}",
+            dir.display()
+        ))),
+    }
+}
+
+/// What a probe found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Probe {
+    /// The spool is empty (or unreadable): nothing was sent.
+    Nothing,
+    /// The batch was delivered, or refused for good (and counted).
+    Settled,
+    /// The collector answered but cannot take it now: it is up, and worth waiting for.
+    Busy,
+    /// The collector could not be reached.
+    Down,
+}
+
+impl Delivery {
+    pub(super) fn time_to_probe(&self) -> std::time::Duration {
+        match &self.spool {
+            Some(s) if !s.is_empty() => self.next_probe.saturating_duration_since(Instant::now()),
+            Some(_) => RESCAN_EVERY,
+            None => std::time::Duration::from_secs(3600),
+        }
+    }
+
+    pub(super) fn probe_due(&mut self) -> bool {
+        let Some(s) = &mut self.spool else {
+            return false;
+        };
+        if s.is_empty() {
+            // Other exporters sharing the spool may have left batches in it.
+            if Instant::now() >= self.next_probe {
+                let _ = s.rescan();
+                self.next_probe = Instant::now() + RESCAN_EVERY;
+            }
+            return false;
+        }
+        Instant::now() >= self.next_probe
+    }
+
+    pub(super) fn keep_in_spool(&mut self, payload: &Payload) {
+        let count = payload.spans;
+        let Some(spool) = &mut self.spool else {
+            self.lose(count, &"no spool to keep them in");
+            return;
+        };
+        match spool.push(&payload.body, count) {
+            Ok(evicted) => {
+                Stats::add(&self.stats.spooled, count);
+                if evicted.spans > 0 {
+                    Stats::add(&self.stats.spool_dropped, evicted.spans);
+                    if !self.warned_spool_full {
+                        self.warned_spool_full = true;
+                        tracing::warn!(
+                            "the spool {} is full; its oldest batches are being dropped ({} spans so far; the total is reported at exit)",
+                            spool.dir().display(),
+                            evicted.spans
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                let dir = spool.dir().display().to_string();
+                self.lose(count, &format!("cannot write to the spool {dir}: {e}"));
+            }
+        }
+    }
+
+    /// Sends the oldest spooled batch: the way to find out that the collector is back.
+    pub(super) async fn probe(&mut self) -> Probe {
+        let Some(spool) = &mut self.spool else {
+            return Probe::Nothing;
+        };
+        let claimed = match spool.take_oldest() {
+            Ok(Some(c)) => c,
+            Ok(None) => return Probe::Nothing,
+            Err(e) => {
+                tracing::error!("cannot read the spool {}: {e}", spool.dir().display());
+                self.next_probe = Instant::now() + MAX_PROBE_BACKOFF;
+                return Probe::Nothing;
+            }
+        };
+        let spans = claimed.spans();
+        let payload = Payload {
+            body: claimed.body.clone().into(),
+            spans,
+        };
+        let result = self.exporter.export(payload, self.send_timeout()).await;
+        let Some(spool) = self.spool.as_mut() else {
+            return Probe::Nothing;
+        };
+        match result {
+            Ok(done) => {
+                if let Err(e) = spool.done(claimed) {
+                    tracing::warn!("a delivered batch stays in the spool: {e}");
+                }
+                self.record_success(done, true);
+                Probe::Settled
+            }
+            Err(e) if e.is_retryable() => {
+                if let Err(io) = spool.give_back(claimed) {
+                    tracing::error!("cannot return a batch to the spool: {io}");
+                }
+                self.record_failure(&e, "spooled batches wait for it");
+                self.outage = true;
+                let wait = e.retry_after().unwrap_or(self.probe_backoff);
+                self.probe_backoff = (self.probe_backoff * 2).min(MAX_PROBE_BACKOFF);
+                self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
+                if matches!(e, ExportError::Unreachable { .. }) {
+                    Probe::Down
+                } else {
+                    Probe::Busy
+                }
+            }
+            Err(e) => {
+                // The collector will never take this batch; keeping it would block the rest.
+                let _ = spool.done(claimed);
+                self.lose(spans, &format!("a spooled batch was refused: {e}"));
+                Probe::Settled
+            }
+        }
+    }
+
+    /// At close: one more look at the collector, even mid-outage (it may be back since the
+    /// last probe), and the spool is sent until the deadline. A collector that answers "not
+    /// now" (503, UNAVAILABLE) is up, so it is waited for, with backoff, until the deadline;
+    /// one that cannot be reached is not, since the spool keeps the batches for the next run
+    /// and a closing agent should not wait on a collector that is gone.
+    pub(super) async fn drain_before_close(&mut self) {
+        self.outage = false;
+        while self.spool.as_ref().is_some_and(|s| !s.is_empty()) {
+            let by = self.closing_by();
+            if by.is_some_and(|d| Instant::now() >= d) {
+                return;
+            }
+            match self.probe().await {
+                Probe::Settled => {}
+                Probe::Nothing | Probe::Down => return,
+                Probe::Busy => {
+                    let Some(by) = by else { return };
+                    if self.next_probe >= by {
+                        return;
+                    }
+                    tokio::time::sleep_until(self.next_probe.into()).await;
+                }
+            }
+        }
+    }
+}
