@@ -55,6 +55,7 @@ fn to_span_data(s: &Span) -> opentelemetry_sdk::trace::SpanData {
                 Value::Shared(x) => x.to_string().into(),
                 Value::Static(x) => (*x).into(),
                 Value::Int(i) => (*i).into(),
+                Value::Double(d) => (*d).into(),
                 Value::Bool(b) => (*b).into(),
                 Value::StrList(l) => opentelemetry::Value::Array(Array::String(
                     l.iter().map(|x| StringValue::from(x.clone())).collect(),

@@ -71,7 +71,7 @@ fn the_extension_ffi_on_a_real_beam() {
     let of = |session: &str| -> Vec<&FlatSpan> {
         spans
             .iter()
-            .filter(|s| s.attr("session.id").as_deref() == Some(session))
+            .filter(|s| s.attr("gen_ai.conversation.id").as_deref() == Some(session))
             .collect()
     };
     let a = of("beam-a");

@@ -11,6 +11,7 @@ use support::*;
 
 const SHOW: &[&str] = &[
     "session.id",
+    "gen_ai.conversation.id",
     "gen_ai.tool.call.id",
     "process.exit.code",
     "gen_ai.usage.input_tokens",
@@ -24,27 +25,27 @@ const SHOW: &[&str] = &[
 /// parallel calls, a sub-agent under its `agents.spawn` call, a refused call. Times are the
 /// fixture's milliseconds, exactly, in nanoseconds.
 const DEMO_TREE: &str = "\
-invoke_agent albedo 1796000000010000000..1796000018020000000 session.id=demo-7f3a albedo.turn.number=1
-  chat claude-sonnet-4-5 1796000000020000000..1796000002400000000 session.id=demo-7f3a gen_ai.usage.input_tokens=15340 gen_ai.usage.output_tokens=210
-  execute_tool code 1796000002410000000..1796000006300000000 session.id=demo-7f3a gen_ai.tool.call.id=c1
-    execute_tool run 1796000002450000000..1796000006100000000 session.id=demo-7f3a gen_ai.tool.call.id=c1a process.exit.code=101
-    execute_tool files.edit 1796000006200000000..1796000006230000000 session.id=demo-7f3a gen_ai.tool.call.id=c1b
-  chat claude-sonnet-4-5 1796000006310000000..1796000008900000000 session.id=demo-7f3a gen_ai.usage.input_tokens=15600 gen_ai.usage.output_tokens=180
-  execute_tool run 1796000008910000000..1796000015200000000 session.id=demo-7f3a gen_ai.tool.call.id=c2 process.exit.code=0
-  execute_tool web_search 1796000008920000000..1796000009600000000 session.id=demo-7f3a gen_ai.tool.call.id=c3
-  chat claude-sonnet-4-5 1796000015210000000..1796000017000000000 session.id=demo-7f3a gen_ai.usage.input_tokens=17600 gen_ai.usage.output_tokens=95
-  chat claude-sonnet-4-5 1796000017100000000..1796000018000000000 session.id=demo-7f3a gen_ai.usage.input_tokens=17850 gen_ai.usage.output_tokens=40
-invoke_agent albedo 1796000060000000000..1796000066920000000 session.id=demo-7f3a albedo.turn.number=2
-  chat claude-sonnet-4-5 1796000060010000000..1796000061400000000 session.id=demo-7f3a gen_ai.usage.input_tokens=18100 gen_ai.usage.output_tokens=120
-  execute_tool code 1796000061500000000..1796000064400000000 session.id=demo-7f3a gen_ai.tool.call.id=c4
-    execute_tool agents.spawn 1796000061600000000..1796000064300000000 session.id=demo-7f3a gen_ai.tool.call.id=c4a
-      invoke_agent helper 1796000061800000000..1796000064220000000 session.id=demo-7f3a-helper albedo.turn.number=1
-        chat claude-haiku-4-5 1796000061810000000..1796000063000000000 session.id=demo-7f3a-helper gen_ai.usage.input_tokens=900 gen_ai.usage.output_tokens=150
-        execute_tool files.write 1796000063010000000..1796000063040000000 session.id=demo-7f3a-helper gen_ai.tool.call.id=k1
-        chat claude-haiku-4-5 1796000063050000000..1796000064200000000 session.id=demo-7f3a-helper gen_ai.usage.input_tokens=1100 gen_ai.usage.output_tokens=60
-  chat claude-sonnet-4-5 1796000064410000000..1796000065600000000 session.id=demo-7f3a gen_ai.usage.input_tokens=18400 gen_ai.usage.output_tokens=70
-  execute_tool run 1796000065610000000..1796000065612000000 session.id=demo-7f3a gen_ai.tool.call.id=c5 ERROR(refused by a hook: blocked by policy: force-push is not allowed)
-  chat claude-sonnet-4-5 1796000065620000000..1796000066900000000 session.id=demo-7f3a gen_ai.usage.input_tokens=18700 gen_ai.usage.output_tokens=85
+invoke_agent albedo 1796000000010000000..1796000018020000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a albedo.turn.number=1
+  chat claude-sonnet-4-5 1796000000020000000..1796000002400000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=15340 gen_ai.usage.output_tokens=210
+  execute_tool code 1796000002410000000..1796000006300000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c1
+    execute_tool run 1796000002450000000..1796000006100000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c1a process.exit.code=101
+    execute_tool files.edit 1796000006200000000..1796000006230000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c1b
+  chat claude-sonnet-4-5 1796000006310000000..1796000008900000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=15600 gen_ai.usage.output_tokens=180
+  execute_tool run 1796000008910000000..1796000015200000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c2 process.exit.code=0
+  execute_tool web_search 1796000008920000000..1796000009600000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c3
+  chat claude-sonnet-4-5 1796000015210000000..1796000017000000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=17600 gen_ai.usage.output_tokens=95
+  chat claude-sonnet-4-5 1796000017100000000..1796000018000000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=17850 gen_ai.usage.output_tokens=40
+invoke_agent albedo 1796000060000000000..1796000066920000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a albedo.turn.number=2
+  chat claude-sonnet-4-5 1796000060010000000..1796000061400000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=18100 gen_ai.usage.output_tokens=120
+  execute_tool code 1796000061500000000..1796000064400000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c4
+    execute_tool agents.spawn 1796000061600000000..1796000064300000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c4a
+      invoke_agent helper 1796000061800000000..1796000064220000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a-helper albedo.turn.number=1
+        chat claude-haiku-4-5 1796000061810000000..1796000063000000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a-helper gen_ai.usage.input_tokens=900 gen_ai.usage.output_tokens=150
+        execute_tool files.write 1796000063010000000..1796000063040000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a-helper gen_ai.tool.call.id=k1
+        chat claude-haiku-4-5 1796000063050000000..1796000064200000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a-helper gen_ai.usage.input_tokens=1100 gen_ai.usage.output_tokens=60
+  chat claude-sonnet-4-5 1796000064410000000..1796000065600000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=18400 gen_ai.usage.output_tokens=70
+  execute_tool run 1796000065610000000..1796000065612000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.tool.call.id=c5 ERROR(refused by a hook: blocked by policy: force-push is not allowed)
+  chat claude-sonnet-4-5 1796000065620000000..1796000066900000000 session.id=demo-7f3a gen_ai.conversation.id=demo-7f3a gen_ai.usage.input_tokens=18700 gen_ai.usage.output_tokens=85
 ";
 
 fn by_name<'a>(spans: &'a [FlatSpan], name: &str) -> Vec<&'a FlatSpan> {
@@ -156,11 +157,16 @@ fn demo_arrives_whole(protocol: &str, extra_env: &[(&str, &str)]) -> Vec<Receive
         "1840 + 12000 cached + 1500 written"
     );
     assert_eq!(c["gen_ai.usage.cache_read.input_tokens"], "12000");
-    assert_eq!(c["gen_ai.usage.cache_creation.input_tokens"], "1500");
+    assert_eq!(c["gen_ai.usage.cache_write.input_tokens"], "1500");
+    assert_eq!(
+        c["gen_ai.usage.cache_creation.input_tokens"], "1500",
+        "the old name, during its deprecation period"
+    );
+    assert_eq!(c["gen_ai.response.time_to_first_chunk"], "0.88", "seconds");
     assert_eq!(c["llm.token_count.prompt"], "15340");
     assert_eq!(c["llm.token_count.total"], "15550");
     assert_eq!(c["openinference.span.kind"], "LLM");
-    assert_eq!(chat.span.events[0].name, "gen_ai.first_token");
+    assert_eq!(chat.span.events[0].name, "albedo.first_token");
     assert_eq!(chat.span.events[0].time_unix_nano, 1796000000900000000);
 
     // Tool calls: content under the policy, exit codes, the refusal.

@@ -84,6 +84,17 @@ fn a_recorded_session_with_parallel_calls_and_a_failure_becomes_one_trace() {
         .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("toolu_01Mockmain0200"))
         .unwrap();
     assert_eq!(failed.span.status.as_ref().map(|s| s.code), Some(2));
+    // `grep -q goodbye notes.txt || exit 3`, which Claude Code reported as "Exit code 3".
+    assert_eq!(failed.attr("process.exit.code").as_deref(), Some("3"));
+    assert_eq!(
+        failed.attr("process.executable.name").as_deref(),
+        Some("grep")
+    );
+    assert_eq!(
+        failed.attr("gen_ai.agent.name").as_deref(),
+        Some("claude-code")
+    );
+    assert_eq!(failed.attr("gen_ai.tool.type").as_deref(), Some("function"));
     let chat = spans
         .iter()
         .find(|s| s.attr("gen_ai.response.id").as_deref() == Some("msg_01Mockmain000001"))
@@ -91,6 +102,11 @@ fn a_recorded_session_with_parallel_calls_and_a_failure_becomes_one_trace() {
     assert_eq!(
         chat.attr("gen_ai.usage.input_tokens").as_deref(),
         Some("14215")
+    );
+    assert_eq!(
+        chat.attr("gen_ai.usage.cache_write.input_tokens")
+            .as_deref(),
+        Some("14211")
     );
     assert_eq!(
         chat.attr("gen_ai.usage.cache_creation.input_tokens")
@@ -147,6 +163,14 @@ fn a_sub_agent_nests_under_the_agent_call() {
         .filter(|s| s.span.name.starts_with("chat") && s.span.parent_span_id == sub.span.span_id)
         .count();
     assert!(sub_chats >= 1);
+    // The sub-agent's spans are filed under the parent's session (one trace, one session.id,
+    // as check_invariants says), and keep their own conversation id.
+    let parent_session = agent.attr("session.id").unwrap();
+    assert_eq!(inner.attr("session.id"), Some(parent_session.clone()));
+    assert_eq!(sub.attr("session.id"), Some(parent_session.clone()));
+    let child = sub.attr("gen_ai.conversation.id").unwrap();
+    assert_ne!(child, parent_session);
+    assert_eq!(inner.attr("gen_ai.conversation.id"), Some(child));
 }
 
 #[test]

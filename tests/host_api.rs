@@ -79,6 +79,7 @@ fn a_session_through_hook_and_observe_arrives_as_one_tree() {
             provider: None,
             max_tokens: None,
             messages: None,
+            system: None,
         },
         response: None,
         usage: Usage {

@@ -234,7 +234,7 @@ proptest! {
         // Every `called` is exactly one tool span.
         let mut tools: HashMap<(String, String), Vec<&Span>> = HashMap::new();
         for s in out.spans.iter().filter(|s| attr(s, GEN_AI_OPERATION_NAME) == Some(OP_EXECUTE_TOOL)) {
-            let key = (attr(s, SESSION_ID).unwrap().to_string(), attr(s, GEN_AI_TOOL_CALL_ID).unwrap().to_string());
+            let key = (attr(s, GEN_AI_CONVERSATION_ID).unwrap().to_string(), attr(s, GEN_AI_TOOL_CALL_ID).unwrap().to_string());
             tools.entry(key).or_default().push(s);
         }
         prop_assert_eq!(tools.len(), c.called.len());

@@ -20,6 +20,7 @@
 
 mod calls;
 pub mod ids;
+mod messages;
 mod notes;
 pub mod policy;
 pub mod redact;

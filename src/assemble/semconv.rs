@@ -1,9 +1,21 @@
-//! Every attribute and event name the exporter emits, in one place.
+//! Every attribute and event name the exporter emits, in one place, each checked against the
+//! conventions that define it ([`CHECKED`] says where).
 //!
 //! GenAI semantic-convention names come first; OpenInference names are added beside them so
 //! that Phoenix and Langfuse read the same spans; `albedo.*` names cover what neither has.
-//! The dashboards and their test check their queries against [`ALL`], so a name used anywhere
-//! else must be listed here.
+//! The dashboards and their test check their queries against [`ALL`], and a test fails when
+//! a span carries a `gen_ai.*`, `llm.*` or `openinference.*` name that [`CHECKED`] lacks.
+//!
+//! Read from (the GenAI conventions left the main repository in 2026):
+//! - `GENAI`: open-telemetry/semantic-conventions-genai at fe5608e249d64bc5961329a82f8915fe95ced51a
+//!   (2026-08-03), `model/gen-ai/registry.yaml` (`R:`) and `model/gen-ai/spans.yaml` (`S:`);
+//!   and, for the one rename after it, `changelog.d/440.breaking.md` at
+//!   b9449702673fa5ea79d3c4cee3733f6d5e2b1e40 and `docs/gen-ai/client-inference.md` at
+//!   024a4f944a1291fcb627c9c47da69e79868dd15e.
+//! - `SEMCONV`: open-telemetry/semantic-conventions at 384d66161cb18704c729645fa8136a148df9571c
+//!   (2026-08-20), for `session.id`, `process.*` and `error.type`.
+//! - `OI`: Arize-ai/openinference at 1fe497f1d9f45a07eee55d97fe185e020560f9c7 (2026-08-21),
+//!   `python/openinference-semantic-conventions/src/openinference/semconv/trace/__init__.py`.
 
 pub const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
@@ -21,18 +33,30 @@ pub const GEN_AI_RESPONSE_FINISH_REASONS: &str = "gen_ai.response.finish_reasons
 pub const GEN_AI_USAGE_INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
 pub const GEN_AI_USAGE_OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
 pub const GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: &str = "gen_ai.usage.cache_read.input_tokens";
+pub const GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS: &str = "gen_ai.usage.cache_write.input_tokens";
+/// The name before PR #440 renamed it `cache_write`. Still emitted beside the new one, for
+/// readers that have not moved (OpenInference's own mapping, Grafana dashboards written for
+/// it), until albedo-otel 0.3 or 2027-06-01, whichever comes first (README: "Deprecated").
 pub const GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: &str =
     "gen_ai.usage.cache_creation.input_tokens";
 pub const GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: &str = "gen_ai.usage.reasoning.output_tokens";
+pub const GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: &str = "gen_ai.response.time_to_first_chunk";
+pub const GEN_AI_TOOL_TYPE: &str = "gen_ai.tool.type";
+pub const GEN_AI_SYSTEM_INSTRUCTIONS: &str = "gen_ai.system_instructions";
+pub const GEN_AI_INPUT_MESSAGES: &str = "gen_ai.input.messages";
+pub const GEN_AI_OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
 
 pub const SESSION_ID: &str = "session.id";
 pub const PROCESS_EXIT_CODE: &str = "process.exit.code";
+pub const PROCESS_EXECUTABLE_NAME: &str = "process.executable.name";
 pub const ERROR_TYPE: &str = "error.type";
 
 pub const OPENINFERENCE_SPAN_KIND: &str = "openinference.span.kind";
 pub const INPUT_VALUE: &str = "input.value";
 pub const OUTPUT_VALUE: &str = "output.value";
 pub const TOOL_NAME: &str = "tool.name";
+pub const TOOL_PARAMETERS: &str = "tool.parameters";
+pub const AGENT_NAME: &str = "agent.name";
 pub const LLM_MODEL_NAME: &str = "llm.model_name";
 pub const LLM_PROVIDER: &str = "llm.provider";
 pub const LLM_TOKEN_COUNT_PROMPT: &str = "llm.token_count.prompt";
@@ -41,6 +65,9 @@ pub const LLM_TOKEN_COUNT_TOTAL: &str = "llm.token_count.total";
 pub const LLM_TOKEN_COUNT_CACHE_READ: &str = "llm.token_count.prompt_details.cache_read";
 pub const LLM_TOKEN_COUNT_CACHE_WRITE: &str = "llm.token_count.prompt_details.cache_write";
 pub const LLM_TOKEN_COUNT_REASONING: &str = "llm.token_count.completion_details.reasoning";
+/// Prefixes of OpenInference's flattened messages: `llm.input_messages.{i}.message.role`, ...
+pub const LLM_INPUT_MESSAGES: &str = "llm.input_messages";
+pub const LLM_OUTPUT_MESSAGES: &str = "llm.output_messages";
 
 pub const ALBEDO_TURN_NUMBER: &str = "albedo.turn.number";
 pub const ALBEDO_TURN_PROMPTED: &str = "albedo.turn.prompted";
@@ -59,6 +86,9 @@ pub const ALBEDO_TOOL_WITHIN: &str = "albedo.tool.within";
 pub const ALBEDO_TOOL_REFUSED: &str = "albedo.tool.refused";
 pub const ALBEDO_TOOL_TIMED_OUT: &str = "albedo.tool.timed_out";
 pub const ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS: &str = "albedo.chat.time_to_first_token_ms";
+/// With message capture on: the oldest messages left out of `gen_ai.input.messages` to keep
+/// it under the attribute length limit.
+pub const ALBEDO_CHAT_INPUT_MESSAGES_DROPPED: &str = "albedo.chat.input_messages_dropped";
 /// The span was still open when its turn or session ended; its end is when that happened.
 pub const ALBEDO_UNFINISHED: &str = "albedo.unfinished";
 /// The span stands for a call that was only ever named as another call's `within`.
@@ -70,8 +100,15 @@ pub const ALBEDO_STOP_REPLY: &str = "albedo.stop.reply";
 
 /// Span event: the model ended its turn without a tool call (`stopping`).
 pub const EVENT_STOPPING: &str = "albedo.stopping";
-/// Span event: the first token of a model response arrived.
-pub const EVENT_FIRST_TOKEN: &str = "gen_ai.first_token";
+/// Span event: the first token of a model response arrived. No convention defines an event
+/// for it (the GenAI one is the attribute `gen_ai.response.time_to_first_chunk`), so it is
+/// albedo's own; it was `gen_ai.first_token` before.
+pub const EVENT_FIRST_TOKEN: &str = "albedo.first_token";
+
+/// Values of `gen_ai.tool.type` (R:382-392: `function` is run by the client, here the agent's
+/// harness, with arguments the model chose; `extension` calls out to an external service).
+pub const TOOL_TYPE_FUNCTION: &str = "function";
+pub const TOOL_TYPE_EXTENSION: &str = "extension";
 
 /// Values of `gen_ai.operation.name`.
 pub const OP_INVOKE_AGENT: &str = "invoke_agent";
@@ -96,15 +133,24 @@ pub const ALL: &[&str] = &[
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
     GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+    GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
     GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
     GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+    GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+    GEN_AI_TOOL_TYPE,
+    GEN_AI_SYSTEM_INSTRUCTIONS,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OUTPUT_MESSAGES,
     SESSION_ID,
     PROCESS_EXIT_CODE,
+    PROCESS_EXECUTABLE_NAME,
     ERROR_TYPE,
     OPENINFERENCE_SPAN_KIND,
     INPUT_VALUE,
     OUTPUT_VALUE,
     TOOL_NAME,
+    TOOL_PARAMETERS,
+    AGENT_NAME,
     LLM_MODEL_NAME,
     LLM_PROVIDER,
     LLM_TOKEN_COUNT_PROMPT,
@@ -130,9 +176,161 @@ pub const ALL: &[&str] = &[
     ALBEDO_TOOL_REFUSED,
     ALBEDO_TOOL_TIMED_OUT,
     ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS,
+    ALBEDO_CHAT_INPUT_MESSAGES_DROPPED,
     ALBEDO_UNFINISHED,
     ALBEDO_SYNTHESIZED,
     ALBEDO_TIMING_CLAMPED,
     ALBEDO_STOP_HELD,
     ALBEDO_STOP_REPLY,
 ];
+
+/// Every `gen_ai.*`, `llm.*`, `openinference.*` and other convention name emitted, with where
+/// it is defined (see the module's sources). `{i}` and `{k}` stand for any index. A test runs
+/// varied streams through the assembly and fails on a name of those namespaces not here.
+pub const CHECKED: &[(&str, &str)] = &[
+    (
+        GEN_AI_OPERATION_NAME,
+        "GENAI R:488; Required on every span (S:24)",
+    ),
+    (
+        GEN_AI_AGENT_NAME,
+        "GENAI R:352; invoke_agent S:65, execute_tool S:149",
+    ),
+    (
+        GEN_AI_CONVERSATION_ID,
+        "GENAI R:325; invoke_agent S:112, inference S:237",
+    ),
+    (GEN_AI_TOOL_NAME, "GENAI R:367; execute_tool Required"),
+    (GEN_AI_TOOL_CALL_ID, "GENAI R:372"),
+    (
+        GEN_AI_TOOL_CALL_ARGUMENTS,
+        "GENAI R:393 (Opt-In on execute_tool)",
+    ),
+    (
+        GEN_AI_TOOL_CALL_RESULT,
+        "GENAI R:413 (Opt-In on execute_tool)",
+    ),
+    (GEN_AI_TOOL_TYPE, "GENAI R:382; execute_tool S:146, S:606"),
+    (
+        GEN_AI_PROVIDER_NAME,
+        "GENAI R:3 (values R:6-76); inference Required",
+    ),
+    (GEN_AI_REQUEST_MODEL, "GENAI R:98"),
+    (GEN_AI_REQUEST_MAX_TOKENS, "GENAI R:103"),
+    (GEN_AI_RESPONSE_MODEL, "GENAI R:205"),
+    (GEN_AI_RESPONSE_ID, "GENAI R:200"),
+    (GEN_AI_RESPONSE_FINISH_REASONS, "GENAI R:210"),
+    (
+        GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+        "GENAI R:257 (double, seconds); inference S:221",
+    ),
+    (
+        GEN_AI_USAGE_INPUT_TOKENS,
+        "GENAI R:265 (includes cached tokens, R:269)",
+    ),
+    (GEN_AI_USAGE_OUTPUT_TOKENS, "GENAI R:294"),
+    (
+        GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+        "GENAI R:280; inference S:43",
+    ),
+    (
+        GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
+        "GENAI changelog.d/440.breaking.md:1 @b9449702 (rename); client-inference.md @024a4f94",
+    ),
+    (
+        GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+        "GENAI R:287 @fe5608e (deprecated by #440; kept for now)",
+    ),
+    (
+        GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+        "GENAI R:304; inference S:224",
+    ),
+    (
+        GEN_AI_SYSTEM_INSTRUCTIONS,
+        "GENAI R:718, schema gen-ai-system-instructions.json",
+    ),
+    (
+        GEN_AI_INPUT_MESSAGES,
+        "GENAI R:760, schema gen-ai-input-messages.json",
+    ),
+    (
+        GEN_AI_OUTPUT_MESSAGES,
+        "GENAI R:814, schema gen-ai-output-messages.json",
+    ),
+    (SESSION_ID, "SEMCONV model/session/registry.yaml:4; OI :258"),
+    (PROCESS_EXIT_CODE, "SEMCONV model/process/registry.yaml:216"),
+    (
+        PROCESS_EXECUTABLE_NAME,
+        "SEMCONV model/process/registry.yaml:76",
+    ),
+    (
+        ERROR_TYPE,
+        "SEMCONV model/error/registry.yaml:8; GenAI spans S:3",
+    ),
+    (OPENINFERENCE_SPAN_KIND, "OI :256"),
+    (INPUT_VALUE, "OI :25"),
+    (OUTPUT_VALUE, "OI :19"),
+    (TOOL_NAME, "OI :225"),
+    (TOOL_PARAMETERS, "OI :233"),
+    (AGENT_NAME, "OI :266"),
+    (LLM_MODEL_NAME, "OI :62"),
+    (LLM_PROVIDER, "OI :78 (values :597-613)"),
+    (LLM_TOKEN_COUNT_PROMPT, "OI :122"),
+    (LLM_TOKEN_COUNT_COMPLETION, "OI :110"),
+    (LLM_TOKEN_COUNT_TOTAL, "OI :148"),
+    (LLM_TOKEN_COUNT_CACHE_READ, "OI :140"),
+    (LLM_TOKEN_COUNT_CACHE_WRITE, "OI :144"),
+    (LLM_TOKEN_COUNT_REASONING, "OI :118"),
+    ("llm.input_messages.{i}.message.role", "OI :54 + :326"),
+    ("llm.input_messages.{i}.message.content", "OI :54 + :330"),
+    (
+        "llm.input_messages.{i}.message.tool_call_id",
+        "OI :54 + :359",
+    ),
+    (
+        "llm.input_messages.{i}.message.tool_calls.{k}.tool_call.id",
+        "OI :54 + :344 + :510",
+    ),
+    (
+        "llm.input_messages.{i}.message.tool_calls.{k}.tool_call.function.name",
+        "OI :54 + :344 + :514",
+    ),
+    (
+        "llm.input_messages.{i}.message.tool_calls.{k}.tool_call.function.arguments",
+        "OI :54 + :344 + :518",
+    ),
+    ("llm.output_messages.{i}.message.role", "OI :58 + :326"),
+    ("llm.output_messages.{i}.message.content", "OI :58 + :330"),
+    (
+        "llm.output_messages.{i}.message.tool_call_id",
+        "OI :58 + :359",
+    ),
+    (
+        "llm.output_messages.{i}.message.tool_calls.{k}.tool_call.id",
+        "OI :58 + :344 + :510",
+    ),
+    (
+        "llm.output_messages.{i}.message.tool_calls.{k}.tool_call.function.name",
+        "OI :58 + :344 + :514",
+    ),
+    (
+        "llm.output_messages.{i}.message.tool_calls.{k}.tool_call.function.arguments",
+        "OI :58 + :344 + :518",
+    ),
+];
+
+/// `name` with every run of digits between dots made `{i}` (the first) or `{k}` (the second),
+/// the form [`CHECKED`] lists flattened names in.
+pub fn pattern(name: &str) -> String {
+    let mut out = Vec::new();
+    let mut indices = 0;
+    for part in name.split('.') {
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push(if indices == 0 { "{i}" } else { "{k}" });
+            indices += 1;
+        } else {
+            out.push(part);
+        }
+    }
+    out.join(".")
+}

@@ -106,7 +106,11 @@ impl SessionTable {
                 let history = self.ended.remove(sid).unwrap_or_default();
                 let id: Arc<str> = config.policy.label(sid).into();
                 let session = Session {
-                    attrs: SessionAttrs { id },
+                    attrs: SessionAttrs {
+                        trace_session: id.clone(),
+                        id,
+                        agent: config.policy.name(&config.default_agent),
+                    },
                     agent: None,
                     model: None,
                     workspace: None,
@@ -135,7 +139,20 @@ impl SessionTable {
         config: &AssembleConfig,
         out: &mut Output,
     ) {
+        // A child's traces belong to the session at the top of its chain of parents.
+        let trace_session = info.parent.as_ref().map(|p| {
+            self.sessions
+                .get(p.session.as_ref())
+                .map(|parent| parent.attrs.trace_session.clone())
+                .unwrap_or_else(|| config.policy.label(&p.session).into())
+        });
         let s = self.ensure(sid, config, out);
+        if let Some(t) = trace_session {
+            s.attrs.trace_session = t;
+        }
+        if let Some(a) = info.agent.as_deref() {
+            s.attrs.agent = config.policy.name(a);
+        }
         s.agent = info.agent.as_deref().map(str::to_string).or(s.agent.take());
         s.model = info.model.as_deref().map(str::to_string).or(s.model.take());
         s.workspace = info

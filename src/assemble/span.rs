@@ -39,6 +39,8 @@ pub enum Value {
     Shared(Arc<str>),
     Static(&'static str),
     Int(i64),
+    /// A measure in seconds (`gen_ai.response.time_to_first_chunk`).
+    Double(f64),
     Bool(bool),
     StrList(Arc<[Arc<str>]>),
 }

@@ -157,6 +157,9 @@ impl TurnMut<'_> {
     /// `stopping`: an event on the turn's root.
     pub(super) fn stopping(&mut self, at_ms: u64, reply: &str, held: u32, policy: &ContentPolicy) {
         self.turn.touch(at_ms);
+        if policy.capture_messages {
+            self.turn.summary.reply = Some(policy.content(reply));
+        }
         self.turn
             .summary
             .events

@@ -202,6 +202,13 @@ struct WireRequest<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     messages: Option<Json<'a>>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "borrow_raw",
+        skip_serializing_if = "Option::is_none"
+    )]
+    system: Option<Json<'a>>,
 }
 
 #[derive(Deserialize, Serialize, Default)]
@@ -310,6 +317,7 @@ impl<'a> Wire<'a> {
                         provider: request.provider,
                         max_tokens: request.max_tokens,
                         messages: request.messages,
+                        system: request.system,
                     },
                     response: self.response.map(|r| Response {
                         id: r.id,
@@ -383,6 +391,7 @@ impl<'a> Wire<'a> {
                     provider: rb_opt(&c.request.provider),
                     max_tokens: c.request.max_tokens,
                     messages: bj(&c.request.messages),
+                    system: bj(&c.request.system),
                 });
                 w.response = c.response.as_ref().map(|r| WireResponse {
                     id: rb_opt(&r.id),

@@ -153,7 +153,11 @@ pub struct Request<'a> {
     pub model: Cow<'a, str>,
     pub provider: Option<Cow<'a, str>>,
     pub max_tokens: Option<u64>,
+    /// The conversation sent, in the provider's shape (Anthropic's or OpenAI's `messages`).
     pub messages: Option<Json<'a>>,
+    /// System instructions sent apart from the messages (Anthropic's `system`): a string or
+    /// a list of text blocks.
+    pub system: Option<Json<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -321,6 +325,7 @@ impl Record<'_> {
                     provider: owned_opt(c.request.provider),
                     max_tokens: c.request.max_tokens,
                     messages: owned_json(c.request.messages),
+                    system: owned_json(c.request.system),
                 },
                 response: c.response.map(|r| Response {
                     id: owned_opt(r.id),
@@ -394,6 +399,7 @@ impl CallSent<'_> {
                 provider: rb_opt(&self.request.provider),
                 max_tokens: self.request.max_tokens,
                 messages: self.request.messages.as_ref().map(Json::reborrow),
+                system: self.request.system.as_ref().map(Json::reborrow),
             },
             response: self.response.as_ref().map(|r| Response {
                 id: rb_opt(&r.id),

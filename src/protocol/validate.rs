@@ -53,6 +53,7 @@ pub fn validate(record: &Record<'_>) -> Result<(), Invalid> {
         }
         Event::CallSent(c) => {
             shallow(c.request.messages.as_ref(), "request.messages")?;
+            shallow(c.request.system.as_ref(), "request.system")?;
             if let Some(r) = &c.response {
                 shallow(r.content.as_ref(), "response.content")?;
             }
@@ -192,6 +193,7 @@ mod tests {
                 provider: None,
                 max_tokens: None,
                 messages: Some(deep),
+                system: None,
             },
             response: None,
             usage: Usage::default(),

@@ -108,6 +108,7 @@ pub fn check_invariants(spans: &[FlatSpan]) -> usize {
         .collect();
     assert_eq!(ids.len(), spans.len(), "every span arrives exactly once");
     let mut roots = 0;
+    let mut trace_session: HashMap<Vec<u8>, String> = HashMap::new();
     for s in spans {
         assert_eq!(s.span.trace_id.len(), 16, "{}", s.span.name);
         assert_eq!(s.span.span_id.len(), 8, "{}", s.span.name);
@@ -128,9 +129,20 @@ pub fn check_invariants(spans: &[FlatSpan]) -> usize {
         let sid = s
             .attr("session.id")
             .unwrap_or_else(|| panic!("{} has no session.id", s.span.name));
+        assert!(
+            s.attr("gen_ai.conversation.id").is_some(),
+            "{} has no gen_ai.conversation.id",
+            s.span.name
+        );
+        // A viewer that groups by session files a trace under the session.id it reads
+        // first, so one trace must carry one session.id, sub-agents' spans included.
+        let first = trace_session
+            .entry(s.span.trace_id.clone())
+            .or_insert_with(|| sid.clone());
         assert_eq!(
-            s.attr("gen_ai.conversation.id").as_deref(),
-            Some(sid.as_str())
+            *first, sid,
+            "{}: two session.id values in one trace",
+            s.span.name
         );
     }
     roots

@@ -116,7 +116,7 @@ impl State {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
             || (spread > 0
-                && nth.is_multiple_of(spread)
+                && nth % spread == spread - 1
                 && self
                     .refuse_spread_left
                     .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -399,7 +399,7 @@ impl Receiver {
         self.state.refuse_next.store(n, Ordering::SeqCst);
     }
 
-    /// Refuses (503 / UNAVAILABLE) one request in `every`, `times` times in all, so that
+    /// Refuses (503 / UNAVAILABLE) the last of every `every` requests, `times` times in all, so that
     /// refusals come between requests that get through.
     pub fn refuse_spread(&self, every: u64, times: u64) {
         self.state.refuse_spread_left.store(times, Ordering::SeqCst);

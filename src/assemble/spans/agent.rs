@@ -6,7 +6,7 @@ use crate::assemble::semconv::*;
 use crate::assemble::span::{ms_to_ns, Attr, Span, SpanEvent, SpanKind, SpanLink, Value};
 
 /// Attributes a root span carries, at most (so its list never grows).
-const TURN_ATTRS: usize = 22;
+const TURN_ATTRS: usize = 24;
 
 /// Everything the turn's root span reports, gathered while the turn ran.
 #[derive(Debug, Default, Clone)]
@@ -14,6 +14,8 @@ pub(crate) struct TurnSummary {
     pub number: u64,
     pub prompted: bool,
     pub prompt: Option<String>,
+    /// The last stop reply, with message capture on: the turn's output.
+    pub reply: Option<String>,
     pub tool_calls: u64,
     pub model_calls: u64,
     pub input_tokens: u64,
@@ -54,6 +56,7 @@ pub(crate) fn turn_span(
         TURN_ATTRS,
     );
     span.push(GEN_AI_OPERATION_NAME, Value::Static(OP_INVOKE_AGENT));
+    span.push(AGENT_NAME, Value::Shared(agent_name.clone()));
     span.push(GEN_AI_AGENT_NAME, Value::Shared(agent_name));
     session_attrs(&mut span, session);
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("AGENT"));
@@ -89,6 +92,10 @@ pub(crate) fn turn_span(
     }
     if let Some(p) = summary.prompt {
         span.push(INPUT_VALUE, Value::Str(p));
+    }
+    // What Phoenix's session view shows as each turn's output.
+    if let Some(r) = summary.reply {
+        span.push(OUTPUT_VALUE, Value::Str(r));
     }
     span.events = summary.events;
     span.links.extend(summary.link);

@@ -11,7 +11,7 @@ use crate::assemble::span::{ms_to_ns, Span, SpanEvent, SpanKind, Status, Value};
 use crate::protocol::CallSent;
 
 /// Attributes a chat span carries, at most (so its list never grows).
-const CHAT_ATTRS: usize = 30;
+const CHAT_ATTRS: usize = 32;
 
 #[derive(Deserialize)]
 struct ErrorShape {
@@ -40,6 +40,20 @@ fn infer_provider(model: &str) -> Option<&'static str> {
     }
 }
 
+/// OpenInference's name for a provider (`llm.provider`, OI :597-613), where it differs from
+/// the GenAI one (`gen_ai.provider.name`, R:6-76).
+fn openinference_provider(genai: &str) -> Option<&'static str> {
+    Some(match genai {
+        "gcp.gemini" | "gcp.vertex_ai" | "gcp.gen_ai" => "google",
+        "mistral_ai" => "mistralai",
+        "azure.ai.inference" | "azure.ai.openai" => "azure",
+        "aws.bedrock" => "aws",
+        "x_ai" => "xai",
+        "moonshot_ai" => "moonshot",
+        _ => return None,
+    })
+}
+
 /// A `chat` span for one model call.
 pub(crate) fn chat_span(
     place: Place,
@@ -63,7 +77,8 @@ pub(crate) fn chat_span(
         None => infer_provider(&c.request.model).map(Value::Static),
     };
     if let Some(p) = provider {
-        span.push(LLM_PROVIDER, p.clone());
+        let oi = p.as_str().and_then(openinference_provider);
+        span.push(LLM_PROVIDER, oi.map_or_else(|| p.clone(), Value::Static));
         span.push(GEN_AI_PROVIDER_NAME, p);
     }
     span.push(LLM_MODEL_NAME, Value::Shared(model.clone()));
@@ -96,6 +111,10 @@ pub(crate) fn chat_span(
         int(u.cache_read_tokens),
     );
     span.push(
+        GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
+        int(u.cache_write_tokens),
+    );
+    span.push(
         GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
         int(u.cache_write_tokens),
     );
@@ -112,10 +131,13 @@ pub(crate) fn chat_span(
         span.push(LLM_TOKEN_COUNT_REASONING, int(r));
     }
     if let Some(first) = c.first_token_ms {
+        let wait_ms = first.saturating_sub(c.started_ms);
+        // Seconds, as a double (R:257); the exact milliseconds stay beside it.
         span.push(
-            ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS,
-            int(first.saturating_sub(c.started_ms)),
+            GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+            Value::Double(wait_ms as f64 / 1000.0),
         );
+        span.push(ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS, int(wait_ms));
         span.events.push(SpanEvent {
             name: EVENT_FIRST_TOKEN,
             time_ns: ms_to_ns(first),
@@ -123,12 +145,7 @@ pub(crate) fn chat_span(
         });
     }
     if policy.capture_messages {
-        if let Some(m) = &c.request.messages {
-            span.push(INPUT_VALUE, Value::Str(policy.content(m.get())));
-        }
-        if let Some(content) = c.response.as_ref().and_then(|r| r.content.as_ref()) {
-            span.push(OUTPUT_VALUE, Value::Str(policy.content(content.get())));
-        }
+        super::messages::push(&mut span, c, policy);
     }
     if clamped {
         span.push(ALBEDO_TIMING_CLAMPED, Value::Bool(true));

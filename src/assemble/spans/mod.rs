@@ -8,10 +8,13 @@
 
 mod agent;
 mod chat;
+mod messages;
 mod tool;
 
 pub(crate) use agent::{stopping_event, turn_span, AgentInfo, TurnSummary};
 pub(crate) use chat::chat_span;
+#[cfg(test)]
+pub(crate) use tool::executable;
 pub(crate) use tool::ToolSpan;
 
 use std::sync::Arc;
@@ -30,7 +33,15 @@ pub(crate) struct Place {
 /// What every span of a session carries.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionAttrs {
+    /// The session's own id: `gen_ai.conversation.id`, this agent's conversation.
     pub id: Arc<str>,
+    /// The session its traces belong to, `session.id`: its own id, or for a sub-agent that of
+    /// the top session that spawned it. Viewers that group traces by `session.id` (Phoenix,
+    /// Langfuse) then list every turn of a session, sub-agents' work included, under that
+    /// session; and Phoenix files a whole trace under the first `session.id` it reads in it.
+    pub trace_session: Arc<str>,
+    /// The agent's name, for `gen_ai.agent.name` on its tool spans.
+    pub agent: Arc<str>,
 }
 
 /// A span of `kind` at `place`, with room for `attrs` attributes.
@@ -59,7 +70,7 @@ pub(super) fn base(
 
 pub(super) fn session_attrs(span: &mut Span, s: &SessionAttrs) {
     span.push(GEN_AI_CONVERSATION_ID, Value::Shared(s.id.clone()));
-    span.push(SESSION_ID, Value::Shared(s.id.clone()));
+    span.push(SESSION_ID, Value::Shared(s.trace_session.clone()));
 }
 
 pub(super) fn int(n: u64) -> Value {

@@ -8,6 +8,7 @@ use crate::testing::check_tree;
 mod bounds;
 mod ids;
 mod repairs;
+mod semconv;
 mod trees;
 
 fn run_with(config: AssembleConfig, lines: &[&str]) -> Output {

@@ -136,6 +136,11 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
     assert!(str_attr(tool, OUTPUT_VALUE).unwrap().ends_with('…'));
     let chat = &out.spans[1];
     assert_eq!(chat.attr(INPUT_VALUE), None, "messages need an opt-in");
+    assert_eq!(
+        chat.attr(GEN_AI_OUTPUT_MESSAGES),
+        None,
+        "messages need an opt-in"
+    );
     let root = &out.spans[2];
     assert_eq!(root.attr(INPUT_VALUE), None);
     assert_eq!(
@@ -161,8 +166,14 @@ fn content_policy_scrubs_truncates_and_opts_in_to_messages() {
     );
     assert_eq!(out.spans[0].attr(OUTPUT_VALUE), None);
     assert_eq!(
-        str_attr(&out.spans[1], OUTPUT_VALUE),
-        Some(r#"[{"type":"text","text":"hello"}]"#)
+        str_attr(&out.spans[1], GEN_AI_OUTPUT_MESSAGES),
+        Some(
+            r#"[{"role":"assistant","parts":[{"type":"text","content":"hello"}],"finish_reason":"stop"}]"#
+        )
+    );
+    assert_eq!(
+        str_attr(&out.spans[1], "llm.output_messages.0.message.content"),
+        Some("hello")
     );
     assert_eq!(
         str_attr(&out.spans[2], INPUT_VALUE),

@@ -218,12 +218,17 @@ fn a_child_session_nests_under_the_spawn_call_in_the_parent_trace() {
         assert_eq!(t.trace_id, spawn.trace_id, "in the parent's trace");
         assert_eq!(t.parent_span_id, Some(spawn.span_id));
         assert_eq!(str_attr(t, ALBEDO_PARENT_SESSION), Some("p"));
-        assert_eq!(str_attr(t, SESSION_ID), Some("kid"));
+        // Grouped with the session that spawned it; its own conversation kept apart.
+        assert_eq!(str_attr(t, SESSION_ID), Some("p"));
+        assert_eq!(str_attr(t, GEN_AI_CONVERSATION_ID), Some("kid"));
     }
     assert_ne!(kid_turns[0].span_id, kid_turns[1].span_id);
     assert_eq!(kid_turns[1].links[0].span_id, kid_turns[0].span_id);
     let k1 = by_name(&out, "execute_tool run");
     assert_eq!(k1.parent_span_id, Some(kid_turns[0].span_id));
+    assert_eq!(str_attr(k1, SESSION_ID), Some("p"));
+    assert_eq!(str_attr(k1, GEN_AI_CONVERSATION_ID), Some("kid"));
+    assert_eq!(str_attr(k1, GEN_AI_AGENT_NAME), Some("helper"));
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn value(v: &Value) -> AnyValue {
         Value::Shared(s) => any_value::Value::StringValue(s.to_string()),
         Value::Static(s) => any_value::Value::StringValue((*s).to_string()),
         Value::Int(i) => any_value::Value::IntValue(*i),
+        Value::Double(d) => any_value::Value::DoubleValue(*d),
         Value::Bool(b) => any_value::Value::BoolValue(*b),
         Value::StrList(l) => any_value::Value::ArrayValue(ArrayValue {
             values: l

@@ -64,6 +64,7 @@ mod field {
         pub const STRING_VALUE: u32 = 1;
         pub const BOOL_VALUE: u32 = 2;
         pub const INT_VALUE: u32 = 3;
+        pub const DOUBLE_VALUE: u32 = 4;
         pub const ARRAY_VALUE: u32 = 5;
     }
     pub mod array_value {
@@ -142,6 +143,7 @@ fn any_value_len(v: &Value) -> usize {
     match v {
         Value::Int(i) => key_len(any_value::INT_VALUE) + encoded_len_varint(*i as u64),
         Value::Bool(_) => key_len(any_value::BOOL_VALUE) + 1,
+        Value::Double(_) => key_len(any_value::DOUBLE_VALUE) + 8,
         Value::StrList(list) => len_field(any_value::ARRAY_VALUE, string_list_len(list)),
         other => len_field(any_value::STRING_VALUE, other.as_str().map_or(0, str::len)),
     }
@@ -156,6 +158,10 @@ fn put_any_value(v: &Value, buf: &mut Vec<u8>) {
         Value::Bool(b) => {
             encode_key(any_value::BOOL_VALUE, WireType::Varint, buf);
             buf.push(u8::from(*b));
+        }
+        Value::Double(d) => {
+            encode_key(any_value::DOUBLE_VALUE, WireType::SixtyFourBit, buf);
+            buf.extend_from_slice(&d.to_le_bytes());
         }
         Value::StrList(list) => {
             put_len(any_value::ARRAY_VALUE, string_list_len(list), buf);

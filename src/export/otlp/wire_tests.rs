@@ -113,6 +113,14 @@ fn the_same_bytes_as_prost_at_the_edges() {
             value: Value::Bool(false),
         },
         Attr {
+            key: "d",
+            value: Value::Double(0.0),
+        },
+        Attr {
+            key: "d2",
+            value: Value::Double(-1.25),
+        },
+        Attr {
             key: "l",
             value: Value::StrList(Arc::from([Arc::from("a"), Arc::from("")])),
         },
@@ -137,7 +145,7 @@ fn the_same_bytes_as_prost_at_the_edges() {
 }
 
 const KEYS: &[&str] = &["", "k", "gen_ai.usage.input_tokens", "ключ"];
-const EVENT_NAMES: &[&str] = &["", "albedo.stopping", "gen_ai.first_token"];
+const EVENT_NAMES: &[&str] = &["", "albedo.stopping", "albedo.first_token"];
 
 fn value() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -146,6 +154,7 @@ fn value() -> impl Strategy<Value = Value> {
         prop::sample::select(KEYS).prop_map(Value::Static),
         any::<i64>().prop_map(Value::Int),
         any::<bool>().prop_map(Value::Bool),
+        any::<f64>().prop_map(Value::Double),
         prop::collection::vec(any::<String>(), 0..4)
             .prop_map(|v| Value::StrList(v.into_iter().map(Arc::from).collect())),
     ]

@@ -32,6 +32,7 @@ pub(super) fn call_sent(c: ModelCall) -> CallSent<'static> {
             provider: Some(Cow::Borrowed("anthropic")),
             max_tokens: c.max_tokens,
             messages: None,
+            system: None,
         },
         response: Some(Response {
             id: Some(Cow::Owned(c.id)),
