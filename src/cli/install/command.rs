@@ -1,0 +1,107 @@
+//! The hook command `install` writes, and reading one back: quoting paths for the shell,
+//! and finding the program in a command an older install (or a user) wrote.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+pub(super) fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=,@%+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The hook command: `albedo-otel-hook` from this binary's folder when it is there (it starts
+/// in half the time: see docs/performance.md), else this binary's `hook`, with the
+/// configuration file and the journal folder. albedo runs hooks with a clean environment,
+/// perhaps without `HOME`, so both are named, not left to defaults.
+pub(super) fn command(config: &Path, hook_dir: &Path) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let small = exe.with_file_name(HOOK_BIN);
+    let mut parts = Vec::new();
+    if small.is_file() {
+        parts.push(shell_quote(&small.to_string_lossy()));
+    } else {
+        parts.push(shell_quote(&exe.to_string_lossy()));
+        parts.push("hook".into());
+    }
+    parts.push("--config".into());
+    parts.push(shell_quote(&config.to_string_lossy()));
+    parts.push("--hook-dir".into());
+    parts.push(shell_quote(&hook_dir.to_string_lossy()));
+    Ok(parts.join(" "))
+}
+
+/// The words of a command as `shell_quote` writes them (and as older installs did, with
+/// `NAME=value` settings first): enough to find the program and its first argument.
+pub(super) fn words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let (mut in_quote, mut any) = (false, false);
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_quote = !in_quote;
+                any = true;
+            }
+            '\\' if !in_quote => {
+                word.extend(chars.next());
+                any = true;
+            }
+            c if c.is_whitespace() && !in_quote => {
+                if any {
+                    out.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(word);
+    }
+    out
+}
+
+/// The program a hook command runs, past any `NAME=value` settings before it.
+pub fn program(command: &str) -> Option<(String, Vec<String>)> {
+    let mut w = words(command)
+        .into_iter()
+        .skip_while(|w| w.contains('=') && !w.starts_with('/'));
+    let program = w.next()?;
+    Some((program, w.collect()))
+}
+
+/// The small hook executable `cargo install` puts beside `albedo-otel`.
+pub(super) const HOOK_BIN: &str = "albedo-otel-hook";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_odd_paths_whole() {
+        assert_eq!(shell_quote("/usr/bin/albedo-otel"), "/usr/bin/albedo-otel");
+        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+        let command = format!(
+            "{} --config {}",
+            shell_quote("/a b/it's"),
+            shell_quote("/c d")
+        );
+        assert_eq!(words(&command), ["/a b/it's", "--config", "/c d"]);
+        assert_eq!(
+            program("OTEL_EXPORTER_OTLP_ENDPOINT=http://x:4317 /bin/albedo-otel-hook"),
+            Some(("/bin/albedo-otel-hook".into(), vec![]))
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! `install` and `uninstall`: albedo-otel's command hook in Claude Code's `settings.json` or in
+//! albedo's `$ALBEDO_HOME/hooks.json` (the same format).
+//!
+//! The settings in force when `install` runs (flags and environment, headers included) are
+//! written into the configuration file, and the hook command names that file: hosts strip the
+//! environment from hooks (Claude Code removes every `OTEL_*`; albedo runs them with a clean
+//! one), and a settings file may be committed, so the command carries no secret and no
+//! setting, only where the file and the journals are.
+//!
+//! Every other hook, and every other setting, is kept as it was (key order included); a copy
+//! of the file is written next to it before it changes; running `install` twice leaves the same
+//! file as once; `uninstall` removes our entries and nothing else.
+
+mod command;
+mod settings;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+
+use command::command;
+pub use command::program;
+pub use settings::installed_commands;
+use settings::{add_ours, load, remove_ours, save};
+
+use super::{process_env, ExportArgs};
+use albedo_otel::config::{self, edit, mask, snapshot};
+
+#[derive(Args)]
+pub struct Target {
+    #[command(subcommand)]
+    host: Host,
+}
+
+#[derive(Subcommand)]
+enum Host {
+    /// Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json
+    ClaudeCode {
+        /// The user's settings, ~/.claude/settings.json
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// This project's settings, ./.claude/settings.json
+        #[arg(long)]
+        project: bool,
+        /// Another settings file
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["user", "project"])]
+        settings: Option<PathBuf>,
+        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<PathBuf>,
+        #[command(flatten)]
+        export: ExportArgs,
+    },
+    /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
+    Albedo {
+        /// albedo's home [env: ALBEDO_HOME]
+        #[arg(long, value_name = "DIR")]
+        albedo_home: Option<PathBuf>,
+        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
+        #[arg(long, value_name = "DIR")]
+        hook_dir: Option<PathBuf>,
+        #[command(flatten)]
+        export: ExportArgs,
+    },
+}
+
+/// Claude Code's events that make a trace.
+const CLAUDE_CODE_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+];
+/// The events albedo's `hooks` extension runs command hooks for.
+const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
+/// Events that match on the tool name.
+const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+impl Target {
+    fn export(&self) -> &ExportArgs {
+        match &self.host {
+            Host::ClaudeCode { export, .. } | Host::Albedo { export, .. } => export,
+        }
+    }
+
+    fn hook_dir_flag(&self) -> Option<PathBuf> {
+        match &self.host {
+            Host::ClaudeCode { hook_dir, .. } | Host::Albedo { hook_dir, .. } => hook_dir.clone(),
+        }
+    }
+
+    /// The configuration file this install's hooks use: `--config`, else, for a project's
+    /// settings (which people commit), a file of that project's own outside it, else the
+    /// user's file.
+    fn config_file(&self) -> Result<PathBuf> {
+        let overrides = self.export().overrides(None);
+        let user = config::config_path(&overrides, &process_env).context(
+            "no place for the configuration file: set --config, ALBEDO_OTEL_CONFIG, XDG_CONFIG_HOME or HOME",
+        )?;
+        if overrides.config.is_some() || process_env(config::env::ALBEDO_OTEL_CONFIG).is_some() {
+            return Ok(user);
+        }
+        match &self.host {
+            Host::ClaudeCode { project: true, .. } => {
+                let root = std::env::current_dir()?;
+                let root = root.canonicalize().unwrap_or(root);
+                let name: String = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .take(40)
+                    .collect();
+                let hash = xxhash_rust::xxh3::xxh3_64(root.to_string_lossy().as_bytes());
+                Ok(user
+                    .with_file_name("projects")
+                    .join(format!("{name}-{hash:08x}.toml", hash = hash as u32)))
+            }
+            _ => Ok(user),
+        }
+    }
+
+    fn file_and_events(&self) -> Result<(PathBuf, &'static [&'static str])> {
+        Ok(match &self.host {
+            Host::ClaudeCode {
+                project, settings, ..
+            } => {
+                let file = match (settings, project) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".claude/settings.json"),
+                    (None, false) => {
+                        let home = std::env::var_os("HOME").context("HOME is not set")?;
+                        Path::new(&home).join(".claude/settings.json")
+                    }
+                };
+                (file, CLAUDE_CODE_EVENTS)
+            }
+            Host::Albedo { albedo_home, .. } => {
+                let home = albedo_home
+                    .clone()
+                    .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
+                    .context("set ALBEDO_HOME or --albedo-home")?;
+                (home.join("hooks.json"), ALBEDO_EVENTS)
+            }
+        })
+    }
+}
+
+pub fn install(target: &Target) -> Result<i32> {
+    let (file, events) = target.file_and_events()?;
+    let (before, mut settings) = load(&file)?;
+    // The settings in force now go into the configuration file first.
+    let export = target.export();
+    let overrides = export.overrides(None);
+    let config_file = target.config_file()?;
+    let taken = snapshot(&overrides, &process_env);
+    edit::write_snapshot(&config_file, &taken)?;
+    // They must resolve as the daemon will resolve them: a bad value is an error now.
+    let resolved = config::Settings::load(
+        &config::Overrides {
+            config: Some(config_file.clone()),
+            ..config::Overrides::default()
+        },
+        &|k| {
+            // The hook's environment, as Claude Code leaves it: no OTEL_*.
+            if k.starts_with("OTEL_") {
+                None
+            } else {
+                process_env(k)
+            }
+        },
+    )?;
+    let hook_dir = target
+        .hook_dir_flag()
+        .or_else(|| resolved.hooks.dir.clone())
+        .context("no folder for hook journals: set --hook-dir, XDG_STATE_HOME or HOME")?;
+    let written: Vec<String> = taken
+        .values
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .chain(
+            taken
+                .headers
+                .iter()
+                .map(|(k, v)| format!("otlp.headers.{k} = {}", mask(v))),
+        )
+        .collect();
+    if written.is_empty() {
+        println!(
+            "settings: none set in flags or the environment; {} keeps what it has (0600)",
+            config_file.display()
+        );
+    } else {
+        println!("settings written to {} (0600):", config_file.display());
+        for w in &written {
+            println!("  {w}");
+        }
+    }
+    if let Some(otlp) = &resolved.otlp {
+        println!(
+            "hooks export to {} ({})",
+            otlp.endpoint,
+            otlp.protocol.as_str()
+        );
+    }
+    remove_ours(&mut settings);
+    let command = command(&config_file, &hook_dir)?;
+    add_ours(&mut settings, events, &command)?;
+    let changed = save(&file, before.as_deref(), &settings)?;
+    println!(
+        "{} {}: `{command}` on {}",
+        if changed {
+            "installed in"
+        } else {
+            "already installed in"
+        },
+        file.display(),
+        events.join(", ")
+    );
+    Ok(0)
+}
+
+pub fn uninstall(target: &Target) -> Result<i32> {
+    let (file, _) = target.file_and_events()?;
+    let (before, mut settings) = load(&file)?;
+    let removed = remove_ours(&mut settings);
+    if removed == 0 {
+        println!("nothing to remove in {}", file.display());
+        return Ok(0);
+    }
+    save(&file, before.as_deref(), &settings)?;
+    println!(
+        "removed {removed} albedo-otel hooks from {}",
+        file.display()
+    );
+    Ok(0)
+}

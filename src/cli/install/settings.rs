@@ -1,0 +1,184 @@
+//! Our entries in a hooks file (`settings.json`, `hooks.json`): finding, adding and removing
+//! them while every other hook and setting stays as it was, and writing the file safely.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Map, Value};
+
+use super::command::{program, HOOK_BIN};
+use super::TOOL_EVENTS;
+
+pub(super) fn is_ours(hook: &Value) -> bool {
+    hook.get("command")
+        .and_then(Value::as_str)
+        .and_then(program)
+        .is_some_and(|(p, args)| {
+            p.ends_with(HOOK_BIN)
+                || (p.ends_with("albedo-otel") && args.first().is_some_and(|a| a == "hook"))
+        })
+}
+
+/// Removes our hooks from `settings`; returns how many. Groups and events we leave empty go
+/// too; anything the user left empty stays.
+pub(super) fn remove_ours(settings: &mut Map<String, Value>) -> usize {
+    let mut removed = 0;
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return 0;
+    };
+    hooks.retain(|_, groups| {
+        let Some(groups) = groups.as_array_mut() else {
+            return true;
+        };
+        let mut emptied = false;
+        groups.retain_mut(|group| {
+            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let before = list.len();
+            list.retain(|h| !is_ours(h));
+            let ours = before - list.len();
+            removed += ours;
+            let keep = ours == 0 || !list.is_empty();
+            emptied |= !keep;
+            keep
+        });
+        !(emptied && groups.is_empty())
+    });
+    if removed > 0 && hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    removed
+}
+
+pub(super) fn add_ours(
+    settings: &mut Map<String, Value>,
+    events: &[&str],
+    command: &str,
+) -> Result<()> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .context("`hooks` is not an object")?;
+    for event in events {
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .with_context(|| format!("`hooks.{event}` is not a list"))?;
+        let hook = json!({"type": "command", "command": command, "timeout": 10});
+        let group = if TOOL_EVENTS.contains(event) {
+            json!({"matcher": "*", "hooks": [hook]})
+        } else {
+            json!({"hooks": [hook]})
+        };
+        groups.push(group);
+    }
+    Ok(())
+}
+
+pub(super) fn load(file: &Path) -> Result<(Option<String>, Map<String, Value>)> {
+    match std::fs::read_to_string(file) {
+        Ok(text) if text.trim().is_empty() => Ok((Some(text), Map::new())),
+        Ok(text) => {
+            let v: Value = serde_json::from_str(&text).with_context(|| {
+                format!("{} is not valid JSON; not touching it", file.display())
+            })?;
+            match v {
+                Value::Object(m) => Ok((Some(text), m)),
+                _ => bail!("{} is not a JSON object; not touching it", file.display()),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, Map::new())),
+        Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+}
+
+pub(super) fn save(
+    file: &Path,
+    before: Option<&str>,
+    settings: &Map<String, Value>,
+) -> Result<bool> {
+    let mut text = serde_json::to_string_pretty(settings)?;
+    text.push('\n');
+    if before == Some(text.as_str()) {
+        return Ok(false);
+    }
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if let Some(old) = before {
+        let secs = albedo_otel::clock::unix_ms() / 1000;
+        let backup = file.with_file_name(format!(
+            "{}.albedo-otel-backup-{secs}",
+            file.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::write(&backup, old)
+            .with_context(|| format!("writing the backup {}", backup.display()))?;
+        println!("backup: {}", backup.display());
+    }
+    let tmp = file.with_extension("albedo-otel-tmp");
+    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("replacing {}", file.display()))?;
+    Ok(true)
+}
+
+/// Our hook commands in `file` (one per event, usually the same), for `doctor`.
+pub fn installed_commands(file: &Path) -> Vec<String> {
+    let Ok((_, settings)) = load(file) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|h| h.values())
+        .flat_map(|g| g.as_array().into_iter().flatten())
+        .flat_map(|g| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter(|h| is_ours(h))
+        .filter_map(|h| h.get("command").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::CLAUDE_CODE_EVENTS;
+    use super::*;
+
+    #[test]
+    fn others_hooks_survive_and_install_is_idempotent() {
+        let mut s: Map<String, Value> = serde_json::from_str(
+            r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"my-guard"}]}],"Stop":[{"hooks":[{"type":"command","command":"/opt/albedo-otel hook"},{"type":"command","command":"notify"}]}]}}"#,
+        )
+        .unwrap();
+        remove_ours(&mut s);
+        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        let once = serde_json::to_string(&s).unwrap();
+        remove_ours(&mut s);
+        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        assert_eq!(serde_json::to_string(&s).unwrap(), once, "idempotent");
+        assert!(once.contains("my-guard") && once.contains("notify"));
+        assert_eq!(
+            once.matches("albedo-otel hook").count(),
+            CLAUDE_CODE_EVENTS.len()
+        );
+        assert!(
+            once.starts_with(r#"{"model":"x","hooks""#),
+            "key order kept"
+        );
+        assert_eq!(remove_ours(&mut s), CLAUDE_CODE_EVENTS.len());
+        let after = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            after,
+            r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"my-guard"}]}],"Stop":[{"hooks":[{"type":"command","command":"notify"}]}]}}"#
+        );
+    }
+}
