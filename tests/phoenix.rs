@@ -184,6 +184,11 @@ fn with_messages(lines: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// An id as Phoenix's APIs spell it: lowercase hex.
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// What the exporter makes of `lines`: the spans Phoenix should show.
 fn assembled(lines: &[String], capture: bool) -> Vec<Span> {
     let d = ContentPolicy::default();
@@ -247,7 +252,6 @@ fn check_project(
 ) -> HashMap<String, J> {
     let rest = p.spans(project, expected.len());
     assert_eq!(rest.len(), expected.len(), "{project}: every span stored");
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let want: HashMap<String, &Span> = expected
         .iter()
         .map(|s| (hex(&s.span_id.to_bytes()), s))
@@ -390,13 +394,8 @@ fn phoenix_shows_turns_tools_model_calls_sessions_and_messages() {
         .iter()
         .find(|s| s.attr("gen_ai.response.id").and_then(|v| v.as_str()) == Some("msg_m1"))
         .unwrap();
-    let hex: String = m1
-        .span_id
-        .to_bytes()
-        .iter()
-        .map(|x| format!("{x:02x}"))
-        .collect();
-    let attrs: J = serde_json::from_str(spans[&hex]["attributes"].as_str().unwrap()).unwrap();
+    let id = hex(&m1.span_id.to_bytes());
+    let attrs: J = serde_json::from_str(spans[&id]["attributes"].as_str().unwrap()).unwrap();
     let input = &attrs["llm"]["input_messages"];
     assert_eq!(input[0]["message"]["role"], "system", "{attrs}");
     assert_eq!(

@@ -77,9 +77,7 @@ impl Adapter {
         else {
             return;
         };
-        if let Some(path) = p.agent_transcript_path.as_deref().filter(|p| !p.is_empty()) {
-            self.read_transcript(&child, path, transcripts, out);
-        }
+        self.read_transcript(&child, p.agent_transcript_path.as_deref(), transcripts, out);
         out.push(record(
             &child,
             Event::Stopping {

@@ -208,9 +208,7 @@ impl Adapter {
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
-            self.read_transcript(sid, path, transcripts, out);
-        }
+        self.read_transcript(sid, p.transcript_path.as_deref(), transcripts, out);
         let s = self.sessions.entry(sid.to_string()).or_default();
         out.push(record(
             sid,
@@ -237,9 +235,7 @@ impl Adapter {
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        if let Some(path) = p.transcript_path.as_deref().filter(|p| !p.is_empty()) {
-            self.read_transcript(sid, path, transcripts, out);
-        }
+        self.read_transcript(sid, p.transcript_path.as_deref(), transcripts, out);
         self.end_held(sid, out);
         out.push(record(sid, Event::Closed { at_ms }));
         if let Some(s) = self.sessions.remove(sid) {
@@ -268,13 +264,18 @@ impl Adapter {
         }
     }
 
+    /// The model calls `session`'s transcript at `path` has gained since the last read; a
+    /// payload without a path (or with an empty one) has nothing to read.
     fn read_transcript(
         &mut self,
         session: &str,
-        path: &str,
+        path: Option<&str>,
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
+        let Some(path) = path.filter(|p| !p.is_empty()) else {
+            return;
+        };
         let s = self.sessions.entry(session.to_string()).or_default();
         let bytes = transcripts.read_from(path, s.transcript.offset);
         s.transcript.feed(&bytes);
