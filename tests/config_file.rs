@@ -123,6 +123,16 @@ fn a_malformed_file_is_named_once_and_loses_nothing() {
         "logged once"
     );
     assert!(rx.spans().is_empty());
+    // Waiting payloads are not work: with the file still broken, the daemon goes idle and
+    // exits (it used to re-read the journal every 25 ms for as long as the file was broken).
+    wait_until(
+        Duration::from_secs(20),
+        "the daemon to exit while the file is broken",
+        || setup.daemon_log().contains("daemon done (Some(Idle))"),
+    );
+    assert!(!albedo_otel::sources::command_hooks::daemon::running(
+        &setup.hook_dir
+    ));
 
     config(&dir, "config.toml", &rx.grpc_url());
     setup.hook(r#"{"session_id":"waits","hook_event_name":"SessionEnd"}"#);
@@ -134,6 +144,65 @@ fn a_malformed_file_is_named_once_and_loses_nothing() {
         "both turns, journaled while the file was broken"
     );
     assert_eq!(check_invariants(&spans), 2);
+}
+
+/// `config set` makes the folders it creates private, and only those: a file named
+/// `$HOME/albedo.toml` used to make `$HOME` 0700. A `config.toml` that is a link into a
+/// dotfiles repository is written through, and stays a link.
+#[cfg(unix)]
+#[test]
+fn config_set_leaves_folders_it_did_not_make_alone_and_writes_through_links() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = temp_dir("config-set");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = home.join("albedo.toml");
+    let set = |file: &Path, key: &str, value: &str| {
+        let out = run_binary(
+            &["config", "set", key, value],
+            &[("ALBEDO_OTEL_CONFIG", file.to_str().unwrap())],
+            b"",
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    set(&file, "otlp.endpoint", "http://collector:4317");
+    assert_eq!(
+        mode(&home),
+        0o755,
+        "a folder it did not make keeps its mode"
+    );
+    assert_eq!(mode(&file), 0o600);
+    let made = home.join("new/albedo-otel/config.toml");
+    set(&made, "otlp.protocol", "grpc");
+    assert_eq!(
+        mode(&home.join("new")),
+        0o700,
+        "folders it makes are private"
+    );
+    assert_eq!(mode(&home.join("new/albedo-otel")), 0o700);
+
+    let real = dir.join("dotfiles/albedo.toml");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "# mine\n[otlp]\nendpoint = \"http://old:4317\"\n").unwrap();
+    let link = home.join("config.toml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    set(&link, "otlp.endpoint", "http://new:4317");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.starts_with("# mine") && text.contains("http://new:4317"),
+        "{text}"
+    );
+    assert_eq!(mode(&real), 0o600);
 }
 
 /// albedo runs command hooks with a clean environment: no HOME, no XDG_*, no OTEL_*. What

@@ -65,6 +65,18 @@ impl Exporter {
         (status, self.stderr())
     }
 
+    /// SIGTERM, as a host stopping the exporter sends; waits for the exit.
+    fn term(mut self) -> (ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let status = self.child.wait().unwrap();
+        (status, self.stderr())
+    }
+
     fn kill9(mut self) -> String {
         self.child.kill().unwrap(); // SIGKILL
         self.child.wait().unwrap();
@@ -506,4 +518,160 @@ fn several_in_flight_that_all_fail_are_all_counted() {
     );
     assert_eq!(lost, expected.spans(), "{stderr}");
     assert_eq!(summary_count(&stderr, " delivered"), 0, "{stderr}");
+}
+
+/// A collector that accepts connections, reads whatever is sent, and never answers.
+struct Silent {
+    port: u16,
+    received: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Silent {
+    fn start() -> Silent {
+        use std::sync::atomic::Ordering::Relaxed;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let received = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = {
+            let (received, stop) = (received.clone(), stop.clone());
+            std::thread::spawn(move || {
+                for conn in listener.incoming() {
+                    if stop.load(Relaxed) {
+                        return;
+                    }
+                    let Ok(mut conn) = conn else { continue };
+                    let received = received.clone();
+                    std::thread::spawn(move || {
+                        use std::io::Read;
+                        let mut buf = [0u8; 64 << 10];
+                        while let Ok(n) = conn.read(&mut buf) {
+                            if n == 0 {
+                                return;
+                            }
+                            received.fetch_add(n as u64, Relaxed);
+                        }
+                    });
+                }
+            })
+        };
+        Silent {
+            port,
+            received,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn received(&self) -> u64 {
+        self.received.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Stops listening, so that the port can be taken by a real receiver.
+    fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// SIGTERM while every export waits on a collector that never answers: the exports were
+/// waiting for their 10 s request timeout past the 5 s flush deadline, and every span was
+/// counted as lost although a spool was there. Now each unanswered batch is spooled before
+/// the deadline, the summary says so with nothing lost, and the next run delivers exactly
+/// those spans, once.
+fn sigterm_against_a_collector_that_never_answers(protocol: &str) {
+    let (lines, _) = stream(40);
+    let silent = Silent::start();
+    let endpoint = format!("http://127.0.0.1:{}", silent.port);
+    let spool = temp_dir("spool");
+    let args = run_args(protocol, &endpoint, "32", &["--batch-delay", "50ms"]);
+    let mut exporter = Exporter::start(&args, &spool);
+    exporter.write(&lines);
+    wait_until(Duration::from_secs(20), "exports to be in flight", || {
+        silent.received() > 16 << 10
+    });
+    let (status, stderr) = exporter.term();
+    let spans = summary_count(&stderr, " spans");
+    let spooled = summary_count(&stderr, " spooled to send later");
+    println!(
+        "| SIGTERM, collector never answers ({protocol}, spool) | {spans} | 0 | 0 | {} |",
+        summary_count(&stderr, " NOT delivered")
+    );
+    assert!(spans > 0, "{stderr}");
+    assert_eq!(spooled, spans, "every unanswered span is spooled: {stderr}");
+    assert!(!stderr.contains("NOT delivered"), "{stderr}");
+    assert!(!stderr.contains("still in flight"), "{stderr}");
+    assert!(
+        !stderr.contains("neither delivered nor spooled"),
+        "{stderr}"
+    );
+    assert_eq!(spooled_spans(&spool), spans, "the spool holds them");
+    assert!(status.success(), "{stderr}");
+
+    silent.stop();
+    let addr = format!("127.0.0.1:{}", endpoint.rsplit(':').next().unwrap());
+    let rx = if protocol == "grpc" {
+        Receiver::start_on(Some(addr.parse().unwrap()), None)
+    } else {
+        Receiver::start_on(None, Some(addr.parse().unwrap()))
+    };
+    let (status, stderr) = Exporter::start(&args, &spool).finish();
+    assert!(status.success(), "{stderr}");
+    let got = rx.spans();
+    let unique: HashSet<_> = got
+        .iter()
+        .map(|s| (s.span.trace_id.clone(), s.span.span_id.clone()))
+        .collect();
+    assert_eq!(got.len(), unique.len(), "no span twice");
+    assert_eq!(
+        got.len() as u64,
+        spans,
+        "the next run delivered them: {stderr}"
+    );
+    assert_eq!(spooled_spans(&spool), 0);
+}
+
+#[test]
+fn sigterm_against_a_grpc_collector_that_never_answers_spools_everything() {
+    sigterm_against_a_collector_that_never_answers("grpc");
+}
+
+#[test]
+fn sigterm_against_an_http_collector_that_never_answers_spools_everything() {
+    sigterm_against_a_collector_that_never_answers("http/protobuf");
+}
+
+/// The same without a spool: what was unanswered at the deadline is counted as not
+/// delivered, exactly, and nothing is left "in flight" for the summary to guess at.
+#[test]
+fn sigterm_without_a_spool_counts_the_unanswered_exactly() {
+    let (lines, _) = stream(40);
+    let silent = Silent::start();
+    let endpoint = format!("http://127.0.0.1:{}", silent.port);
+    let args = run_args(
+        "grpc",
+        &endpoint,
+        "32",
+        &["--batch-delay", "50ms", "--no-spool"],
+    );
+    let mut exporter = Exporter::start(&args, &temp_dir("spool"));
+    exporter.write(&lines);
+    wait_until(Duration::from_secs(20), "exports to be in flight", || {
+        silent.received() > 16 << 10
+    });
+    let (status, stderr) = exporter.term();
+    let spans = summary_count(&stderr, " spans");
+    assert!(spans > 0, "{stderr}");
+    assert_eq!(summary_count(&stderr, " NOT delivered"), spans, "{stderr}");
+    assert!(!stderr.contains("still in flight"), "{stderr}");
+    assert!(
+        stderr.contains("unanswered at the flush deadline"),
+        "{stderr}"
+    );
+    assert!(status.success(), "`run` exits 0 whatever it lost: {stderr}");
 }

@@ -345,6 +345,41 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
     assert!(setup.daemon_log().contains("is gone with a turn open"));
 }
 
+/// One variable that is not UTF-8 (a Latin-1 value in a shell profile) used to panic the hook
+/// (`std::env::vars`): exit 134 from `albedo-otel-hook`, 101 from `albedo-otel hook`, and
+/// every event lost. Both executables now journal every payload, and say which of our
+/// variables they had to leave out.
+#[cfg(unix)]
+#[test]
+fn a_variable_that_is_not_utf8_loses_nothing() {
+    use std::os::unix::ffi::OsStringExt;
+    let latin1 = |b: &[u8]| std::ffi::OsString::from_vec(b.to_vec());
+    let extra = [
+        ("X".into(), latin1(b"caf\xe9")),
+        (latin1(b"CAF\xc9"), "1".into()),
+        ("OTEL_RESOURCE_ATTRIBUTES".into(), latin1(b"team=caf\xe9")),
+    ];
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    for p in recorded("multi_tool") {
+        setup.hook_with(&p, &extra);
+    }
+    setup.wait_idle();
+    let expected = play("multi_tool").0;
+    assert_eq!(
+        names(&rx.spans()),
+        names(&expected),
+        "{}",
+        setup.daemon_log()
+    );
+    let log = setup.daemon_log();
+    assert!(
+        log.contains("the variable OTEL_RESOURCE_ATTRIBUTES is not UTF-8"),
+        "{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
 #[test]
 fn a_hook_never_fails_the_agent() {
     let rx = Receiver::start();
@@ -484,6 +519,84 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
         })
         .count();
     assert!(backups >= 1);
+}
+
+/// People keep `env.ANTHROPIC_API_KEY` in `~/.claude/settings.json`, often 0600, often a link
+/// into a dotfiles repository. `install` used to leave both the file and a backup per run at
+/// the umask's 0644, and to replace the link with a plain file the linked original never saw.
+#[cfg(unix)]
+#[test]
+fn install_keeps_a_private_settings_file_private_and_writes_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = temp_dir("install-private");
+    let dotfiles = dir.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    let secret = r#"{ "env": { "ANTHROPIC_API_KEY": "sk-ant-test-secret" } }"#;
+    std::fs::write(&real, secret).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let claude = dir.join("claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let settings = claude.join("settings.json");
+    std::os::unix::fs::symlink(&real, &settings).unwrap();
+    // A backup an older version left, readable by anyone.
+    let old_backup = claude.join("settings.json.albedo-otel-backup-1764000000");
+    std::fs::write(&old_backup, secret).unwrap();
+    std::fs::set_permissions(&old_backup, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .args(args)
+            .arg("--settings")
+            .arg(&settings)
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    run(&["install", "claude-code"]);
+    run(&["uninstall", "claude-code"]);
+    run(&["install", "claude-code"]);
+    assert!(
+        std::fs::symlink_metadata(&settings)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert!(
+        v["hooks"]["Stop"].is_array(),
+        "the linked original has the hook"
+    );
+    assert_eq!(v["env"]["ANTHROPIC_API_KEY"], "sk-ant-test-secret");
+    assert_eq!(mode(&real), 0o600, "the settings file stays private");
+    let backups: Vec<_> = std::fs::read_dir(&claude)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("backup") && *p != old_backup)
+        .collect();
+    assert_eq!(backups.len(), 1, "one backup, not one per run: {backups:?}");
+    assert_eq!(
+        mode(&backups[0]),
+        0o600,
+        "the backup is as private as the file"
+    );
+    assert_eq!(
+        mode(&old_backup),
+        0o600,
+        "an older version's backup is made private"
+    );
+    assert!(
+        std::fs::read_dir(&dotfiles).unwrap().count() == 1,
+        "nothing but the file itself in the linked folder"
+    );
 }
 
 #[test]

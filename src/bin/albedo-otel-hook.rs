@@ -9,7 +9,8 @@
 //! It has a C `main` (`no_main`): std's own start-up installs a stack-overflow handler, which
 //! reads `/proc/self/maps` and sets up an alternate signal stack, a dozen system calls a
 //! process this short does not need. A stack overflow is then a plain SIGSEGV; a hook's
-//! stack is a few frames deep.
+//! stack is a few frames deep. The two parts of std's start-up that do matter are done here
+//! ([`start_like_std`]).
 #![no_main]
 
 use std::ffi::OsString;
@@ -28,6 +29,7 @@ pub extern "C" fn main(
     argc: std::ffi::c_int,
     argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
+    start_like_std();
     let mut args = arguments(argc, argv).into_iter().skip(1);
     let mut hook = albedo_otel::sources::command_hooks::HookArgs::default();
     while let Some(arg) = args.next() {
@@ -49,6 +51,30 @@ pub extern "C" fn main(
     let daemon = || std::env::current_exe().map(|exe| exe.with_file_name("albedo-otel"));
     albedo_otel::sources::command_hooks::invoke(hook, daemon)
 }
+
+/// What std's start-up does that this process relies on: SIGPIPE ignored, so that a write to
+/// a closed pipe is an error rather than a silent death before the payload is journaled; and
+/// fds 0-2 open, so that a host that closed one (a daemonised runner) does not get the
+/// journal or the daemon's log opened as "stdout" and written to by a stray print.
+#[cfg(unix)]
+fn start_like_std() {
+    // SAFETY: setting a signal's disposition to SIG_IGN and asking about an fd number are
+    // plain system calls with no memory passed; `open` gets a NUL-terminated literal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        for fd in 0..3 {
+            if libc::fcntl(fd, libc::F_GETFD) == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+            {
+                // `open` takes the lowest free number, which is this one.
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn start_like_std() {}
 
 /// The arguments from `main`'s own `argv`. `std::env::args` is not used: without std's
 /// start-up it is only filled where libc hands the arguments to initialisers (glibc,

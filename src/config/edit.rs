@@ -56,15 +56,12 @@ fn save(path: &Path, doc: &DocumentMut) -> Result<(), ConfigError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::fs::create_private_dir(dir).map_err(|e| io_error(path, "create its folder", e))?;
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
     let mut text = doc.to_string();
     if !path.exists() {
         // A new file says what it is.
         text.insert_str(0, HEADER);
     }
-    crate::fs::replace_durably(path, Path::new(&tmp), text.as_bytes())
-        .map_err(|e| io_error(path, "be written", e))
+    crate::fs::replace_durably(path, text.as_bytes()).map_err(|e| io_error(path, "be written", e))
 }
 
 /// A value as TOML: whole numbers and true/false as themselves, the rest as strings.

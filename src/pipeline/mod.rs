@@ -18,7 +18,7 @@ mod stats;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -122,8 +122,49 @@ pub(crate) enum Control {
     Shutdown,
 }
 
-/// When the close began and by when it must end; read by the export thread's retry loop.
-pub(crate) type Deadline = Arc<Mutex<Option<Instant>>>;
+/// When the close began and by when it must end: set once by the guard, read by the export
+/// thread's retry loop and awaited by everything it has in flight.
+#[derive(Clone)]
+pub(crate) struct Deadline(Arc<tokio::sync::watch::Sender<Option<(Instant, Instant)>>>);
+
+/// The most of the close window kept for settling what the deadline cuts short (spooling the
+/// batches whose exports are abandoned, fsyncs included).
+const MAX_CUT_MARGIN: Duration = Duration::from_millis(500);
+
+impl Deadline {
+    fn new() -> Self {
+        Deadline(Arc::new(tokio::sync::watch::channel(None).0))
+    }
+
+    fn set(&self, by: Instant) {
+        self.0.send_replace(Some((Instant::now(), by)));
+    }
+
+    /// By when the close must end, once it has begun.
+    pub(crate) fn by(&self) -> Option<Instant> {
+        self.0.borrow().map(|(_, by)| by)
+    }
+
+    /// When what is still unanswered is given up on: a fifth of the close window before its
+    /// end (at most half a second), which leaves the rest for keeping it in the spool.
+    pub(crate) fn cut_at(&self) -> Option<Instant> {
+        self.0.borrow().map(|(began, by)| {
+            let margin = (by.saturating_duration_since(began) / 5).min(MAX_CUT_MARGIN);
+            by.checked_sub(margin).unwrap_or(by)
+        })
+    }
+
+    /// Resolves at [`cut_at`](Self::cut_at); never before a close begins.
+    pub(crate) async fn cut(&self) {
+        let mut rx = self.0.subscribe();
+        if rx.wait_for(Option::is_some).await.is_err() {
+            return std::future::pending().await;
+        }
+        if let Some(at) = self.cut_at() {
+            tokio::time::sleep_until(at.into()).await;
+        }
+    }
+}
 
 /// Hands input to a running pipeline. Cheap to clone; every clone feeds the same pipeline.
 #[derive(Clone)]
@@ -237,7 +278,7 @@ impl PipelineGuard {
         }
         self.closed = true;
         let deadline = Instant::now() + timeout;
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) = Some(deadline);
+        self.deadline.set(deadline);
         let _ = self.control.send(Control::Shutdown);
         let finished = self.done.recv_deadline(deadline).is_ok();
         if finished {
@@ -245,17 +286,18 @@ impl PipelineGuard {
                 let _ = t.join();
             }
         }
-        let mut summary = self.stats.summary();
+        let summary = self.stats.summary();
         if !finished {
-            // Whatever is still in flight will not make it: say so, and count it.
-            let lost = summary.in_flight();
-            Stats::add(&self.stats.failed, lost);
+            // The export thread settles everything it holds before the deadline (delivered,
+            // spooled, or counted as failed), so this is rare: the input was still being
+            // assembled, or the disk stalled. What is unsettled stays counted as in flight,
+            // not as failed, since the thread may still spool it.
             tracing::error!(
-                "the flush deadline of {} passed with {lost} spans not delivered to {}",
+                "the flush deadline of {} passed with {} spans neither delivered nor spooled to {}",
                 humantime::format_duration(timeout),
+                summary.in_flight(),
                 self.target
             );
-            summary = self.stats.summary();
         }
         summary
     }
@@ -289,7 +331,7 @@ where
     let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(BATCH_QUEUE);
     let (done_tx, done_rx) = bounded(1);
     let (ready_tx, ready_rx) = bounded(1);
-    let deadline: Deadline = Arc::new(Mutex::new(None));
+    let deadline = Deadline::new();
 
     let export_thread = {
         let stats = stats.clone();

@@ -43,7 +43,8 @@ pub struct Summary {
     pub exported: u64,
     /// Spans the receiver refused (OTLP partial success).
     pub rejected: u64,
-    /// Spans given up on: undeliverable, or still undelivered at the flush deadline.
+    /// Spans given up on: refused for good, out of retries, or unanswered at the flush
+    /// deadline with no spool to keep them in.
     pub failed: u64,
     /// Failed delivery attempts, retried or not.
     pub export_errors: u64,

@@ -64,6 +64,16 @@ impl Setup {
 
     /// Runs one hook invocation; returns its wall time.
     pub fn hook(&self, payload: &str) -> Duration {
+        self.hook_with(payload, &[])
+    }
+
+    /// As [`hook`](Self::hook), with more variables in the hook's environment (which need not
+    /// be UTF-8).
+    pub fn hook_with(
+        &self,
+        payload: &str,
+        extra: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Duration {
         let n = self
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -84,6 +94,7 @@ impl Setup {
             }
         }
         cmd.envs(self.env());
+        cmd.envs(extra.iter().map(|(k, v)| (k, v)));
         let start = Instant::now();
         let mut child = cmd.spawn().unwrap();
         child

@@ -95,6 +95,11 @@ pub(super) fn load(file: &Path) -> Result<(Option<String>, Map<String, Value>)> 
     }
 }
 
+/// Writes `settings` to `file` if that changes it. The file is replaced in one step, keeps
+/// its mode (0600 at most: people keep API keys in `env`), and a symbolic link is written
+/// through to its target. The old contents go to one backup beside `file` (not beside a
+/// link's target, which may be a repository), with the same mode; backups of older versions,
+/// one per run, were readable by anyone the umask let in, and are made private.
 pub(super) fn save(
     file: &Path,
     before: Option<&str>,
@@ -108,20 +113,56 @@ pub(super) fn save(
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    let name = file
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     if let Some(old) = before {
-        let secs = albedo_otel::clock::unix_ms() / 1000;
-        let backup = file.with_file_name(format!(
-            "{}.albedo-otel-backup-{secs}",
-            file.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        std::fs::write(&backup, old)
-            .with_context(|| format!("writing the backup {}", backup.display()))?;
+        let target = albedo_otel::fs::through_links(file)?;
+        let backup = file.with_file_name(format!("{name}.{BACKUP}"));
+        albedo_otel::fs::write_durably(
+            &backup,
+            old.as_bytes(),
+            albedo_otel::fs::private_mode_of(&target),
+        )
+        .with_context(|| format!("writing the backup {}", backup.display()))?;
         println!("backup: {}", backup.display());
     }
-    let tmp = file.with_extension("albedo-otel-tmp");
-    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, file).with_context(|| format!("replacing {}", file.display()))?;
+    albedo_otel::fs::replace_durably(file, text.as_bytes())
+        .with_context(|| format!("writing {}", file.display()))?;
+    make_old_backups_private(file, &name);
     Ok(true)
+}
+
+/// The backup's suffix: `settings.json.albedo-otel-backup`.
+const BACKUP: &str = "albedo-otel-backup";
+
+fn make_old_backups_private(file: &Path, name: &str) {
+    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return;
+    };
+    let prefix = format!("{name}.{BACKUP}-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let old = e
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix.as_str()))
+            .is_some_and(|secs| !secs.is_empty() && secs.bytes().all(|b| b.is_ascii_digit()));
+        if old && albedo_otel::fs::readable_by_others(&path).unwrap_or(false) {
+            match albedo_otel::fs::make_private(&path) {
+                Ok(()) => println!(
+                    "made private: {} (a backup an older version left)",
+                    path.display()
+                ),
+                Err(e) => eprintln!("warning: cannot make {} private: {e}", path.display()),
+            }
+        }
+    }
 }
 
 /// Our hook commands in `file` (one per event, usually the same), for `doctor`.

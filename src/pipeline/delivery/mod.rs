@@ -13,6 +13,16 @@
 //! retried, in the spool, delivered, or counted as lost), so nothing is sent twice and no
 //! loss goes uncounted.
 //!
+//! Nothing waits past the close: a fifth of the close window before its deadline (at most
+//! half a second), every export still unanswered is abandoned and its batch, whose bytes are
+//! kept until its answer, goes to the spool (or, with none, is counted as failed), so that a
+//! collector that accepts connections and never answers costs no span that a spool could keep.
+//! Each batch is counted by this thread alone, once.
+//!
+//! Batches waiting for a retry hold their place among the exports in flight: while the
+//! collector is down, no new batch is taken until one of them settles, so memory stays bounded
+//! and back-pressure reaches the input (a stream waits; an in-process hook drops and counts).
+//!
 //! With a spool, an outage costs the agent nothing: the first failed export marks the
 //! collector as down, later batches go straight to disk without a network attempt, and a probe
 //! with the oldest spooled batch, on exponential backoff, finds out when it is back; then the
@@ -65,12 +75,15 @@ struct Delivery {
     spool: Option<Spool>,
     max_in_flight: usize,
     in_flight: JoinSet<Outcome>,
-    /// Spans of each running export, by task, so a task that dies is still counted.
-    in_flight_spans: std::collections::HashMap<tokio::task::Id, u64>,
+    /// Each running export's batch, by task, until its answer: a task abandoned at the close,
+    /// or one that dies, still has its batch spooled or counted.
+    in_flight_batches: std::collections::HashMap<tokio::task::Id, Payload>,
     /// Failed batches waiting for their next attempt (no spool).
     retries: Vec<Attempt>,
     /// A close began, and the retries waiting for it were made due at once.
     closing_seen: bool,
+    /// The close's cut came: nothing more goes to the network.
+    cut: bool,
     /// The last export failed in a way that may pass: batches go to the spool until a probe
     /// gets through.
     outage: bool,
@@ -152,9 +165,10 @@ where
         spool,
         max_in_flight: max_in_flight.max(1),
         in_flight: JoinSet::new(),
-        in_flight_spans: std::collections::HashMap::new(),
+        in_flight_batches: std::collections::HashMap::new(),
         retries: Vec::new(),
         closing_seen: false,
+        cut: false,
         outage: false,
         next_probe: Instant::now(),
         probe_backoff: retry.initial_backoff,
@@ -165,7 +179,9 @@ where
     runtime.block_on(d.serve(batches));
     // Closing: what could not be sent is on disk by now; send what the spool holds while
     // the collector answers and the deadline allows, so a restart delivers an old spool.
-    runtime.block_on(d.drain_before_close());
+    if !d.cut {
+        runtime.block_on(d.drain_before_close());
+    }
     let left = d.closing_by().map_or(Duration::from_secs(5), |by| {
         by.saturating_duration_since(Instant::now())
     });
@@ -177,15 +193,34 @@ where
 
 impl Delivery {
     fn closing_by(&self) -> Option<Instant> {
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
+        self.deadline.by()
     }
 
-    /// How long an export may take: the request timeout, or what is left before the deadline.
+    /// How long an export may take: the request timeout, or what is left before the cut.
     fn send_timeout(&self) -> Option<Duration> {
-        self.closing_by().map(|d| {
+        self.deadline.cut_at().map(|d| {
             d.saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1))
         })
+    }
+
+    /// The close's cut: every export still unanswered is abandoned (its batch comes back
+    /// through `finished` as cancelled), and every waiting retry is settled now.
+    fn cut_short(&mut self) {
+        self.cut = true;
+        self.in_flight.abort_all();
+        for attempt in std::mem::take(&mut self.retries) {
+            self.unanswered(&attempt.payload);
+        }
+    }
+
+    /// A batch the collector did not acknowledge by the cut: kept in the spool, or lost.
+    fn unanswered(&mut self, payload: &Payload) {
+        if self.spool.is_some() {
+            self.keep_in_spool(payload);
+        } else {
+            self.lose(payload.spans, &"unanswered at the flush deadline");
+        }
     }
 
     /// Takes batches until the input closes and every batch is settled.
@@ -196,13 +231,17 @@ impl Delivery {
             if !open && self.in_flight.is_empty() && self.retries.is_empty() {
                 return;
             }
-            let room = self.in_flight.len() < self.max_in_flight;
+            // Waiting retries hold their place: a collector that is down must not make
+            // batches pile up in memory. After the cut every batch goes to the spool at once.
+            let room = self.cut || self.in_flight.len() + self.retries.len() < self.max_in_flight;
             let wake = self.next_wake();
+            let deadline = self.deadline.clone();
             tokio::select! {
                 biased;
                 Some(done) = self.in_flight.join_next_with_id(), if !self.in_flight.is_empty() => {
                     self.finished(done);
                 }
+                _ = deadline.cut(), if !self.cut => self.cut_short(),
                 msg = batches.recv(), if open && room => match msg {
                     Some(ToDelivery::Batch(payload)) => self.dispatch(payload),
                     Some(ToDelivery::Flush(ack)) => {
@@ -216,7 +255,7 @@ impl Delivery {
                 },
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
-            if self.in_flight.is_empty() && self.probe_due() {
+            if !self.cut && self.in_flight.is_empty() && self.probe_due() {
                 self.probe().await;
             }
         }
@@ -230,10 +269,12 @@ impl Delivery {
                 return;
             }
             let wake = self.next_wake();
+            let deadline = self.deadline.clone();
             tokio::select! {
                 Some(done) = self.in_flight.join_next_with_id(), if !self.in_flight.is_empty() => {
                     self.finished(done);
                 }
+                _ = deadline.cut(), if !self.cut => self.cut_short(),
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
         }
@@ -256,6 +297,10 @@ impl Delivery {
 
     /// A new batch: to the spool during an outage, else out.
     fn dispatch(&mut self, payload: Payload) {
+        if self.cut {
+            self.unanswered(&payload);
+            return;
+        }
         if self.spool.is_some() && self.outage {
             self.keep_in_spool(&payload);
             return;
@@ -273,12 +318,12 @@ impl Delivery {
         let export = self
             .exporter
             .export(attempt.payload.clone(), self.send_timeout());
-        let spans = attempt.payload.spans;
+        let batch = attempt.payload.clone();
         let handle = self.in_flight.spawn(async move {
             let result = export.await;
             (attempt, result)
         });
-        self.in_flight_spans.insert(handle.id(), spans);
+        self.in_flight_batches.insert(handle.id(), batch);
     }
 
     /// Retries whose time has come, while there is room; all of them once a close begins.
@@ -309,16 +354,23 @@ impl Delivery {
     fn finished(&mut self, done: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>) {
         match done {
             Ok((id, (attempt, result))) => {
-                self.in_flight_spans.remove(&id);
+                self.in_flight_batches.remove(&id);
                 match result {
                     Ok(exported) => self.record_success(exported, false),
+                    Err(_) if self.cut => self.unanswered(&attempt.payload),
                     Err(error) => self.failed(attempt, error),
                 }
             }
             Err(e) => {
-                // An export that panicked: its batch is gone, and counted.
-                let spans = self.in_flight_spans.remove(&e.id()).unwrap_or(0);
-                self.lose(spans, &format!("the export failed: {e}"));
+                let Some(batch) = self.in_flight_batches.remove(&e.id()) else {
+                    return;
+                };
+                if e.is_cancelled() {
+                    self.unanswered(&batch);
+                } else {
+                    // An export that panicked: its batch is lost, and counted.
+                    self.lose(batch.spans, &format!("the export failed: {e}"));
+                }
             }
         }
     }
@@ -400,3 +452,6 @@ impl Delivery {
 fn spool_dir(cfg: &SpoolConfig, key: &str) -> std::path::PathBuf {
     spool::for_destination(&cfg.root, key)
 }
+
+#[cfg(test)]
+mod tests;

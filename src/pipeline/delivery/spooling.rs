@@ -41,6 +41,8 @@ pub(super) enum Probe {
     Busy,
     /// The collector could not be reached.
     Down,
+    /// The close's cut came first: the batch went back to the spool unanswered.
+    Cut,
 }
 
 impl Delivery {
@@ -114,9 +116,21 @@ impl Delivery {
             body: claimed.body.clone().into(),
             spans,
         };
-        let result = self.exporter.export(payload, self.send_timeout()).await;
+        let export = self.exporter.export(payload, self.send_timeout());
+        let deadline = self.deadline.clone();
+        let result = tokio::select! {
+            r = export => Some(r),
+            _ = deadline.cut() => None,
+        };
         let Some(spool) = self.spool.as_mut() else {
             return Probe::Nothing;
+        };
+        let Some(result) = result else {
+            if let Err(io) = spool.give_back(claimed) {
+                tracing::error!("cannot return a batch to the spool: {io}");
+            }
+            self.cut_short();
+            return Probe::Cut;
         };
         match result {
             Ok(done) => {
@@ -158,13 +172,13 @@ impl Delivery {
     pub(super) async fn drain_before_close(&mut self) {
         self.outage = false;
         while self.spool.as_ref().is_some_and(|s| !s.is_empty()) {
-            let by = self.closing_by();
+            let by = self.deadline.cut_at();
             if by.is_some_and(|d| Instant::now() >= d) {
                 return;
             }
             match self.probe().await {
                 Probe::Settled => {}
-                Probe::Nothing | Probe::Down => return,
+                Probe::Nothing | Probe::Down | Probe::Cut => return,
                 Probe::Busy => {
                     let Some(by) = by else { return };
                     if self.next_probe >= by {

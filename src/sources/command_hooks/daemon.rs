@@ -27,6 +27,10 @@ use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
 use crate::clock::unix_ms as now_ms;
 
+/// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
+/// read whole on every pass.
+const READ_CHUNK: u64 = 1 << 20;
+
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
     pub dir: PathBuf,
@@ -74,6 +78,28 @@ struct JournalState {
     host: Host,
     /// The settings the session's current turn goes out with.
     profile: Option<ProfileId>,
+    /// The next payload's settings did not resolve: the journal waits, unread, until they may.
+    blocked: Option<Blocked>,
+}
+
+/// Why a journal waits: its next payload's settings failed to resolve with the configuration
+/// file as it was then.
+struct Blocked {
+    config: Option<PathBuf>,
+    stamp: Option<super::profiles::Stamp>,
+    since: Instant,
+}
+
+/// A blocked journal is tried again this often even if its file did not change: settings can
+/// also fail on what no file says (a spool folder that cannot be made).
+const RETRY_BLOCKED: Duration = Duration::from_secs(30);
+
+impl Blocked {
+    /// Whether nothing that could unblock the journal has happened since.
+    fn still(&self) -> bool {
+        self.since.elapsed() < RETRY_BLOCKED
+            && self.config.as_ref().and_then(super::profiles::stamp) == self.stamp
+    }
 }
 
 /// Which process is the agent behind a session, as its hooks tell.
@@ -174,6 +200,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
                     ended: false,
                     host: Host::default(),
                     profile: None,
+                    blocked: None,
                 }
             });
             if drain(config, &path, state, &mut adapter, profiles) {
@@ -244,10 +271,14 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             checkpoint(&adapter, &mut journals, profiles);
             // Let go of the lock, then look once more: a hook that appended meanwhile saw the
             // lock held and started no daemon, so this one must not leave its lines behind.
+            // A journal that waits for its settings is not work: the next hook's daemon tries
+            // it again.
             drop(lock);
             let pending = journal::list(&config.dir).iter().any(|p| {
-                let offset = journals.get(p).map_or(0, |s| s.offset);
-                std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
+                let state = journals.get(p);
+                let offset = state.map_or(0, |s| s.offset);
+                let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
+                !waits && std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
             });
             if !pending {
                 return Ok(Exit::Idle);
@@ -266,7 +297,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
 
 /// Reads what is new in one journal and hands its payloads on; says whether there was any.
 /// A payload whose settings do not resolve (a malformed configuration file) stops the
-/// journal there: it and those after it wait until they do.
+/// journal there: it and those after it wait, unread, until the file changes.
 fn drain(
     config: &DaemonConfig,
     path: &Path,
@@ -274,7 +305,11 @@ fn drain(
     adapter: &mut Adapter,
     profiles: &mut Profiles,
 ) -> bool {
-    let (bytes, _) = match journal::read_from(path, state.offset) {
+    if state.blocked.as_ref().is_some_and(Blocked::still) {
+        return false;
+    }
+    state.blocked = None;
+    let (bytes, _) = match journal::read_from(path, state.offset, READ_CHUNK) {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!("cannot read {}: {e}", path.display());
@@ -324,6 +359,12 @@ fn drain(
                 });
             if let Err(message) = bound {
                 profiles.log_once(format!("{}: {message}", path.display()));
+                let config = entry.handoff.config.clone();
+                state.blocked = Some(Blocked {
+                    stamp: config.as_ref().and_then(super::profiles::stamp),
+                    config,
+                    since: Instant::now(),
+                });
                 break;
             }
         }

@@ -171,5 +171,5 @@ fn host_port(endpoint: &str) -> String {
 pub fn write_answer(dir: &Path, id: &str, answer: &Answer) -> std::io::Result<()> {
     let path = answer_path(dir, id);
     let text = serde_json::to_vec(answer).map_err(std::io::Error::other)?;
-    crate::fs::replace_durably(&path, &path.with_extension("tmp"), &text)
+    crate::fs::replace_durably(&path, &text)
 }

@@ -128,7 +128,7 @@ pub fn save_resume(journal: &Path, resume: Resume) -> io::Result<()> {
         "{{\"offset\":{},\"transcript\":{}}}",
         resume.offset, resume.transcript
     );
-    replace_durably(&path, &path.with_extension("tmp"), text.as_bytes())
+    replace_durably(&path, text.as_bytes())
 }
 
 /// Removes a journal that is done with (its session ended and everything left).
@@ -151,15 +151,21 @@ pub fn list(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The complete lines of `journal` from `offset`, and the offset after the last of them.
-pub fn read_from(journal: &Path, offset: u64) -> io::Result<(Vec<u8>, u64)> {
+pub fn read_from(journal: &Path, offset: u64, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     let mut f = File::open(journal)?;
     let len = f.metadata()?.len();
     if len <= offset {
         return Ok((Vec::new(), offset));
     }
     f.seek(SeekFrom::Start(offset))?;
-    let mut buf = Vec::with_capacity((len - offset) as usize);
-    f.take(len - offset).read_to_end(&mut buf)?;
+    let mut want = (len - offset).min(limit.max(1));
+    let mut buf = Vec::with_capacity(want as usize);
+    (&mut f).take(want).read_to_end(&mut buf)?;
+    if !buf.contains(&b'\n') && want < len - offset {
+        // One line longer than the limit (a large payload): read on to its end.
+        want = len - offset;
+        f.take(want - buf.len() as u64).read_to_end(&mut buf)?;
+    }
     // Writers hold the lock for a whole line, but a read may still land between two of their
     // writes only if a writer died mid-line; keep whatever has no newline yet for later.
     let complete = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -198,7 +204,7 @@ mod tests {
         });
         let journals = list(&dir);
         assert_eq!(journals.len(), 1);
-        let (bytes, end) = read_from(&journals[0], 0).unwrap();
+        let (bytes, end) = read_from(&journals[0], 0, u64::MAX).unwrap();
         assert_eq!(end as usize, bytes.len());
         let lines: Vec<_> = bytes
             .split(|b| *b == b'\n')
@@ -254,5 +260,24 @@ mod tests {
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&list(&dir)[0]), 0o600);
         fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn reads_come_in_pieces_of_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("albedo-otel-chunks-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("j");
+        let long = "x".repeat(100);
+        fs::write(&path, format!("a\nb\n{long}\nc\npartial")).unwrap();
+        assert_eq!(read_from(&path, 0, 5).unwrap(), (b"a\nb\n".to_vec(), 4));
+        // A line longer than the limit comes whole.
+        let (line, end) = read_from(&path, 4, 5).unwrap();
+        assert_eq!((line.len(), end), (101, 105));
+        assert_eq!(
+            read_from(&path, 105, 1 << 20).unwrap(),
+            (b"c\n".to_vec(), 107)
+        );
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -87,21 +87,34 @@ pub struct HandOff {
 
 impl HandOff {
     /// What this process is handed: its `--config`, else the variable or the default file,
-    /// and its own variables.
-    pub fn of_process(config: Option<PathBuf>) -> HandOff {
+    /// and its own variables. A variable whose name or value is not UTF-8 is left out (and
+    /// named in `skipped`, if it is one of ours): `std::env::vars` would panic on it, and a
+    /// Latin-1 value in a user's shell profile must not cost every event.
+    pub fn of_process(config: Option<PathBuf>, skipped: &mut Vec<String>) -> HandOff {
         let env = |k: &str| std::env::var(k).ok();
         let config = config.or_else(|| {
             let path = crate::config::file::default_path(&env)?;
             let explicit = env(crate::config::env::ALBEDO_OTEL_CONFIG).is_some();
             (explicit || path.is_file()).then_some(path)
         });
-        let env = std::env::vars()
-            .filter(|(k, _)| {
-                (k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))
-                    && !k.contains("HEADERS")
-                    && k != crate::config::env::ALBEDO_OTEL_CONFIG
-            })
-            .collect();
+        let ours = |k: &str| {
+            (k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))
+                && !k.contains("HEADERS")
+                && k != crate::config::env::ALBEDO_OTEL_CONFIG
+        };
+        let mut env = std::collections::BTreeMap::new();
+        for (k, v) in std::env::vars_os() {
+            let name = k.to_string_lossy();
+            if !ours(&name) {
+                continue;
+            }
+            match (k.to_str(), v.into_string()) {
+                (Some(k), Ok(v)) => {
+                    env.insert(k.to_string(), v);
+                }
+                _ => skipped.push(name.into_owned()),
+            }
+        }
         HandOff { config, env }
     }
 }
@@ -110,29 +123,103 @@ impl HandOff {
 /// started as the daemon if none runs. Whatever happens it prints nothing and returns 0 (the
 /// exit code): a trace exporter must never steer or stall the agent. Problems go to the
 /// daemon's log.
+///
+/// Every step runs under `catch_unwind`: under `albedo-otel-hook`'s C `main` a panic that
+/// escaped would abort the process (exit 134) before the payload is journaled. If building
+/// the hand-off panics, the payload is still journaled, with the configuration file alone.
 pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathBuf>) -> i32 {
-    let Some(dir) = hook_dir(args.dir, &|k| std::env::var(k).ok()) else {
+    // The default hook prints to stderr, which the agent may show; the message is kept for
+    // the daemon's log instead.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = PANIC.set(info.to_string());
+    }));
+    let Some(Some(dir)) = caught(|| hook_dir(args.dir.clone(), &|k| std::env::var(k).ok())) else {
         return 0;
     };
-    let handoff = HandOff::of_process(args.config);
-    let mut payload = String::new();
-    let result = std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD)
-        .read_to_string(&mut payload)
-        .map_err(|e| format!("cannot read the payload: {e}"))
-        .and_then(|_| hand_off(&dir, &payload, &handoff).map_err(|e| e.to_string()))
-        .and_then(|_| ensure_daemon(&dir, daemon_exe, &[]).map(|_| ()));
-    if let Err(e) = result {
-        if let Ok(mut log) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(journal::DAEMON_LOG))
-        {
-            let _ = writeln!(log, "albedo-otel hook: {e}");
+    let mut problems = Vec::new();
+    let payload = read_payload(&mut problems);
+    let mut skipped = Vec::new();
+    let journaled = caught(|| {
+        let handoff = HandOff::of_process(args.config.clone(), &mut skipped);
+        hand_off(&dir, &payload, &handoff)
+    });
+    for name in &skipped {
+        problems.push(format!(
+            "the variable {name} is not UTF-8; the payload went out without it"
+        ));
+    }
+    match journaled {
+        Some(Ok(())) => {}
+        Some(Err(e)) => problems.push(e.to_string()),
+        None => {
+            problems.push(format!("the hook panicked: {}", panic_message()));
+            let bare = HandOff {
+                config: args.config.clone(),
+                env: Default::default(),
+            };
+            match caught(|| hand_off(&dir, &payload, &bare)) {
+                Some(Ok(())) => {
+                    problems.push("the payload was journaled without its variables".into())
+                }
+                Some(Err(e)) => problems.push(e.to_string()),
+                None => problems.push("the payload was lost".into()),
+            }
         }
     }
+    match caught(|| ensure_daemon(&dir, daemon_exe, &[])) {
+        Some(Ok(_)) => {}
+        Some(Err(e)) => problems.push(e),
+        None => problems.push(format!("starting the daemon panicked: {}", panic_message())),
+    }
+    if !problems.is_empty() {
+        let _ = caught(|| log_problems(&dir, &problems));
+    }
     0
+}
+
+static PANIC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn caught<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
+
+fn panic_message() -> &'static str {
+    PANIC.get().map_or("(no message)", String::as_str)
+}
+
+/// The payload, as text. Agents send UTF-8 JSON; bytes that are not UTF-8 are replaced
+/// rather than losing the event over them.
+fn read_payload(problems: &mut Vec<String>) -> String {
+    let mut bytes = Vec::new();
+    if let Err(e) = std::io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD)
+        .read_to_end(&mut bytes)
+    {
+        problems.push(format!("cannot read the payload: {e}"));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            problems.push(format!(
+                "the payload is not UTF-8 at byte {}; those bytes were replaced",
+                e.utf8_error().valid_up_to()
+            ));
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    }
+}
+
+fn log_problems(dir: &Path, problems: &[String]) {
+    if let Ok(mut log) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(journal::DAEMON_LOG))
+    {
+        for p in problems {
+            let _ = writeln!(log, "albedo-otel hook: {p}");
+        }
+    }
 }
 
 /// Appends one hook payload to its session's journal, stamped with the time it arrived, the

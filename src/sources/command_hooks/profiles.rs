@@ -57,7 +57,11 @@ fn hash_of(h: &impl Hash) -> u64 {
     s.finish()
 }
 
-fn stamp(path: &PathBuf) -> Option<(u64, SystemTime)> {
+/// How a file looked on disk: its size and modification time.
+pub(super) type Stamp = (u64, SystemTime);
+
+/// The file's [`Stamp`] now; `None` if it is not there.
+pub(super) fn stamp(path: &PathBuf) -> Option<Stamp> {
     let m = std::fs::metadata(path).ok()?;
     Some((m.len(), m.modified().ok()?))
 }
