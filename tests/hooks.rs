@@ -380,6 +380,71 @@ fn a_variable_that_is_not_utf8_loses_nothing() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// The agent the hooks named has exited, and its pid now belongs to another process (pids
+/// wrap: at 99,999 on macOS). `kill(pid, 0)` answers for the newcomer, which used to keep the
+/// turn open for good, since the silence cap applied only when no agent was known. The start
+/// time recorded with the pid tells them apart: the turn arrives, unfinished.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+#[test]
+fn a_reused_pid_is_not_taken_for_the_agent() {
+    use albedo_otel::process::ProcessId;
+    use albedo_otel::sources::command_hooks::{journal, HandOff};
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let mut newcomer = Command::new("sleep").arg("600").spawn().unwrap();
+    let now = ProcessId::of(newcomer.id()).unwrap();
+    assert!(now.start.is_some(), "the OS tells when a process started");
+    let agent = ProcessId {
+        start: now.start.map(|s| s - 1),
+        ..now
+    };
+    let handoff = HandOff {
+        config: None,
+        env: setup
+            .env()
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))
+            .map(|(k, v)| (k.to_string(), v.into_string().unwrap()))
+            .collect(),
+    };
+    // What two hooks run by that agent journaled.
+    for payload in [
+        r#"{"session_id":"reused","hook_event_name":"UserPromptSubmit","prompt":"build it"}"#,
+        r#"{"session_id":"reused","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"long","tool_input":{"command":"cargo build"}}"#,
+    ] {
+        let stamp = journal::Stamp {
+            received_ms: albedo_otel::clock::unix_ms(),
+            host: Some(agent),
+            handoff: &handoff,
+        };
+        journal::append(&setup.hook_dir, "reused", payload, &stamp).unwrap();
+    }
+    let log = std::fs::File::create(setup.hook_dir.join("daemon.log")).unwrap();
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .arg("daemon")
+        .arg("--hook-dir")
+        .arg(&setup.hook_dir)
+        .envs(setup.env())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let spans = rx.wait_for_spans(2, Duration::from_secs(20));
+    newcomer.kill().unwrap();
+    newcomer.wait().unwrap();
+    assert_eq!(check_invariants(&spans), 1, "{:?}", names(&spans));
+    let tool = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Bash")
+        .unwrap();
+    assert_eq!(tool.attr("albedo.unfinished").as_deref(), Some("true"));
+    assert!(daemon.wait().unwrap().success());
+    let log = setup.daemon_log();
+    assert!(
+        log.contains(&format!("its agent (pid {}) is gone", agent.pid)),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_hook_never_fails_the_agent() {
     let rx = Receiver::start();

@@ -33,9 +33,10 @@ impl GrpcTransport {
     /// Sets up the channel; it connects on first use and reconnects by itself.
     pub fn new(settings: &OtlpSettings) -> Result<Self, ExportError> {
         let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
+        let connect_timeout = settings.timeout.min(Duration::from_secs(5));
         let mut endpoint = Endpoint::from_shared(settings.endpoint.clone())
             .map_err(|e| setup(e.to_string()))?
-            .connect_timeout(settings.timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_timeout)
             .timeout(settings.timeout);
         if settings.endpoint.starts_with("https://") {
             let files = tls::load(&settings.tls)?;
@@ -51,7 +52,8 @@ impl GrpcTransport {
                 .tls_config(config)
                 .map_err(|e| setup(e.to_string()))?;
         }
-        let channel = endpoint.connect_with_connector_lazy(super::connect::QuickAckConnector);
+        let channel = endpoint
+            .connect_with_connector_lazy(super::connect::QuickAckConnector::new(connect_timeout));
         let mut client = tonic::client::Grpc::new(channel);
         if settings.compression == Compression::Gzip {
             client = client

@@ -12,7 +12,10 @@
 //! turn is exported, marked unfinished, within seconds. A session whose hooks name a different
 //! process each time (a host that runs every hook from a fresh runner) has no known agent and
 //! falls back to a long silence timer. A live agent keeps its turn open however long a tool
-//! runs.
+//! runs, up to a day of silence. A process is named by its pid, its start time and its pid
+//! namespace, so a reused pid is not taken for the agent, and a daemon in another namespace
+//! (a container sharing the folder) falls back to the silence timer rather than taking live
+//! agents for dead ones.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -26,6 +29,7 @@ use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
 use crate::clock::unix_ms as now_ms;
+use crate::process::ProcessId;
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
 /// read whole on every pass.
@@ -41,6 +45,10 @@ pub struct DaemonConfig {
     /// A session silent this long with a turn open, and no agent process known to be alive,
     /// is given up on (its turn is exported, unfinished).
     pub abandon_after: Duration,
+    /// A session silent this long with a turn open is given up on even while its agent
+    /// looks alive: a process that cannot be told apart from the agent (its start time not
+    /// to be had) must not keep a turn open forever.
+    pub abandon_alive_after: Duration,
     /// How often the agents behind sessions with a turn open are checked on.
     pub host_check: Duration,
     /// How often journals are looked at.
@@ -54,6 +62,7 @@ impl DaemonConfig {
             idle_exit: Duration::from_secs(60),
             stop_grace: Duration::from_secs(15),
             abandon_after: Duration::from_secs(3600),
+            abandon_alive_after: Duration::from_secs(24 * 3600),
             host_check: Duration::from_secs(1),
             poll: Duration::from_millis(25),
         }
@@ -106,18 +115,29 @@ impl Blocked {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Host {
     /// What the latest hook said.
-    last: Option<u32>,
+    last: Option<ProcessId>,
     /// Two hooks in a row named this process: it is the agent.
-    known: Option<u32>,
+    known: Option<ProcessId>,
+    /// Whether the known agent ran at the last check: `None` before one, or when this daemon
+    /// cannot tell (the agent is in another pid namespace).
+    running: Option<bool>,
 }
 
 impl Host {
-    fn saw(&mut self, pid: Option<u32>) {
-        self.known = match (self.last, pid) {
+    fn saw(&mut self, host: Option<ProcessId>) {
+        let known = match (self.last, host) {
             (Some(a), Some(b)) if a == b => Some(b),
             _ => None,
         };
-        self.last = pid;
+        if known != self.known {
+            self.running = None;
+        }
+        self.known = known;
+        self.last = host;
+    }
+
+    fn check(&mut self) {
+        self.running = self.known.and_then(|p| p.still_running());
     }
 }
 
@@ -218,20 +238,25 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             if adapter.at_rest(s) {
                 continue;
             }
-            // The agent behind the session is gone: nothing more will come.
-            let gone = check_hosts
-                && state
-                    .host
-                    .known
-                    .is_some_and(|pid| !crate::process::alive(pid));
-            // Or nobody knows, and it has been silent for long.
-            let silent =
-                state.host.known.is_none() && state.last_activity.elapsed() >= config.abandon_after;
+            if check_hosts {
+                state.host.check();
+            }
+            // The agent behind the session is gone (or its pid is another process's now):
+            // nothing more will come.
+            let gone = state.host.running == Some(false);
+            // Or it has been silent for long: an hour when nobody can tell whether its agent
+            // runs, much longer when it looks alive.
+            let cap = if state.host.running == Some(true) {
+                config.abandon_alive_after
+            } else {
+                config.abandon_after
+            };
+            let silent = state.last_activity.elapsed() >= cap;
             if gone || silent {
                 if gone {
                     tracing::info!(
                         "session {s}: its agent (pid {}) is gone with a turn open; exporting it unfinished",
-                        state.host.known.unwrap_or(0)
+                        state.host.known.map_or(0, |p| p.pid)
                     );
                 } else {
                     tracing::info!(
@@ -377,7 +402,7 @@ fn drain(
         if payload.hook_event_name == "SessionEnd" {
             state.ended = true;
         }
-        state.host.saw(entry.host);
+        state.host.saw(entry.host());
         let mut records = Vec::new();
         adapter.push(entry.received_ms, &payload, &mut Files, &mut records);
         if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {

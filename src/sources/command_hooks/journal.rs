@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
+use crate::process::ProcessId;
 
 pub const JOURNAL_SUFFIX: &str = ".journal";
 const STATE_SUFFIX: &str = ".state";
@@ -51,7 +52,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 pub struct Stamp<'a> {
     pub received_ms: u64,
     /// The process that ran the hook (the agent), if the hook could tell.
-    pub host: Option<u32>,
+    pub host: Option<ProcessId>,
     pub handoff: &'a HandOff,
 }
 
@@ -60,9 +61,17 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
     let mut line = Vec::with_capacity(payload.len() + 64);
     line.extend_from_slice(b"{\"received_ms\":");
     line.extend_from_slice(stamp.received_ms.to_string().as_bytes());
-    if let Some(pid) = stamp.host {
+    if let Some(host) = stamp.host {
         line.extend_from_slice(b",\"host\":");
-        line.extend_from_slice(pid.to_string().as_bytes());
+        line.extend_from_slice(host.pid.to_string().as_bytes());
+        if let Some(start) = host.start {
+            line.extend_from_slice(b",\"host_start\":");
+            line.extend_from_slice(start.to_string().as_bytes());
+        }
+        if let Some(ns) = host.ns {
+            line.extend_from_slice(b",\"host_ns\":");
+            line.extend_from_slice(ns.to_string().as_bytes());
+        }
     }
     if *stamp.handoff != HandOff::default() {
         line.extend_from_slice(b",\"handoff\":");
@@ -91,13 +100,29 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
 #[derive(Deserialize)]
 pub struct Entry {
     pub received_ms: u64,
-    /// The process that ran the hook (the agent), when the hook could tell.
+    /// The process that ran the hook (the agent), when the hook could tell: its pid, when it
+    /// started, and its pid namespace (see [`Entry::host`]).
     #[serde(default)]
     pub host: Option<u32>,
+    #[serde(default)]
+    pub host_start: Option<u64>,
+    #[serde(default)]
+    pub host_ns: Option<u64>,
     /// The settings the payload was handed off with.
     #[serde(default)]
     pub handoff: HandOff,
     pub payload: Box<RawValue>,
+}
+
+impl Entry {
+    /// The agent process the hook named.
+    pub fn host(&self) -> Option<ProcessId> {
+        self.host.map(|pid| ProcessId {
+            pid,
+            start: self.host_start,
+            ns: self.host_ns,
+        })
+    }
 }
 
 /// Where the daemon stands in a journal: everything before `offset` is delivered or spooled
@@ -194,7 +219,11 @@ mod tests {
                         };
                         let stamp = Stamp {
                             received_ms: 1000 + i,
-                            host: Some(7),
+                            host: Some(ProcessId {
+                                pid: 7,
+                                start: Some(99),
+                                ns: Some(4026531836),
+                            }),
                             handoff: &HandOff::default(),
                         };
                         append(dir, "same session", &payload, &stamp).unwrap();
@@ -214,7 +243,14 @@ mod tests {
         for l in lines {
             let e: Entry = serde_json::from_slice(l).expect("every line is whole");
             assert!(e.received_ms >= 1000);
-            assert_eq!(e.host, Some(7));
+            assert_eq!(
+                e.host(),
+                Some(ProcessId {
+                    pid: 7,
+                    start: Some(99),
+                    ns: Some(4026531836)
+                })
+            );
         }
         save_resume(
             &journals[0],
