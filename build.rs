@@ -5,7 +5,8 @@
 //! everything else behave as in any dynamically linked program.
 //!
 //! How: rustc asks for `-lgcc_s`; a linker script of that name, found first, stands for
-//! `libgcc_eh.a` instead. It is only put in place when the C compiler has that archive;
+//! `libgcc_eh.a` instead. It is only put in place when the target's C compiler (named as the
+//! `cc` crate names it; a cross build names none by default and is left alone) has that archive;
 //! `ALBEDO_OTEL_SHARED_LIBGCC=1` turns it off. A linker's `-L` folders apply to every `-l`
 //! wherever they stand on the command line, so passing it as a link argument is enough.
 
@@ -15,15 +16,19 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=ALBEDO_OTEL_SHARED_LIBGCC");
-    println!("cargo:rerun-if-env-changed=CC");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
+    for k in compiler_vars(&var("TARGET"), &var("HOST")) {
+        println!("cargo:rerun-if-env-changed={k}");
+    }
     if var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
         || !var("ALBEDO_OTEL_SHARED_LIBGCC").is_empty()
     {
         return;
     }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let Some(cc) = compiler(&var("TARGET"), &var("HOST")) else {
+        return;
+    };
     let Ok(out) = Command::new(&cc)
         .arg("-print-file-name=libgcc_eh.a")
         .output()
@@ -46,4 +51,29 @@ fn main() {
     // host links its unwinder is the host's business.
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
     println!("cargo:rustc-link-arg-tests=-L{}", dir.display());
+}
+
+/// The variables that name the C compiler for `target`, first to last, as the `cc` crate
+/// reads them: `CC_<target>` (as written, then with `_`), `TARGET_CC` or `HOST_CC`, `CC`.
+fn compiler_vars(target: &str, host: &str) -> Vec<String> {
+    let kind = if target == host {
+        "HOST_CC"
+    } else {
+        "TARGET_CC"
+    };
+    vec![
+        format!("CC_{target}"),
+        format!("CC_{}", target.replace('-', "_")),
+        kind.to_string(),
+        "CC".to_string(),
+    ]
+}
+
+/// The C compiler for the target. A cross build with none named is not probed: the host's
+/// `cc` would answer for the wrong target, and the archive it names would not link.
+fn compiler(target: &str, host: &str) -> Option<String> {
+    compiler_vars(target, host)
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .or_else(|| (target == host).then(|| "cc".to_string()))
 }

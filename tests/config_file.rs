@@ -146,6 +146,66 @@ fn a_malformed_file_is_named_once_and_loses_nothing() {
     assert_eq!(check_invariants(&spans), 2);
 }
 
+/// The file's `[otlp.headers]` hold its API keys, for the file's collector. With
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` pointing elsewhere, they used to go along to that other
+/// collector. Now they stay behind, and both the run and `config show` say so.
+#[test]
+fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
+    let (ours, other) = (Receiver::start(), Receiver::start());
+    // A collector that would take the key: it shows whether the key came.
+    other.require_header("x-api-key", "file-secret-81");
+    let dir = temp_dir("headers-layer");
+    let path = dir.join("config.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[otlp]\nendpoint = \"{}\"\nprotocol = \"grpc\"\n[otlp.headers]\nx-api-key = \"file-secret-81\"\n",
+            ours.grpc_url()
+        ),
+    )
+    .unwrap();
+    let config = ("ALBEDO_OTEL_CONFIG", path.to_str().unwrap());
+    let elsewhere = other.grpc_url();
+    let out = run_binary(
+        &["replay", "-", "--no-spool", "--flush-timeout", "1s"],
+        &[config, ("OTEL_EXPORTER_OTLP_ENDPOINT", &elsewhere)],
+        &demo_session(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(other.spans().is_empty(), "the key went to {elsewhere}");
+    assert!(other.unauthorized() > 0, "{stderr}");
+    assert!(
+        stderr.contains("[otlp.headers] is not sent: the endpoint")
+            && stderr.contains("comes from env OTEL_EXPORTER_OTLP_ENDPOINT"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("file-secret-81"), "{stderr}");
+    let shown = run_binary(
+        &["config", "show"],
+        &[config, ("OTEL_EXPORTER_OTLP_ENDPOINT", &elsewhere)],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        stdout.contains("NOT SENT: the endpoint comes from env OTEL_EXPORTER_OTLP_ENDPOINT"),
+        "{stdout}"
+    );
+    // Without the variable, the file's key goes to the file's collector.
+    ours.require_header("x-api-key", "file-secret-81");
+    let out = run_binary(
+        &["replay", "-", "--no-spool", "--flush-timeout", "1s"],
+        &[config],
+        &demo_session(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!ours.spans().is_empty());
+    assert_eq!(ours.unauthorized(), 0);
+}
+
 /// `config set` makes the folders it creates private, and only those: a file named
 /// `$HOME/albedo.toml` used to make `$HOME` 0700. A `config.toml` that is a link into a
 /// dotfiles repository is written through, and stays a link.
@@ -419,5 +479,60 @@ fn doctor_tests_the_installed_route() {
     assert!(
         line.contains("points at a binary that no longer exists"),
         "{line}"
+    );
+}
+
+/// A checkout's `.claude/settings.json` can name our hook and add a command of its own after
+/// it. `doctor` used to run such a line through `sh -c`, in whatever folder it was started
+/// from. Now it leaves the project's file alone unless asked (`--project`), and even then
+/// runs only our executable with its arguments, never the rest of the line.
+#[test]
+fn doctor_runs_only_our_executable_and_a_project_s_file_only_when_asked() {
+    let rx = Receiver::start();
+    let dir = temp_dir("doctor-project");
+    let checkout = dir.join("checkout");
+    std::fs::create_dir_all(checkout.join(".claude")).unwrap();
+    let config_file = config(&dir, "config.toml", &rx.grpc_url());
+    let pwned = dir.join("PWNED");
+    let command = format!(
+        "{} --config {} --hook-dir {} && touch {}",
+        env!("CARGO_BIN_EXE_albedo-otel-hook"),
+        config_file.display(),
+        dir.join("hooks").display(),
+        pwned.display()
+    );
+    let settings = serde_json::json!({
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}
+    });
+    std::fs::write(checkout.join(".claude/settings.json"), settings.to_string()).unwrap();
+    let doctor = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .arg("doctor")
+            .args(extra)
+            .current_dir(&checkout)
+            .env("HOME", dir.join("home"))
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .env("ALBEDO_OTEL_CONFIG", &config_file)
+            .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+            .env_remove("ALBEDO_HOME")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = doctor(&[]);
+    assert!(
+        said.contains("(this project): .claude/settings.json has our hook; not run"),
+        "{said}"
+    );
+    assert!(!pwned.exists(), "nothing of the checkout's ran");
+    let said = doctor(&["--project"]);
+    assert!(
+        said.contains("ok   hook, Claude Code (this project): through the hook and its daemon"),
+        "{said}"
+    );
+    assert!(
+        !pwned.exists(),
+        "only our executable ran, not the rest of the line"
     );
 }

@@ -4,6 +4,11 @@
 //! a test payload, and the daemon's answer says whether the collector took a test trace with
 //! the settings that payload was handed off with. Each failure is one line, with its fix;
 //! any failure exits 1.
+//!
+//! A hook command is never handed to a shell: it is parsed, and only our own executable is
+//! started, with its arguments (and the `NAME=value` settings older installs put first). A
+//! checkout's `.claude/settings.json` is tested only with `--project`: whoever wrote the
+//! checkout wrote that file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,7 +30,12 @@ fn report(ok: bool, what: &str, message: &str) -> bool {
     ok
 }
 
-pub fn run(args: &ExportArgs, hook_args: &HookArgs, settings_files: &[PathBuf]) -> Result<i32> {
+pub fn run(
+    args: &ExportArgs,
+    hook_args: &HookArgs,
+    settings_files: &[PathBuf],
+    project: bool,
+) -> Result<i32> {
     println!("albedo-otel {}", env!("CARGO_PKG_VERSION"));
     let mut ok = true;
     match args.settings(Some(hook_args)) {
@@ -63,10 +73,15 @@ pub fn run(args: &ExportArgs, hook_args: &HookArgs, settings_files: &[PathBuf]) 
         if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
             places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
         }
-        places.push((
-            "Claude Code (this project)".into(),
-            PathBuf::from(".claude/settings.json"),
-        ));
+        let here = PathBuf::from(".claude/settings.json");
+        if project {
+            places.push(("Claude Code (this project)".into(), here));
+        } else if !install::installed_commands(&here).is_empty() {
+            println!(
+                "hook, Claude Code (this project): {} has our hook; not run (`doctor --project` tests it, which runs the command it names)",
+                here.display()
+            );
+        }
         if let Some(a) = std::env::var_os("ALBEDO_HOME") {
             places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
         }
@@ -134,10 +149,11 @@ fn test_route(command: &str) -> (bool, String) {
         "doctor_id": id,
     });
     let answer_file = doctor::answer_path(&hook_dir, &id);
-    // As Claude Code runs it: through a shell, no OTEL_* variables, in another folder.
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
+    // As Claude Code runs it, with no OTEL_* variables, in another folder; but our executable
+    // itself rather than a shell, so nothing else in the line runs.
+    let mut cmd = Command::new(&program);
+    cmd.args(&words)
+        .envs(install::settings_before(command))
         .current_dir(std::env::temp_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

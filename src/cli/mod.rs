@@ -77,6 +77,10 @@ enum Command {
         /// A Claude Code settings file to test, instead of the usual places; repeatable
         #[arg(long = "settings", value_name = "FILE")]
         settings: Vec<std::path::PathBuf>,
+        /// Also test this folder's `.claude/settings.json`. Off by default: testing a hook
+        /// runs it, and a checkout's settings are the checkout's author's.
+        #[arg(long)]
+        project: bool,
         #[command(flatten)]
         hooks: HookArgs,
         #[command(flatten)]
@@ -282,9 +286,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Uninstall(target) => install::uninstall(&target),
         Command::Doctor {
             settings,
+            project,
             hooks,
             export,
-        } => doctor::run(&export, &hooks, &settings),
+        } => doctor::run(&export, &hooks, &settings, project),
         Command::Config(cmd) => config_cmd::run(&cmd),
     }
 }

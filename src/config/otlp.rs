@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::layers::Layers;
+use super::layers::{Layers, Source};
 use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
 
@@ -202,6 +202,17 @@ fn merge_headers(layers: Vec<Vec<(String, String)>>) -> Vec<(String, String)> {
     out
 }
 
+/// Logs `message` once per process: settings are resolved again for every turn in the
+/// daemon, and a warning per turn would bury the log.
+fn warn_once(message: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if !said.contains(&message) {
+        tracing::warn!("{message}");
+        said.push(message);
+    }
+}
+
 impl OtlpSettings {
     /// Resolves every setting: `overrides`, then `OTEL_EXPORTER_OTLP_TRACES_*`, then
     /// `OTEL_EXPORTER_OTLP_*`, then the defaults.
@@ -229,7 +240,9 @@ impl OtlpSettings {
             },
         };
         let http = protocol != Protocol::Grpc;
+        let mut endpoint_from = Source::Default;
         let endpoint = if let Some(e) = &overrides.endpoint {
+            endpoint_from = Source::Flag;
             check_url("--endpoint", e)?;
             if http {
                 with_traces_path(e)
@@ -242,6 +255,7 @@ impl OtlpSettings {
         ]) {
             let e = f.value.trim();
             check_url(&f.name, e)?;
+            endpoint_from = f.source.clone();
             // The signal's own variable is the whole URL; the generic one is a base.
             if http && f.var == OTEL_EXPORTER_OTLP_ENDPOINT {
                 with_traces_path(e)
@@ -253,14 +267,21 @@ impl OtlpSettings {
         } else {
             defaults::GRPC_ENDPOINT.to_string()
         };
-        // Lowest first: the file, the generic variable, the signal's own, the flags.
+        // Lowest first: the file, the generic variable, the signal's own, the flags. The
+        // file's headers hold its API keys, and go only where the file sends: with an
+        // endpoint from a variable or a flag (another collector), they stay behind.
         let mut layered = Vec::new();
-        if let Some(file) = layers.file {
+        if let Some(file) = layers.file.filter(|f| !f.headers.is_empty()) {
             let name = format!("{} [otlp.headers]", file.path.display());
             for (k, v) in &file.headers {
                 check_header(&name, k, v)?;
             }
-            layered.push(file.headers.clone());
+            match &endpoint_from {
+                Source::Flag | Source::Env(_) => warn_once(format!(
+                    "{name} is not sent: the endpoint {endpoint} comes from {endpoint_from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
+                )),
+                _ => layered.push(file.headers.clone()),
+            }
         }
         for var in [
             OTEL_EXPORTER_OTLP_HEADERS,

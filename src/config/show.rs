@@ -133,6 +133,16 @@ pub fn explain(
             source,
         });
     }
+    if let (Some(f), Some(from)) = (file, endpoint_from_outside(overrides, &layers)) {
+        for (k, v) in &f.headers {
+            out.push(Shown {
+                key: format!("{HEADERS}.{k}"),
+                var: None,
+                value: format!("{}  NOT SENT: the endpoint comes from {from}", mask(v)),
+                source: Source::File(format!("{} [{HEADERS}]", f.path.display())),
+            });
+        }
+    }
     if let Some(f) = file {
         let at = |t: &str| Source::File(format!("{} [{t}]", f.path.display()));
         for (k, v) in &f.resource_attributes {
@@ -171,6 +181,21 @@ pub fn explain(
     out
 }
 
+/// Where the endpoint comes from when it is not the file (nor the default): then the file's
+/// headers, its API keys, are not sent (see `OtlpSettings::resolve_in`).
+fn endpoint_from_outside(overrides: &Overrides, layers: &Layers<'_>) -> Option<Source> {
+    if overrides.otlp.endpoint.is_some() {
+        return Some(Source::Flag);
+    }
+    [
+        env::OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+        env::OTEL_EXPORTER_OTLP_ENDPOINT,
+    ]
+    .iter()
+    .find_map(|v| layers.env(v))
+    .map(|f| f.source)
+}
+
 /// Headers in force, later layers winning per name: file, variables, flags.
 fn headers(overrides: &Overrides, layers: &Layers<'_>) -> Vec<(String, String, Source)> {
     let mut out: Vec<(String, String, Source)> = Vec::new();
@@ -178,7 +203,10 @@ fn headers(overrides: &Overrides, layers: &Layers<'_>) -> Vec<(String, String, S
         out.retain(|(old, _, _)| !old.eq_ignore_ascii_case(k));
         out.push((k.to_string(), v.to_string(), s));
     };
-    if let Some(f) = layers.file {
+    if let Some(f) = layers
+        .file
+        .filter(|_| endpoint_from_outside(overrides, layers).is_none())
+    {
         for (k, v) in &f.headers {
             add(
                 k,

@@ -75,11 +75,27 @@ pub(super) fn words(command: &str) -> Vec<String> {
 
 /// The program a hook command runs, past any `NAME=value` settings before it.
 pub fn program(command: &str) -> Option<(String, Vec<String>)> {
-    let mut w = words(command)
-        .into_iter()
-        .skip_while(|w| w.contains('=') && !w.starts_with('/'));
+    let mut w = words(command).into_iter().skip_while(|w| is_setting(w));
     let program = w.next()?;
     Some((program, w.collect()))
+}
+
+/// The `NAME=value` settings before the program, as a shell would put them in its
+/// environment.
+pub fn settings_before(command: &str) -> Vec<(String, String)> {
+    words(command)
+        .into_iter()
+        .take_while(|w| is_setting(w))
+        .filter_map(|w| {
+            w.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// `NAME=value` before the program (a path may hold `=` too, but starts with `/`).
+fn is_setting(word: &str) -> bool {
+    word.contains('=') && !word.starts_with('/')
 }
 
 /// The small hook executable `cargo install` puts beside `albedo-otel`.
@@ -102,6 +118,10 @@ mod tests {
         assert_eq!(
             program("OTEL_EXPORTER_OTLP_ENDPOINT=http://x:4317 /bin/albedo-otel-hook"),
             Some(("/bin/albedo-otel-hook".into(), vec![]))
+        );
+        assert_eq!(
+            settings_before("A=1 'B=x y' /bin/albedo-otel-hook C=3"),
+            [("A".into(), "1".into()), ("B".into(), "x y".into())]
         );
     }
 }

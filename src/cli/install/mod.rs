@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use command::command;
-pub use command::program;
+pub use command::{program, settings_before};
 pub use settings::installed_commands;
 use settings::{add_ours, load, remove_ours, save};
 
