@@ -7,6 +7,11 @@
 //!    `BENCH_OUTAGE_SECS` (default 120) while nothing listens at the endpoint; resident memory
 //!    is sampled every few seconds, and the spool's size is read at the end. Then a collector
 //!    comes up at that address, and the bench waits until every span made so far arrived.
+//! 3. **Collector down, no spool**: a large stream written as fast as the exporter takes it,
+//!    with `--no-spool` and nothing at the endpoint, for `BENCH_DOWN_SECS` (default 20), then
+//!    SIGTERM. Batches waiting for a retry hold their place among the exports in flight, so
+//!    the input waits (back-pressure) instead of piling up in memory; the file, console and
+//!    host exporters, which have no spool, are in the same case.
 
 mod common;
 
@@ -31,10 +36,19 @@ fn main() {
     let sessions = env_num("BENCH_OPEN_SESSIONS", 10_000);
     let outage_secs = env_num("BENCH_OUTAGE_SECS", 120);
     let rate = env_num("BENCH_OUTAGE_RATE", 2_000);
+    let down_secs = env_num("BENCH_DOWN_SECS", 20);
 
     let mut rows = Vec::new();
-    rows.extend(open_sessions(sessions));
-    rows.extend(outage(Duration::from_secs(outage_secs), rate));
+    // A scenario whose count or length is 0 is left out.
+    if sessions > 0 {
+        rows.extend(open_sessions(sessions));
+    }
+    if outage_secs > 0 {
+        rows.extend(outage(Duration::from_secs(outage_secs), rate));
+    }
+    if down_secs > 0 {
+        rows.extend(down_without_spool(Duration::from_secs(down_secs)));
+    }
     println!();
     println!("| scenario | figure | value | target |");
     println!("| --- | --- | --- | --- |");
@@ -240,6 +254,90 @@ fn outage(length: Duration, rate: u64) -> Vec<Row> {
                 drained.as_secs_f64()
             ),
             "nothing lost",
+        ),
+    ]
+}
+
+/// A stream written as fast as the exporter takes it into a collector that is down, without
+/// a spool; SIGTERM after `length`.
+fn down_without_spool(length: Duration) -> Vec<Row> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let endpoint = format!("http://127.0.0.1:{}", common::free_port());
+    let mut run = Running::start(
+        &["--protocol", "grpc", "--endpoint", &endpoint, "--no-spool"],
+        &[("ALBEDO_OTEL_LOG", "info,albedo_otel::pipeline::delivery=off")],
+    );
+    run.wait_log("ready:", Duration::from_secs(30));
+    let (lines, _) = generate(&GenConfig {
+        sessions: 6_000,
+        turns_per_session: 5,
+        ..GenConfig::default()
+    });
+    let total: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let written = std::sync::Arc::new(AtomicU64::new(0));
+    let mut stdin = run.stdin.take().unwrap();
+    let writer = {
+        let written = written.clone();
+        std::thread::spawn(move || {
+            for chunk in lines.chunks(500) {
+                let text = chunk.join("\n") + "\n";
+                if stdin.write_all(text.as_bytes()).is_err() {
+                    return;
+                }
+                written.fetch_add(text.len() as u64, Relaxed);
+            }
+        })
+    };
+    let start = Instant::now();
+    let mut peak = 0;
+    // Until the time is up, or the exporter took the whole stream and exited at its end (as
+    // it did when nothing held the input back).
+    while start.elapsed() < length {
+        std::thread::sleep(Duration::from_millis(250));
+        match rss_kib(run.child.id()) {
+            Some((rss, hwm)) => peak = peak.max(rss).max(hwm),
+            None => break,
+        }
+    }
+    let taken = written.load(Relaxed);
+    if rss_kib(run.child.id()).is_some() {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &run.child.id().to_string()])
+            .status();
+    }
+    let (_, done) = run.wait_log("done:", Duration::from_secs(120));
+    assert!(run.child.wait().unwrap().success(), "{done}");
+    writer.join().unwrap();
+    let spans = number_before(&done, " spans");
+    let lost = number_before(&done, " NOT delivered");
+    assert_eq!(lost, spans, "every span counted: {done}");
+    let name = format!(
+        "collector down, no spool, {}-s stream of {:.0} MiB",
+        length.as_secs(),
+        total as f64 / (1 << 20) as f64
+    );
+    vec![
+        (
+            name.clone(),
+            "peak resident while the collector was down",
+            mib(peak),
+            "≤ 64 MiB",
+        ),
+        (
+            name.clone(),
+            "peak resident, whole run (the close included)",
+            format!("{:.1} MiB", mib_after(&done, "peak ")),
+            "≤ 64 MiB",
+        ),
+        (
+            name,
+            "input taken before the SIGTERM",
+            format!(
+                "{:.1} MiB; {spans} spans by the end, all counted as not delivered",
+                taken as f64 / (1 << 20) as f64
+            ),
+            "bounded, nothing uncounted",
         ),
     ]
 }
