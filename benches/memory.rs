@@ -266,7 +266,10 @@ fn down_without_spool(length: Duration) -> Vec<Row> {
     let endpoint = format!("http://127.0.0.1:{}", common::free_port());
     let mut run = Running::start(
         &["--protocol", "grpc", "--endpoint", &endpoint, "--no-spool"],
-        &[("ALBEDO_OTEL_LOG", "info,albedo_otel::pipeline::delivery=off")],
+        &[(
+            "ALBEDO_OTEL_LOG",
+            "info,albedo_otel::pipeline::delivery=off",
+        )],
     );
     run.wait_log("ready:", Duration::from_secs(30));
     let (lines, _) = generate(&GenConfig {

@@ -235,6 +235,14 @@ fn each_level_overrides_the_next() {
     );
     assert_eq!(
         otlp.headers,
+        vec![("x-api-key".into(), "env-key".into())],
+        "the endpoint is the environment's, so the file's headers (its keys) stay behind"
+    );
+    // With the file's endpoint, headers merge by name, the environment's winning.
+    let env_headers_only = [("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=env-key")];
+    let s2 = resolve_with(&none, &env_headers_only, Some(&f)).unwrap();
+    assert_eq!(
+        s2.otlp.as_ref().unwrap().headers,
         vec![
             ("x-team".into(), "file-team".into()),
             ("x-api-key".into(), "env-key".into())
@@ -364,6 +372,11 @@ fn edits_keep_comments_and_make_the_file_private() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("albedo-otel/config.toml");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let folder_mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     std::fs::write(&path, "# mine\n[otlp]\nendpoint = \"http://a\" # the lab\n").unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(ConfigFile::load(&path).unwrap().unwrap().warnings[0]
@@ -386,7 +399,11 @@ fn edits_keep_comments_and_make_the_file_private() {
     );
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o600);
-    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert_eq!(
+        mode(path.parent().unwrap()),
+        folder_mode,
+        "a folder the user made keeps its mode; the file is what is private"
+    );
     assert!(edit::unset(&path, "otlp.headers.x-api-key").unwrap());
     assert!(!edit::unset(&path, "otlp.headers.x-api-key").unwrap());
     assert!(ConfigFile::load(&path).unwrap().unwrap().headers.is_empty());

@@ -183,13 +183,18 @@ pub fn read_from(journal: &Path, offset: u64, limit: u64) -> io::Result<(Vec<u8>
         return Ok((Vec::new(), offset));
     }
     f.seek(SeekFrom::Start(offset))?;
-    let mut want = (len - offset).min(limit.max(1));
-    let mut buf = Vec::with_capacity(want as usize);
-    (&mut f).take(want).read_to_end(&mut buf)?;
-    if !buf.contains(&b'\n') && want < len - offset {
-        // One line longer than the limit (a large payload): read on to its end.
-        want = len - offset;
-        f.take(want - buf.len() as u64).read_to_end(&mut buf)?;
+    let step = limit.max(1);
+    let mut left = len - offset;
+    let mut buf = Vec::with_capacity(left.min(step) as usize);
+    loop {
+        // A line longer than the limit (a large payload) is read on to its end.
+        let from = buf.len();
+        let want = left.min(step);
+        (&mut f).take(want).read_to_end(&mut buf)?;
+        left -= want;
+        if left == 0 || buf[from..].contains(&b'\n') {
+            break;
+        }
     }
     // Writers hold the lock for a whole line, but a read may still land between two of their
     // writes only if a writer died mid-line; keep whatever has no newline yet for later.
@@ -307,9 +312,11 @@ mod tests {
         let long = "x".repeat(100);
         fs::write(&path, format!("a\nb\n{long}\nc\npartial")).unwrap();
         assert_eq!(read_from(&path, 0, 5).unwrap(), (b"a\nb\n".to_vec(), 4));
-        // A line longer than the limit comes whole.
-        let (line, end) = read_from(&path, 4, 5).unwrap();
-        assert_eq!((line.len(), end), (101, 105));
+        // A line longer than the limit comes whole, with the rest of the piece it ends in
+        // ("c\n" here), and no more: "partial" has no newline yet.
+        let (lines, end) = read_from(&path, 4, 5).unwrap();
+        assert_eq!((lines.len(), end), (103, 107));
+        assert_eq!(read_from(&path, 4, 101).unwrap().1, 105);
         assert_eq!(
             read_from(&path, 105, 1 << 20).unwrap(),
             (b"c\n".to_vec(), 107)
