@@ -119,10 +119,14 @@ fn run_args<'a>(
 }
 
 fn stream(sessions: usize) -> (Vec<String>, Expected) {
+    stream_seeded(sessions, 11)
+}
+
+fn stream_seeded(sessions: usize, seed: u64) -> (Vec<String>, Expected) {
     generate(&GenConfig {
         sessions,
         turns_per_session: 2,
-        seed: 11,
+        seed,
         ..GenConfig::default()
     })
 }
@@ -674,4 +678,65 @@ fn sigterm_without_a_spool_counts_the_unanswered_exactly() {
         "{stderr}"
     );
     assert!(status.success(), "`run` exits 0 whatever it lost: {stderr}");
+}
+
+/// A backlog spooled while the collector was down, then a collector that answers unevenly
+/// (so answers come out of order): the spool drains with several batches in flight (it used
+/// to send one per round trip), and live turns written meanwhile go out beside it. Every span
+/// of both arrives, once.
+fn drain(live: bool) {
+    let (backlog, expected) = stream(40);
+    let port = free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let spool = temp_dir("spool");
+    let args = run_args("grpc", &endpoint, "16", &["--max-concurrent-exports", "4"]);
+    let mut first = Exporter::start(&args, &spool);
+    first.write(&backlog);
+    let (status, stderr) = first.finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(spooled_spans(&spool), expected.spans(), "{stderr}");
+
+    let rx = Receiver::start_on(Some(format!("127.0.0.1:{port}").parse().unwrap()), None);
+    rx.answer_unevenly(Duration::from_millis(15));
+    let mut second = Exporter::start(&args, &spool);
+    let (fresh, fresh_expected) = stream_seeded(20, 23);
+    if live {
+        second.write(&fresh);
+    }
+    let (status, stderr) = second.finish();
+    assert!(status.success(), "{stderr}");
+    let from_spool = summary_count(&stderr, " delivered from the spool");
+    assert_eq!(from_spool, expected.spans(), "{stderr}");
+    assert!(
+        rx.most_open() >= 2,
+        "the drain overlapped: {}",
+        rx.most_open()
+    );
+    assert!(rx.overtaken() > 0, "some answers came out of order");
+    let got = rx.spans();
+    let unique: HashSet<_> = got
+        .iter()
+        .map(|s| (s.span.trace_id.clone(), s.span.span_id.clone()))
+        .collect();
+    let want = expected.spans() + if live { fresh_expected.spans() } else { 0 };
+    println!(
+        "| spool drained with 4 in flight, out of order{} | {want} | {} | {} | 0 |",
+        if live { ", live turns beside it" } else { "" },
+        unique.len(),
+        got.len() - unique.len()
+    );
+    assert_eq!(got.len(), unique.len(), "no span twice");
+    assert_eq!(unique.len() as u64, want, "every span: {stderr}");
+    check_invariants(&got);
+    assert_eq!(spooled_spans(&spool), 0);
+}
+
+#[test]
+fn a_spooled_backlog_drains_with_several_in_flight_and_loses_nothing() {
+    drain(false);
+}
+
+#[test]
+fn a_spooled_backlog_drains_beside_live_turns_and_loses_nothing() {
+    drain(true);
 }

@@ -166,6 +166,11 @@ impl Sink {
         Sink::start_with(0, delay)
     }
 
+    /// As [`start_far`](Self::start_far), on gRPC port `grpc`.
+    pub fn start_far_on(grpc: u16, delay: Duration) -> Sink {
+        Sink::start_with(grpc, delay)
+    }
+
     fn start_with(grpc: u16, delay: Duration) -> Sink {
         let me = std::env::current_exe().unwrap();
         let mut child = taskset("1", &me)
@@ -339,6 +344,19 @@ impl Running {
             }
             assert!(Instant::now() < end, "still {s}");
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Asks for the status until `spans` spans came from the spool.
+    pub fn wait_from_spool(&self, spans: u64, timeout: Duration) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let s = self.status();
+            if number_before(&s, " delivered from the spool") >= spans {
+                return s;
+            }
+            assert!(Instant::now() < end, "still {s}");
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

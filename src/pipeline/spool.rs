@@ -237,11 +237,13 @@ impl Spool {
         fs::remove_file(&c.claimed)
     }
 
-    /// The batch could not be delivered now: put it back, still the oldest.
+    /// The batch could not be delivered now: put it back in its place by age (several may
+    /// be out at once, and come back in any order).
     pub fn give_back(&mut self, c: Claimed) -> io::Result<()> {
         fs::rename(&c.claimed, self.dir.join(&c.entry.name))?;
         self.bytes += c.entry.bytes;
-        self.entries.push_front(c.entry);
+        let at = self.entries.partition_point(|e| e.name < c.entry.name);
+        self.entries.insert(at, c.entry);
         Ok(())
     }
 }

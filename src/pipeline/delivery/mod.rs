@@ -26,7 +26,8 @@
 //! With a spool, an outage costs the agent nothing: the first failed export marks the
 //! collector as down, later batches go straight to disk without a network attempt, and a probe
 //! with the oldest spooled batch, on exponential backoff, finds out when it is back; then the
-//! spool drains, oldest first (`spooling`). Without a spool, a batch is retried with backoff
+//! spool drains, oldest first, with as many exports in flight as live traffic gets, in the
+//! room live batches leave (`spooling`). Without a spool, a batch is retried with backoff
 //! until it succeeds, its retry budget runs out, or the close deadline comes.
 
 mod spooling;
@@ -38,7 +39,7 @@ use crossbeam_channel::Sender;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::spool::{self, Spool};
+use super::spool::{self, Claimed, Spool};
 use super::stats::Stats;
 use super::{Deadline, RetryPolicy, SpoolConfig};
 use crate::export::{ExportError, Exported, Payload, SpanExporter};
@@ -64,8 +65,14 @@ struct Attempt {
     due: Instant,
 }
 
-/// A finished export: the batch, and how it went.
-type Outcome = (Attempt, Result<Exported, ExportError>);
+/// An export under way: its batch, and the spool file the batch came from, if it did.
+struct Flight {
+    attempt: Attempt,
+    claim: Option<Claimed>,
+}
+
+/// How an export task ended: its answer, or the task was abandoned (or died).
+type Finished = Result<(tokio::task::Id, Result<Exported, ExportError>), tokio::task::JoinError>;
 
 struct Delivery {
     exporter: Arc<dyn SpanExporter>,
@@ -74,10 +81,10 @@ struct Delivery {
     retry: RetryPolicy,
     spool: Option<Spool>,
     max_in_flight: usize,
-    in_flight: JoinSet<Outcome>,
+    in_flight: JoinSet<Result<Exported, ExportError>>,
     /// Each running export's batch, by task, until its answer: a task abandoned at the close,
-    /// or one that dies, still has its batch spooled or counted.
-    in_flight_batches: std::collections::HashMap<tokio::task::Id, Payload>,
+    /// or one that dies, still has its batch spooled, given back to the spool, or counted.
+    flights: std::collections::HashMap<tokio::task::Id, Flight>,
     /// Failed batches waiting for their next attempt (no spool).
     retries: Vec<Attempt>,
     /// A close began, and the retries waiting for it were made due at once.
@@ -87,6 +94,9 @@ struct Delivery {
     /// The last export failed in a way that may pass: batches go to the spool until a probe
     /// gets through.
     outage: bool,
+    /// An export got through since the last failure: the spool drains with several exports
+    /// in flight, not one probe at a time.
+    verified: bool,
     next_probe: Instant,
     probe_backoff: Duration,
     /// Failed attempts since the last success; the first of a streak is logged as a warning.
@@ -165,11 +175,12 @@ where
         spool,
         max_in_flight: max_in_flight.max(1),
         in_flight: JoinSet::new(),
-        in_flight_batches: std::collections::HashMap::new(),
+        flights: std::collections::HashMap::new(),
         retries: Vec::new(),
         closing_seen: false,
         cut: false,
         outage: false,
+        verified: false,
         next_probe: Instant::now(),
         probe_backoff: retry.initial_backoff,
         failing: 0,
@@ -255,8 +266,13 @@ impl Delivery {
                 },
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
-            if !self.cut && self.in_flight.is_empty() && self.probe_due() {
-                self.probe().await;
+            if !self.cut {
+                let due = self.probe_due();
+                if self.verified && !self.outage {
+                    self.drain_spool(!batches.is_empty());
+                } else if due && self.in_flight.is_empty() {
+                    self.probe().await;
+                }
             }
         }
     }
@@ -305,25 +321,26 @@ impl Delivery {
             self.keep_in_spool(&payload);
             return;
         }
+        let attempt = self.first_attempt(payload);
+        self.spawn(attempt, None);
+    }
+
+    fn first_attempt(&self, payload: Payload) -> Attempt {
         let now = Instant::now();
-        self.spawn(Attempt {
+        Attempt {
             payload,
             started: now,
             backoff: self.retry.initial_backoff,
             due: now,
-        });
+        }
     }
 
-    fn spawn(&mut self, attempt: Attempt) {
+    fn spawn(&mut self, attempt: Attempt, claim: Option<Claimed>) {
         let export = self
             .exporter
             .export(attempt.payload.clone(), self.send_timeout());
-        let batch = attempt.payload.clone();
-        let handle = self.in_flight.spawn(async move {
-            let result = export.await;
-            (attempt, result)
-        });
-        self.in_flight_batches.insert(handle.id(), batch);
+        let handle = self.in_flight.spawn(export);
+        self.flights.insert(handle.id(), Flight { attempt, claim });
     }
 
     /// Retries whose time has come, while there is room; all of them once a close begins.
@@ -346,32 +363,29 @@ impl Delivery {
             if self.spool.is_some() && self.outage {
                 self.keep_in_spool(&attempt.payload);
             } else {
-                self.spawn(attempt);
+                self.spawn(attempt, None);
             }
         }
     }
 
-    fn finished(&mut self, done: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>) {
-        match done {
-            Ok((id, (attempt, result))) => {
-                self.in_flight_batches.remove(&id);
-                match result {
-                    Ok(exported) => self.record_success(exported, false),
-                    Err(_) if self.cut => self.unanswered(&attempt.payload),
-                    Err(error) => self.failed(attempt, error),
-                }
-            }
-            Err(e) => {
-                let Some(batch) = self.in_flight_batches.remove(&e.id()) else {
-                    return;
-                };
-                if e.is_cancelled() {
-                    self.unanswered(&batch);
-                } else {
-                    // An export that panicked: its batch is lost, and counted.
-                    self.lose(batch.spans, &format!("the export failed: {e}"));
-                }
-            }
+    fn finished(&mut self, done: Finished) {
+        let (id, result) = match done {
+            Ok((id, result)) => (id, Ok(result)),
+            Err(e) => (e.id(), Err(e)),
+        };
+        let Some(Flight { attempt, claim }) = self.flights.remove(&id) else {
+            return;
+        };
+        if let Some(claim) = claim {
+            return self.spooled_finished(claim, attempt.payload.spans, result);
+        }
+        match result {
+            Ok(Ok(exported)) => self.record_success(exported, false),
+            Ok(Err(_)) if self.cut => self.unanswered(&attempt.payload),
+            Ok(Err(error)) => self.failed(attempt, error),
+            Err(e) if e.is_cancelled() => self.unanswered(&attempt.payload),
+            // An export that panicked: its batch is lost, and counted.
+            Err(e) => self.lose(attempt.payload.spans, &format!("the export failed: {e}")),
         }
     }
 
@@ -381,6 +395,7 @@ impl Delivery {
         let retryable = error.is_retryable();
         if retryable && self.spool.is_some() {
             self.record_failure(&error, "keeping batches in the spool until it answers");
+            self.verified = false;
             if !self.outage {
                 self.outage = true;
                 self.next_probe = Instant::now() + self.probe_backoff;
@@ -425,6 +440,7 @@ impl Delivery {
             self.failing = 0;
         }
         self.outage = false;
+        self.verified = true;
         self.probe_backoff = self.retry.initial_backoff;
         self.next_probe = Instant::now();
     }

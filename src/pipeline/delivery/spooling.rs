@@ -1,11 +1,20 @@
 //! The export thread's side of the spool: keeping a batch the collector cannot take, probing
-//! with the oldest one until the collector answers, and sending what the spool holds at close.
+//! with the oldest one until the collector answers, draining it once it does, and sending
+//! what the spool holds at close.
+//!
+//! The probe is one batch at a time: while the collector may be down, one request finds out.
+//! Once an export got through, spooled batches are independent exports like live ones, oldest
+//! first, with as many in flight as `max_in_flight` allows, so a backlog drains at the live
+//! rate rather than one batch per round trip. Live batches come first: no spooled batch is
+//! started while a live one waits, so fresh turns wait at most for one export to finish. A
+//! spooled batch in flight stays claimed on disk until its answer: delivered, it is removed;
+//! failed or abandoned at the close, it is given back, in its place by age.
 
 use std::time::Instant;
 
-use super::{spool_dir, Delivery, MAX_PROBE_BACKOFF, RESCAN_EVERY};
-use crate::export::{ExportError, Payload};
-use crate::pipeline::spool::Spool;
+use super::{spool_dir, Attempt, Delivery, MAX_PROBE_BACKOFF, RESCAN_EVERY};
+use crate::export::{ExportError, Exported, Payload};
+use crate::pipeline::spool::{Claimed, Spool};
 use crate::pipeline::stats::Stats;
 use crate::pipeline::SpoolConfig;
 
@@ -97,6 +106,85 @@ impl Delivery {
         }
     }
 
+    /// Starts spooled batches, oldest first, in the room live batches leave, once the
+    /// collector took something since its last failure; none while a live batch waits.
+    pub(super) fn drain_spool(&mut self, live_waiting: bool) {
+        if self.cut || self.outage || !self.verified || live_waiting {
+            return;
+        }
+        while self.in_flight.len() + self.retries.len() < self.max_in_flight {
+            let Some(spool) = self.spool.as_mut() else {
+                return;
+            };
+            if spool.is_empty() {
+                return;
+            }
+            let mut claim = match spool.take_oldest() {
+                Ok(Some(c)) => c,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::error!("cannot read the spool {}: {e}", spool.dir().display());
+                    // Back to probing, which waits before it reads again.
+                    self.verified = false;
+                    self.next_probe = Instant::now() + MAX_PROBE_BACKOFF;
+                    return;
+                }
+            };
+            let payload = Payload {
+                body: std::mem::take(&mut claim.body).into(),
+                spans: claim.spans(),
+            };
+            let attempt: Attempt = self.first_attempt(payload);
+            self.spawn(attempt, Some(claim));
+        }
+    }
+
+    /// How a spooled batch's export ended.
+    pub(super) fn spooled_finished(
+        &mut self,
+        claim: Claimed,
+        spans: u64,
+        result: Result<Result<Exported, ExportError>, tokio::task::JoinError>,
+    ) {
+        let cut = self.cut;
+        let Some(spool) = self.spool.as_mut() else {
+            return;
+        };
+        match result {
+            Ok(Ok(done)) => {
+                if let Err(e) = spool.done(claim) {
+                    tracing::warn!("a delivered batch stays in the spool: {e}");
+                }
+                self.record_success(done, true);
+            }
+            Ok(Err(e)) if !cut && !e.is_retryable() => {
+                // The collector will never take this batch; keeping it would block the rest.
+                let _ = spool.done(claim);
+                self.lose(spans, &format!("a spooled batch was refused: {e}"));
+            }
+            Ok(Err(e)) => {
+                if let Err(io) = spool.give_back(claim) {
+                    tracing::error!("cannot return a batch to the spool: {io}");
+                }
+                if !cut && !self.outage {
+                    // The first failure of the round: back to probing, with backoff.
+                    self.record_failure(&e, "spooled batches wait for it");
+                    self.outage = true;
+                    self.verified = false;
+                    let wait = e.retry_after().unwrap_or(self.probe_backoff);
+                    self.probe_backoff = (self.probe_backoff * 2).min(MAX_PROBE_BACKOFF);
+                    self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
+                }
+            }
+            // Abandoned at the close (or the task died): the batch stays on disk for later.
+            Err(_) => {
+                if let Err(io) = spool.give_back(claim) {
+                    tracing::error!("cannot return a batch to the spool: {io}");
+                }
+            }
+        }
+    }
+
     /// Sends the oldest spooled batch: the way to find out that the collector is back.
     pub(super) async fn probe(&mut self) -> Probe {
         let Some(spool) = &mut self.spool else {
@@ -171,21 +259,45 @@ impl Delivery {
     /// and a closing agent should not wait on a collector that is gone.
     pub(super) async fn drain_before_close(&mut self) {
         self.outage = false;
-        while self.spool.as_ref().is_some_and(|s| !s.is_empty()) {
-            let by = self.deadline.cut_at();
-            if by.is_some_and(|d| Instant::now() >= d) {
+        loop {
+            let spool_empty = self.spool.as_ref().is_none_or(|s| s.is_empty());
+            if self.in_flight.is_empty() && (spool_empty || self.cut) {
                 return;
             }
-            match self.probe().await {
-                Probe::Settled => {}
-                Probe::Nothing | Probe::Down | Probe::Cut => return,
-                Probe::Busy => {
-                    let Some(by) = by else { return };
-                    if self.next_probe >= by {
-                        return;
-                    }
-                    tokio::time::sleep_until(self.next_probe.into()).await;
+            let cut_at = self.deadline.cut_at();
+            if self.cut || cut_at.is_some_and(|d| Instant::now() >= d) {
+                if !self.cut {
+                    self.cut_short();
                 }
+                // What was abandoned comes back, and goes back to the spool.
+                while let Some(done) = self.in_flight.join_next_with_id().await {
+                    self.finished(done);
+                }
+                return;
+            }
+            if !self.verified && self.in_flight.is_empty() {
+                match self.probe().await {
+                    Probe::Settled => {}
+                    Probe::Nothing | Probe::Down | Probe::Cut => return,
+                    Probe::Busy => {
+                        let Some(by) = cut_at else { return };
+                        if self.next_probe >= by {
+                            return;
+                        }
+                        tokio::time::sleep_until(self.next_probe.into()).await;
+                        self.outage = false;
+                    }
+                }
+                continue;
+            }
+            self.drain_spool(false);
+            if self.in_flight.is_empty() {
+                continue;
+            }
+            let deadline = self.deadline.clone();
+            tokio::select! {
+                Some(done) = self.in_flight.join_next_with_id() => self.finished(done),
+                _ = deadline.cut(), if !self.cut => self.cut_short(),
             }
         }
     }
