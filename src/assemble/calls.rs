@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::ids::{self, Role};
+use super::node::{CallNode, OpenCall};
 use super::policy::ContentPolicy;
 use super::span::SpanId;
 use super::spans::{Place, SessionAttrs, ToolSpan};
@@ -15,28 +16,6 @@ use crate::protocol::{Call, Called};
 
 /// How long a chain of `within` may be before it is treated as a cycle.
 const MAX_NESTING: usize = 256;
-
-#[derive(Debug)]
-pub(super) struct CallNode {
-    pub(super) span_id: SpanId,
-    /// How many spans this call id has had in this turn before this one.
-    nth: u64,
-    /// The call this one is nested in. The graph of parents is kept acyclic.
-    parent: Option<String>,
-    open: Option<OpenCall>,
-}
-
-/// A call without its result yet.
-#[derive(Debug)]
-struct OpenCall {
-    name: Option<String>,
-    /// The `within` the call itself declared, for the span's attribute.
-    within: Option<String>,
-    /// When `calling` was seen; `None` for a call only named as a `within`.
-    start_ms: Option<u64>,
-    /// The time range its nested calls covered.
-    children: Option<(u64, u64)>,
-}
 
 impl Turn {
     /// The span id of the `nth` use of call id `id` in this turn.

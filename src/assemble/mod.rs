@@ -19,8 +19,10 @@
 //!   what happened, so a replay gives the same ones.
 
 mod calls;
+pub mod defaults;
 pub mod ids;
 mod messages;
+mod node;
 mod notes;
 pub mod policy;
 pub mod redact;
@@ -36,7 +38,6 @@ pub use span::{Span, SpanId, TraceId};
 
 use sessions::SessionTable;
 
-use crate::config::defaults;
 use crate::protocol::{Event, Record};
 
 /// The agent name used when a session does not give one.

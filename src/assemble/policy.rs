@@ -54,7 +54,7 @@ impl Default for ContentPolicy {
         ContentPolicy {
             capture_tool_content: true,
             capture_messages: false,
-            max_value_len: crate::config::defaults::MAX_VALUE_LEN,
+            max_value_len: super::defaults::MAX_VALUE_LEN,
             scrubber: Arc::new(Scrubber::builtin()),
             names: RefCell::default(),
         }

@@ -3,8 +3,8 @@
 
 use hashlink::LinkedHashMap;
 
-use super::calls::CallNode;
 use super::ids::{self, Role};
+use super::node::CallNode;
 use super::policy::ContentPolicy;
 use super::span::{SpanId, SpanLink, TraceId};
 use super::spans::{chat_span, stopping_event, Place, SessionAttrs, TurnSummary};

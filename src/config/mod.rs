@@ -16,9 +16,9 @@ mod otlp;
 pub mod parse;
 mod paths;
 mod show;
+mod stages;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -31,10 +31,8 @@ pub use show::{explain, mask, snapshot, Shown, Snapshot};
 
 use layers::Layers;
 
-use crate::assemble::redact::{RedactError, Scrubber};
-use crate::assemble::{AssembleConfig, ContentPolicy};
-use crate::export::ResourceInfo;
-use crate::pipeline::{PipelineConfig, SpoolConfig};
+pub use crate::export::ExporterKind;
+use crate::pipeline::PipelineConfig;
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -63,17 +61,6 @@ pub enum ConfigError {
         key: Option<String>,
         reason: String,
     },
-}
-
-/// Where spans go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExporterKind {
-    /// OTLP to a collector (gRPC or HTTP).
-    Otlp,
-    /// OTLP/JSON lines to this file (`-` is standard output).
-    File(String),
-    /// A readable tree of each trace on stderr.
-    Console,
 }
 
 /// Values given in code or on the command line; each wins over the environment.
@@ -177,173 +164,25 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Resolves every setting from `overrides`, then `env`, then `file`, then the defaults.
+    /// Resolves every setting from `overrides`, then `env`, then `file`, then the defaults:
+    /// each stage's own settings in turn (`stages`).
     pub fn resolve(
         overrides: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
         file: Option<&ConfigFile>,
     ) -> Result<Settings, ConfigError> {
-        use self::env::*;
-        let e = Layers { env, file };
-        let exporter = match &overrides.exporter {
-            Some(k) => k.clone(),
-            None => match e.first(&[OTEL_TRACES_EXPORTER]) {
-                None => ExporterKind::Otlp,
-                Some(f) => match f.value.trim() {
-                    "otlp" => ExporterKind::Otlp,
-                    "console" => ExporterKind::Console,
-                    _ => {
-                        return Err(parse::invalid(
-                            &f.name,
-                            &f.value,
-                            "not supported here; use otlp or console (or --exporter file)",
-                        ))
-                    }
-                },
-            },
-        };
+        let layers = Layers { env, file };
+        let exporter = stages::exporter(&layers, overrides)?;
         let otlp = match exporter {
-            ExporterKind::Otlp => Some(OtlpSettings::resolve_in(&overrides.otlp, &e)?),
+            ExporterKind::Otlp => Some(OtlpSettings::resolve_in(&overrides.otlp, &layers)?),
             _ => None,
-        };
-        let capture_messages = e.pick(
-            overrides.capture_messages,
-            &[OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT],
-            parse::flag,
-            false,
-        )?;
-        let capture_tool_content = e.pick(
-            overrides.capture_tool_content,
-            &[ALBEDO_OTEL_CAPTURE_TOOL_CONTENT],
-            parse::flag,
-            true,
-        )?;
-        let max_value_len = e.pick(
-            overrides.max_attribute_length,
-            &[
-                OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT,
-                OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
-            ],
-            parse::count,
-            defaults::MAX_VALUE_LEN,
-        )?;
-        // The file's rules, then the flags': both apply.
-        let rules = file
-            .map(|f| f.redact.clone())
-            .unwrap_or_default()
-            .into_iter()
-            .chain(overrides.redact.iter().cloned());
-        let scrubber =
-            Scrubber::with_patterns(rules).map_err(|err: RedactError| ConfigError::Redact {
-                name: match file {
-                    Some(f) if !f.redact.is_empty() => {
-                        format!("--redact or {} [content.redact]", f.path.display())
-                    }
-                    _ => "--redact".into(),
-                },
-                message: err.to_string(),
-            })?;
-        let assemble = AssembleConfig {
-            policy: ContentPolicy::new(
-                capture_tool_content,
-                capture_messages,
-                max_value_len,
-                Arc::new(scrubber),
-            ),
-            max_sessions: overrides.max_sessions.unwrap_or(defaults::MAX_SESSIONS),
-            max_calls_per_turn: overrides
-                .max_calls_per_turn
-                .unwrap_or(defaults::MAX_CALLS_PER_TURN),
-            ..AssembleConfig::default()
-        };
-        let service_name = e
-            .pick(
-                overrides.service_name.clone().map(Some),
-                &[OTEL_SERVICE_NAME],
-                |_, v| Ok(Some(v.trim().to_string())),
-                None,
-            )?
-            .filter(|n| !n.is_empty());
-        // The file's attributes, then the variable's: the variable wins for a key.
-        let mut attributes = file
-            .map(|f| f.resource_attributes.clone())
-            .unwrap_or_default();
-        if let Some(f) = e.env(OTEL_RESOURCE_ATTRIBUTES) {
-            let pairs = parse::pairs(&f.value).map_err(|_| {
-                parse::invalid(
-                    &f.name,
-                    &f.value,
-                    "expected key=value pairs, comma-separated",
-                )
-            })?;
-            attributes.retain(|(k, _)| !pairs.iter().any(|(p, _)| p == k));
-            attributes.extend(pairs);
-        }
-        let spool = spool_config(&e, overrides)?;
-        let pipeline = PipelineConfig {
-            assemble,
-            resource: ResourceInfo::build(service_name.as_deref(), &attributes),
-            batch_size: e.pick(
-                overrides.batch_size,
-                &[OTEL_BSP_MAX_EXPORT_BATCH_SIZE],
-                parse::count,
-                defaults::BATCH_SIZE,
-            )?,
-            batch_delay: e.pick(
-                overrides.batch_delay,
-                &[OTEL_BSP_SCHEDULE_DELAY],
-                parse::millis,
-                defaults::BATCH_DELAY,
-            )?,
-            queue_size: e.pick(
-                None,
-                &[OTEL_BSP_MAX_QUEUE_SIZE],
-                parse::count,
-                defaults::QUEUE_SIZE,
-            )?,
-            flush_timeout: e.pick(
-                overrides.flush_timeout,
-                &[ALBEDO_OTEL_FLUSH_TIMEOUT],
-                parse::millis,
-                defaults::FLUSH_TIMEOUT,
-            )?,
-            max_concurrent_exports: e.pick(
-                overrides.max_concurrent_exports,
-                &[OTEL_BSP_MAX_CONCURRENT_EXPORTS],
-                parse::count,
-                defaults::MAX_CONCURRENT_EXPORTS,
-            )?,
-            spool,
-            ..PipelineConfig::default()
-        };
-        if pipeline.batch_size == 0 {
-            return Err(parse::invalid("--batch-size", "0", "must be above 0"));
-        }
-        let hooks = HookSettings {
-            dir: overrides
-                .hook_dir
-                .clone()
-                .or_else(|| e.first(&[ALBEDO_OTEL_HOOK_DIR]).map(|f| f.value.into()))
-                .or_else(|| default_hook_dir(env)),
-            idle_exit: e.pick(
-                overrides.idle_exit,
-                &[ALBEDO_OTEL_IDLE_EXIT],
-                parse::duration,
-                defaults::IDLE_EXIT,
-            )?,
-            stop_grace: e.pick(
-                overrides.stop_grace,
-                &[ALBEDO_OTEL_STOP_GRACE],
-                parse::duration,
-                defaults::STOP_GRACE,
-            )?,
         };
         Ok(Settings {
             exporter,
             otlp,
-            pipeline,
+            pipeline: stages::pipeline(&layers, overrides)?,
             max_line_bytes: overrides.max_line_bytes.unwrap_or(defaults::MAX_LINE_BYTES),
-            hooks,
+            hooks: stages::hooks(&layers, overrides)?,
             file: None,
         })
     }
@@ -352,31 +191,6 @@ impl Settings {
     pub fn from_env() -> Result<Settings, ConfigError> {
         Self::load(&Overrides::default(), &|k| std::env::var(k).ok())
     }
-}
-
-/// The spool: off with `--no-spool` or `ALBEDO_OTEL_SPOOL=false`, and without a folder to
-/// put it in (then with a warning).
-fn spool_config(e: &Layers<'_>, overrides: &Overrides) -> Result<Option<SpoolConfig>, ConfigError> {
-    use self::env::*;
-    if !e.pick(overrides.spool, &[ALBEDO_OTEL_SPOOL], parse::flag, true)? {
-        return Ok(None);
-    }
-    let root = overrides
-        .spool_dir
-        .clone()
-        .or_else(|| e.first(&[ALBEDO_OTEL_SPOOL_DIR]).map(|f| f.value.into()))
-        .or_else(|| default_spool_root(e.env));
-    let Some(root) = root else {
-        tracing::warn!("no spool: neither XDG_STATE_HOME nor HOME is set (use --spool-dir)");
-        return Ok(None);
-    };
-    let max_bytes = e.pick(
-        overrides.spool_max_bytes,
-        &[ALBEDO_OTEL_SPOOL_MAX_BYTES],
-        |name, v| parse::count(name, v).map(|n| n as u64),
-        defaults::SPOOL_MAX_BYTES,
-    )?;
-    Ok(Some(SpoolConfig { root, max_bytes }))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Where and how to send OTLP: endpoint, protocol, headers, timeout, compression, TLS files.
+//! Resolving where and how to send OTLP (endpoint, protocol, headers, timeout, compression,
+//! TLS files) into the exporter's own [`OtlpSettings`].
 //!
 //! For every setting: a value given in code or on the command line wins, then the
 //! signal-specific `OTEL_EXPORTER_OTLP_TRACES_*` variable, then the generic `OTEL_EXPORTER_OTLP_*`
@@ -10,13 +11,7 @@ use std::time::Duration;
 use super::layers::{Layers, Source};
 use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    Grpc,
-    HttpProtobuf,
-    HttpJson,
-}
+pub use crate::export::otlp::{Compression, OtlpSettings, Protocol, TlsFiles};
 
 impl Protocol {
     pub fn parse(name: &str, s: &str) -> Result<Self, ConfigError> {
@@ -31,21 +26,6 @@ impl Protocol {
             )),
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Grpc => "grpc",
-            Protocol::HttpProtobuf => "http/protobuf",
-            Protocol::HttpJson => "http/json",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Compression {
-    #[default]
-    None,
-    Gzip,
 }
 
 impl Compression {
@@ -56,22 +36,6 @@ impl Compression {
             _ => Err(invalid(name, s, "expected gzip or none")),
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Compression::None => "none",
-            Compression::Gzip => "gzip",
-        }
-    }
-}
-
-/// Client TLS material, as file paths (PEM).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// Trust this CA instead of the system roots.
-    pub ca: Option<String>,
-    pub client_cert: Option<String>,
-    pub client_key: Option<String>,
 }
 
 /// Values given in code or on the command line; each wins over the environment.
@@ -83,39 +47,6 @@ pub struct OtlpOverrides {
     pub headers: Vec<(String, String)>,
     pub timeout: Option<Duration>,
     pub compression: Option<Compression>,
-}
-
-/// Where and how to send OTLP.
-#[derive(Clone, PartialEq, Eq)]
-pub struct OtlpSettings {
-    /// The full URL: for HTTP it includes the path.
-    pub endpoint: String,
-    pub protocol: Protocol,
-    /// Sent with every request. Never logged: they usually carry API keys.
-    pub headers: Vec<(String, String)>,
-    pub timeout: Duration,
-    pub compression: Compression,
-    pub tls: TlsFiles,
-}
-
-impl std::fmt::Debug for OtlpSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OtlpSettings")
-            .field("endpoint", &self.endpoint)
-            .field("protocol", &self.protocol)
-            .field(
-                "headers",
-                &self
-                    .headers
-                    .iter()
-                    .map(|(k, _)| k.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .field("timeout", &self.timeout)
-            .field("compression", &self.compression)
-            .field("tls", &self.tls)
-            .finish()
-    }
 }
 
 fn check_url(var: &str, url: &str) -> Result<(), ConfigError> {

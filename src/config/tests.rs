@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::export::ResourceInfo;
 
 fn resolve(o: &Overrides, vars: &[(&str, &str)]) -> Result<Settings, ConfigError> {
     resolve_with(o, vars, None)

@@ -28,7 +28,18 @@ use thiserror::Error;
 
 pub use resource::ResourceInfo;
 
-use crate::config::{ExporterKind, OtlpSettings};
+use otlp::OtlpSettings;
+
+/// Where spans go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExporterKind {
+    /// OTLP to a collector (gRPC or HTTP).
+    Otlp,
+    /// OTLP/JSON lines to this file (`-` is standard output).
+    File(String),
+    /// A readable tree of each trace on stderr.
+    Console,
+}
 
 #[derive(Debug, Error)]
 pub enum ExportError {

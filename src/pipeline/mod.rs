@@ -12,6 +12,7 @@
 //! assemble thread drains what was handed over, ends every open turn, and passes its last batch
 //! on; the export thread delivers what it holds; the guard waits for both, up to a deadline.
 
+pub mod defaults;
 mod delivery;
 pub mod spool;
 mod stats;
@@ -28,11 +29,10 @@ pub use stats::{Stats, Summary};
 
 use crate::assemble::AssembleConfig;
 use crate::clock::WallClock;
-use crate::config::defaults;
 use crate::export::{ExportError, ResourceInfo, SpanExporter};
+use crate::protocol::shared::SharedEvent;
+use crate::protocol::LineChunk;
 use crate::protocol::Record;
-use crate::sources::host::events::SharedEvent;
-use crate::sources::stream::LineChunk;
 
 /// How the pipeline batches, queues, retries and closes.
 #[derive(Debug, Clone)]

@@ -273,12 +273,12 @@ mod tests {
     #[test]
     fn batches_come_back_oldest_first_and_survive_a_new_process() {
         let dir = temp("order");
-        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"one", 1).unwrap();
         s.push(b"two", 2).unwrap();
         assert_eq!((s.files(), s.spans(), s.bytes()), (2, 3, 6));
         // Another opener (a restarted exporter) sees the same batches.
-        let mut again = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
+        let mut again = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
         assert_eq!(again.spans(), 3);
         let first = again.take_oldest().unwrap().unwrap();
         assert_eq!((first.body.as_slice(), first.spans()), (&b"one"[..], 1));
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn claims_of_dead_processes_are_given_back() {
         let dir = temp("orphan");
-        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"x", 1).unwrap();
         let name = s.entries[0].name.clone();
         // A claim by a pid that cannot exist.
@@ -327,7 +327,7 @@ mod tests {
             dir.join(format!("{name}{CLAIM}4294967295")),
         )
         .unwrap();
-        let s2 = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
+        let s2 = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
         assert_eq!(s2.spans(), 1);
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -337,7 +337,7 @@ mod tests {
     fn the_spool_is_private() {
         use std::os::unix::fs::PermissionsExt;
         let dir = temp("mode");
-        let mut s = Spool::open(&dir, crate::config::defaults::SPOOL_MAX_BYTES).unwrap();
+        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
         s.push(b"secret-ish", 1).unwrap();
         assert_eq!(
             fs::metadata(&dir).unwrap().permissions().mode() & 0o777,

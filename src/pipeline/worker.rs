@@ -21,8 +21,8 @@ use super::{Control, Input, PipelineConfig};
 use crate::assemble::{Assembler, Output, Span};
 use crate::clock::WallClock;
 use crate::export::otlp::Encoder;
+use crate::protocol::LineChunk;
 use crate::protocol::{decode_line, validate, DecodeError, Invalid, Record};
-use crate::sources::stream::LineChunk;
 use crate::text::truncate;
 
 /// Messages of one kind logged one by one before they are only counted.

@@ -11,6 +11,8 @@
 //! `serde_json::Value` tree for each would be wasted work.
 
 pub mod decode;
+mod lines;
+pub mod shared;
 pub mod validate;
 
 use std::borrow::Cow;
@@ -20,6 +22,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 pub use decode::{decode_line, encode_record, DecodeError};
+pub use lines::LineChunk;
 pub use validate::{validate, Invalid, MAX_JSON_DEPTH, MAX_TIME_MS};
 
 /// The protocol version this crate reads and writes (`"v": 1`).

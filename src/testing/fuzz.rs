@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Value};
 
 use super::check_tree;
+use crate::assemble::defaults::MAX_VALUE_LEN;
 use crate::assemble::redact::Scrubber;
 use crate::assemble::{AssembleConfig, Assembler, ContentPolicy, Output};
-use crate::config::defaults::MAX_VALUE_LEN;
 use crate::protocol::{decode_line, validate};
 use crate::sources::command_hooks::claude_code::{Adapter, Payload, Transcripts};
 use crate::sources::stream::read_lines;

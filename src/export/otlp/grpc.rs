@@ -15,7 +15,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 use tonic::{Code, Status};
 
 use super::{error_chain, tls};
-use crate::config::{Compression, OtlpSettings};
+use super::{Compression, OtlpSettings};
 use crate::export::{ExportError, Exported, Payload};
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";

@@ -14,7 +14,7 @@ use reqwest::header::{
 };
 
 use super::{error_chain, tls};
-use crate::config::{Compression, OtlpSettings, Protocol};
+use super::{Compression, OtlpSettings, Protocol};
 use crate::export::{ExportError, Exported, Payload};
 
 /// A handle to one HTTP client (its connection pool); clones share it.

@@ -9,8 +9,14 @@ mod connect;
 pub mod encode;
 mod grpc;
 mod http;
+mod settings;
 mod tls;
 mod wire;
+
+pub use settings::{
+    Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_TRACES_PATH,
+    TIMEOUT,
+};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +25,6 @@ use prost::Message;
 use thiserror::Error;
 
 use crate::assemble::Span;
-use crate::config::{OtlpSettings, Protocol};
 use crate::export::{ExportError, ExportFuture, Payload, ResourceInfo, SpanExporter};
 
 /// The hand-written encoder's sizes disagreed with what it wrote: a bug. The batch was encoded

@@ -1,7 +1,7 @@
 //! TLS material named by `OTEL_EXPORTER_OTLP_*CERTIFICATE*` and `*CLIENT_KEY`, read once at
 //! start-up so that a wrong path is a clear error before the first span, not a failed export.
 
-use crate::config::TlsFiles;
+use super::TlsFiles;
 use crate::export::ExportError;
 
 /// The PEM contents of the configured files.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::export::{ExportError, ExportFuture, Payload, SpanExporter};
 use crate::pipeline::{self, PipelineConfig, RetryPolicy};
-use crate::sources::stream::LineChunk;
+use crate::protocol::LineChunk;
 use crate::testing::{generate, GenConfig};
 
 /// Fails every export as "unreachable", and remembers how often it saw each batch.

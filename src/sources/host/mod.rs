@@ -17,7 +17,7 @@
 //! [`Summary::dropped_events`](crate::pipeline::Summary)). The events are checked on the
 //! exporter's thread, like every other source's.
 
-pub mod events;
+pub use crate::protocol::shared as events;
 
 use std::borrow::Cow;
 use std::sync::Arc;

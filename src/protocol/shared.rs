@@ -1,4 +1,6 @@
-//! Events from an in-process (Rust) host, handed over shared rather than copied.
+//! Events from an in-process (Rust) host, handed over shared rather than copied. The host
+//! source makes them and the pipeline's queue carries them to the assembly, so they live here,
+//! below both.
 //!
 //! A host's `hook` is on the agent's critical path. Copying an event's strings there would mean
 //! allocations on the host's thread that the exporter's thread later frees, and cache lines
@@ -9,7 +11,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::protocol::{Call, CallSent, Called, Event, Record};
+use super::{Call, CallSent, Called, Event, Record};
 
 /// albedo's `hook.Event`. Cloning one is cheap: the payloads are shared.
 #[derive(Debug, Clone)]

@@ -1,0 +1,88 @@
+//! What the OTLP exporter needs to know: where, how, with which headers and TLS files. The
+//! configuration (`crate::config`) resolves flags, variables and the file into these; the
+//! exporter reads nothing else.
+
+use std::time::Duration;
+
+/// Where a collector is when nothing says: the ports the OTLP spec gives each protocol.
+pub const GRPC_ENDPOINT: &str = "http://localhost:4317";
+pub const HTTP_ENDPOINT: &str = "http://localhost:4318";
+/// The path the generic endpoint variable gets for traces over HTTP.
+pub const HTTP_TRACES_PATH: &str = "/v1/traces";
+/// How long one export request may take.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Grpc,
+    HttpProtobuf,
+    HttpJson,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Grpc => "grpc",
+            Protocol::HttpProtobuf => "http/protobuf",
+            Protocol::HttpJson => "http/json",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    Gzip,
+}
+
+impl Compression {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+        }
+    }
+}
+
+/// Client TLS material, as file paths (PEM).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Trust this CA instead of the system roots.
+    pub ca: Option<String>,
+    pub client_cert: Option<String>,
+    pub client_key: Option<String>,
+}
+
+/// Where and how to send OTLP.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtlpSettings {
+    /// The full URL: for HTTP it includes the path.
+    pub endpoint: String,
+    pub protocol: Protocol,
+    /// Sent with every request. Never logged: they usually carry API keys.
+    pub headers: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub compression: Compression,
+    pub tls: TlsFiles,
+}
+
+impl std::fmt::Debug for OtlpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OtlpSettings")
+            .field("endpoint", &self.endpoint)
+            .field("protocol", &self.protocol)
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("timeout", &self.timeout)
+            .field("compression", &self.compression)
+            .field("tls", &self.tls)
+            .finish()
+    }
+}
