@@ -30,6 +30,8 @@
 //! room live batches leave (`spooling`). Without a spool, a batch is retried with backoff
 //! until it succeeds, its retry budget runs out, or the close deadline comes.
 
+mod close;
+mod counts;
 mod spooling;
 
 use std::sync::Arc;
@@ -203,37 +205,6 @@ where
 }
 
 impl Delivery {
-    fn closing_by(&self) -> Option<Instant> {
-        self.deadline.by()
-    }
-
-    /// How long an export may take: the request timeout, or what is left before the cut.
-    fn send_timeout(&self) -> Option<Duration> {
-        self.deadline.cut_at().map(|d| {
-            d.saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1))
-        })
-    }
-
-    /// The close's cut: every export still unanswered is abandoned (its batch comes back
-    /// through `finished` as cancelled), and every waiting retry is settled now.
-    fn cut_short(&mut self) {
-        self.cut = true;
-        self.in_flight.abort_all();
-        for attempt in std::mem::take(&mut self.retries) {
-            self.unanswered(&attempt.payload);
-        }
-    }
-
-    /// A batch the collector did not acknowledge by the cut: kept in the spool, or lost.
-    fn unanswered(&mut self, payload: &Payload) {
-        if self.spool.is_some() {
-            self.keep_in_spool(payload);
-        } else {
-            self.lose(payload.spans, &"unanswered at the flush deadline");
-        }
-    }
-
     /// Takes batches until the input closes and every batch is settled.
     async fn serve(&mut self, mut batches: mpsc::Receiver<ToDelivery>) {
         let mut open = true;
@@ -422,45 +393,6 @@ impl Delivery {
         Stats::add(&self.stats.export_errors, 1);
         self.failing += 1;
         self.lose(attempt.payload.spans, &error);
-    }
-
-    fn record_success(&mut self, done: Exported, from_spool: bool) {
-        if from_spool {
-            Stats::add(&self.stats.unspooled, done.accepted);
-        } else {
-            Stats::add(&self.stats.exported, done.accepted);
-        }
-        Stats::add(&self.stats.rejected, done.rejected);
-        if self.failing > 0 {
-            tracing::info!(
-                "delivering to {} again, after {} failed attempts",
-                self.exporter.describe(),
-                self.failing
-            );
-            self.failing = 0;
-        }
-        self.outage = false;
-        self.verified = true;
-        self.probe_backoff = self.retry.initial_backoff;
-        self.next_probe = Instant::now();
-    }
-
-    fn record_failure(&mut self, error: &ExportError, what: &str) {
-        Stats::add(&self.stats.export_errors, 1);
-        self.failing += 1;
-        if self.failing == 1 {
-            tracing::warn!("{error}; {what}");
-        } else {
-            tracing::debug!("{error}; {what}");
-        }
-    }
-
-    fn lose(&mut self, count: u64, error: &dyn std::fmt::Display) {
-        Stats::add(&self.stats.failed, count);
-        self.logged_losses += 1;
-        if self.logged_losses <= 100 {
-            tracing::error!("{count} spans not delivered: {error}");
-        }
     }
 }
 
