@@ -123,6 +123,9 @@ fn a_real_claude_code_session_becomes_a_trace() {
                 "OTEL_EXPORTER_OTLP_HEADERS",
                 &format!("x-api-key={API_KEY}"),
             ),
+            // Messages on, with room for a whole exchange: what each model call was sent.
+            ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+            ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "65536"),
         ],
     );
     assert!(
@@ -249,6 +252,65 @@ fn a_real_claude_code_session_becomes_a_trace() {
     assert!(
         chats_under(&sub.span.span_id) >= 2,
         "the sub-agent's two model calls:\n{tree}"
+    );
+    // What each model call was sent, rebuilt from the transcript: the first, the prompt; the
+    // second, the first call's tool calls and their results.
+    let mut main_chats: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.name.starts_with("chat ") && s.span.parent_span_id == root.span.span_id)
+        .collect();
+    main_chats.sort_by_key(|s| s.span.start_time_unix_nano);
+    let messages = |s: &FlatSpan, key: &str| -> serde_json::Value {
+        let text = s
+            .attr(key)
+            .unwrap_or_else(|| panic!("no {key} on {}:\n{tree}", s.span.name));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{key}: {e}: {text}"))
+    };
+    let parts_of = |v: &serde_json::Value, kind: &str| -> Vec<serde_json::Value> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+            .filter(|p| p["type"] == kind)
+            .collect()
+    };
+    let first_in = messages(main_chats[0], "gen_ai.input.messages");
+    assert_eq!(first_in[0]["role"], "user", "{first_in}");
+    assert!(
+        first_in
+            .to_string()
+            .contains("please say hello via a helper agent"),
+        "{first_in}"
+    );
+    let called: Vec<String> = parts_of(
+        &messages(main_chats[0], "gen_ai.output.messages"),
+        "tool_call",
+    )
+    .iter()
+    .map(|p| p["id"].as_str().unwrap().to_string())
+    .collect();
+    assert!(
+        !called.is_empty(),
+        "the first call asked for a tool:\n{tree}"
+    );
+    let second_in = messages(main_chats[1], "gen_ai.input.messages");
+    let answered: Vec<String> = parts_of(&second_in, "tool_call_response")
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    for id in &called {
+        assert!(
+            answered.contains(id),
+            "the second call was sent the result of {id}: {second_in}"
+        );
+    }
+    assert!(
+        parts_of(&second_in, "tool_call").len() >= called.len(),
+        "and the call that asked for it: {second_in}"
+    );
+    assert!(
+        main_chats[0].attr("gen_ai.system_instructions").is_some(),
+        "the system prompt is there too"
     );
     for chat in spans.iter().filter(|s| s.span.name.starts_with("chat ")) {
         let input: u64 = chat

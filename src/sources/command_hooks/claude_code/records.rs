@@ -31,8 +31,8 @@ pub(super) fn call_sent(c: ModelCall) -> CallSent<'static> {
             model: Cow::Owned(c.model.clone()),
             provider: Some(Cow::Borrowed("anthropic")),
             max_tokens: c.max_tokens,
-            messages: None,
-            system: None,
+            messages: c.messages.as_deref().and_then(|m| Json::parse(m).ok()),
+            system: c.system.as_deref().and_then(|m| Json::parse(m).ok()),
         },
         response: Some(Response {
             id: Some(Cow::Owned(c.id)),

@@ -5,6 +5,9 @@
 //! `message.id` and `usage`, so each id is counted once. The call started when the request
 //! went out (the `api-request` line just before it) and ended with its last line.
 //!
+//! Each call also gets what was sent with it, the conversation so far and the system prompt
+//! ([`Conversation`]).
+//!
 //! The transcript is read incrementally: [`TranscriptCursor::feed`] takes the bytes after the
 //! last complete line it saw, so each hook invocation costs only what was appended since.
 
@@ -14,6 +17,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::conversation::Conversation;
 use crate::protocol::Usage;
 
 /// One model API call, as the transcript shows it.
@@ -28,6 +32,10 @@ pub struct ModelCall {
     pub finished_ms: u64,
     /// The message's content blocks, as JSON text of an array.
     pub content: String,
+    /// The conversation sent with the call, as Anthropic's `messages` (JSON text).
+    pub messages: Option<String>,
+    /// The system prompt sent with it, as JSON text of its blocks.
+    pub system: Option<String>,
 }
 
 /// Message ids remembered so a message is never counted twice.
@@ -44,6 +52,7 @@ pub struct TranscriptCursor {
     open: Vec<(ModelCall, Vec<Box<RawValue>>)>,
     seen: HashSet<String>,
     seen_order: VecDeque<String>,
+    conversation: Conversation,
 }
 
 #[derive(Deserialize)]
@@ -56,6 +65,18 @@ struct Line<'a> {
     message: Option<Message>,
     #[serde(default)]
     params: Option<Params>,
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(default)]
+    shape: Option<Shape>,
+    /// Shown in the transcript, never sent to the model.
+    #[serde(default, rename = "isVisibleInTranscriptOnly")]
+    transcript_only: bool,
+}
+
+#[derive(Deserialize)]
+struct Shape {
+    system: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +155,19 @@ impl TranscriptCursor {
                     self.assistant(ts, m);
                 }
             }
+            Some("user") if !line.transcript_only => {
+                if let Some(content) = line.message.as_ref().and_then(|m| m.content.as_deref()) {
+                    self.conversation.user(content);
+                }
+            }
+            Some("api-request-shape") => {
+                if let Some(system) = line.shape.as_ref().and_then(|s| s.system.as_deref()) {
+                    self.conversation.system(system);
+                }
+            }
+            Some("system") if line.subtype.as_deref() == Some("compact_boundary") => {
+                self.conversation.reset();
+            }
             _ => {}
         }
         if ts.is_some() {
@@ -156,6 +190,17 @@ impl TranscriptCursor {
                 .and_then(|d| d.thinking_tokens)
                 .filter(|t| *t > 0),
         });
+        let open = self.open.iter().any(|(c, _)| c.id == id);
+        // The input of a new call is the conversation before its own message.
+        let sent = (!open).then(|| {
+            (
+                self.conversation.messages_json(),
+                self.conversation.system_json(),
+            )
+        });
+        if let Some(content) = m.content.as_deref() {
+            self.conversation.assistant(&id, content);
+        }
         if let Some((call, blocks)) = self.open.iter_mut().find(|(c, _)| c.id == id) {
             // Another block of the same message: the same usage again, a later end.
             call.finished_ms = call.finished_ms.max(ts);
@@ -178,6 +223,7 @@ impl TranscriptCursor {
         };
         // A request line starts one call only.
         self.request = None;
+        let (messages, system) = sent.unwrap_or_default();
         self.open.push((
             ModelCall {
                 id,
@@ -188,6 +234,8 @@ impl TranscriptCursor {
                 started_ms: started,
                 finished_ms: ts,
                 content: String::new(),
+                messages,
+                system,
             },
             blocks_of(m.content),
         ));
@@ -258,6 +306,32 @@ mod tests {
         // From the api-request (…49.888) to the message's last block (…49.905).
         assert_eq!(first.finished_ms - first.started_ms, 17);
         assert_eq!(calls[3].stop_reason.as_deref(), Some("end_turn"));
+        // What was sent: the first call, the prompt; the second, the first call's tool uses
+        // and both their results.
+        let input = |i: usize| -> serde_json::Value {
+            serde_json::from_str(calls[i].messages.as_deref().unwrap()).unwrap()
+        };
+        assert_eq!(input(0).as_array().unwrap().len(), 1);
+        assert_eq!(
+            input(0)[0]["content"][0]["text"],
+            "please say hello and fix notes.txt"
+        );
+        let second = input(1);
+        assert_eq!(second.as_array().unwrap().len(), 3, "{second}");
+        assert_eq!(second[1]["role"], "assistant");
+        let results: Vec<&str> = second[2]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|b| b["tool_use_id"].as_str())
+            .collect();
+        assert_eq!(results, ["toolu_01Mockmain0002", "toolu_01Mockmain0001"]);
+        assert_eq!(input(3).as_array().unwrap().len(), 7);
+        assert!(calls[0]
+            .system
+            .as_deref()
+            .unwrap()
+            .contains("Claude Agent SDK"));
         // Nothing is counted twice, even when the same lines come again.
         let mut again = c.clone();
         again.feed(&data);
