@@ -11,34 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::hooks::Setup;
+use support::hooks::{recorded, Setup};
 use support::*;
-
-/// The recorded payloads of a fixture, with transcript paths pointing at the fixture files.
-fn recorded(name: &str) -> Vec<String> {
-    let dir = repo_file(&format!("tests/fixtures/claude-code/{name}"));
-    std::fs::read_to_string(format!("{dir}/hooks.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).unwrap();
-            let p = v["payload"].as_object_mut().unwrap();
-            if p.contains_key("transcript_path") {
-                p.insert(
-                    "transcript_path".into(),
-                    format!("{dir}/transcript.jsonl").into(),
-                );
-            }
-            if p.contains_key("agent_transcript_path") {
-                p.insert(
-                    "agent_transcript_path".into(),
-                    format!("{dir}/transcripts/subagent-agent.jsonl").into(),
-                );
-            }
-            v["payload"].to_string()
-        })
-        .collect()
-}
 
 fn play(name: &str) -> (Vec<FlatSpan>, Vec<Duration>) {
     let rx = Receiver::start();

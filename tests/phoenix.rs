@@ -416,3 +416,108 @@ fn phoenix_shows_turns_tools_model_calls_sessions_and_messages() {
         p.log_text().len()
     );
 }
+
+const LLM_SPANS: &str = "query ($name: String!, $traceId: ID!) { getProjectByName(name: $name) {
+  trace(traceId: $traceId) { spans(first: 1000) { edges { node { spanId name spanKind
+    startTime attributes } } } } } }";
+
+/// A recorded Claude Code session played through the real hooks into Phoenix, messages on:
+/// each model call is a chat in Phoenix, the second one showing the prompt, the first call's
+/// tool calls, and their results as tool messages answering them by id.
+#[test]
+fn phoenix_shows_a_claude_code_exchange_as_a_chat() {
+    let Some(bin) = require_tool(
+        "Arize Phoenix",
+        phoenix_bin(),
+        &format!("python3 -m venv ~/.cache/albedo-otel-ci/phoenix-{VERSION} && ~/.cache/albedo-otel-ci/phoenix-{VERSION}/bin/pip install arize-phoenix=={VERSION}"),
+    ) else {
+        return;
+    };
+    let p = Phoenix::start(bin);
+    let project = "claude-code-msgs";
+    let setup = support::hooks::Setup::to(&format!("http://127.0.0.1:{}", p.grpc));
+    let extra: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
+        ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+        ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "65536"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=claude-code-msgs",
+        ),
+    ]
+    .iter()
+    .map(|(k, v)| (k.into(), v.into()))
+    .collect();
+    for payload in support::hooks::recorded("multi_tool") {
+        setup.hook_with(&payload, &extra);
+    }
+    setup.wait_idle();
+    // One turn: the agent, four tool calls, four model calls.
+    let rest = p.spans(project, 9);
+    assert_eq!(rest.len(), 9, "{:#?}\n{}", rest, setup.daemon_log());
+    let trace_id = rest[0]["context"]["trace_id"].as_str().unwrap().to_string();
+    let t = &p.graphql(LLM_SPANS, json!({"name": project, "traceId": trace_id}))
+        ["getProjectByName"]["trace"];
+    let mut llm: Vec<&J> = t["spans"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["node"])
+        .filter(|n| {
+            n["spanKind"]
+                .as_str()
+                .is_some_and(|k| k.eq_ignore_ascii_case("llm"))
+        })
+        .collect();
+    llm.sort_by_key(|n| n["startTime"].as_str().unwrap_or("").to_string());
+    assert_eq!(llm.len(), 4, "four model calls");
+    let attrs = |n: &J| -> J { serde_json::from_str(n["attributes"].as_str().unwrap()).unwrap() };
+    let first = attrs(llm[0]);
+    let input = first["llm"]["input_messages"].as_array().unwrap().clone();
+    let roles = |input: &[J]| -> Vec<String> {
+        input
+            .iter()
+            .map(|m| m["message"]["role"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The system prompt, as OpenInference writes it: the first message.
+    assert_eq!(roles(&input), ["system", "user"], "{first}");
+    assert!(input[0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("You are a Claude agent"));
+    assert_eq!(
+        input[1]["message"]["content"],
+        "please say hello and fix notes.txt"
+    );
+    let asked: Vec<String> = first["llm"]["output_messages"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool_call"]["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(asked, ["toolu_01Mockmain0001", "toolu_01Mockmain0002"]);
+    let second = attrs(llm[1]);
+    let input = second["llm"]["input_messages"].as_array().unwrap();
+    assert_eq!(
+        roles(input),
+        ["system", "user", "assistant", "tool", "tool"],
+        "{second}"
+    );
+    let sent_calls: Vec<&str> = input[2]["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool_call"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent_calls, asked);
+    let answered: Vec<&str> = input[3..]
+        .iter()
+        .map(|m| m["message"]["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ["toolu_01Mockmain0002", "toolu_01Mockmain0001"]);
+    assert_eq!(input[4]["message"]["content"], "hello");
+    println!(
+        "phoenix {VERSION}: the Claude Code exchange is a chat of {} messages",
+        input.len()
+    );
+}

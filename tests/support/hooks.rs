@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{temp_dir, wait_until, Receiver};
+use super::{repo_file, temp_dir, wait_until, Receiver};
 
 /// A place for journals and the settings every hook of one test shares.
 pub struct Setup {
@@ -23,10 +23,15 @@ pub struct Setup {
 impl Setup {
     /// Hooks told where `rx` is by the environment.
     pub fn new(rx: &Receiver) -> Setup {
+        Setup::to(&rx.grpc_url())
+    }
+
+    /// Hooks told by the environment to send to `endpoint` over gRPC.
+    pub fn to(endpoint: &str) -> Setup {
         Setup {
             hook_dir: temp_dir("hooks"),
             spool: temp_dir("spool"),
-            endpoint: Some(rx.grpc_url()),
+            endpoint: Some(endpoint.to_string()),
             args: Vec::new(),
             calls: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -135,4 +140,30 @@ impl Setup {
             },
         );
     }
+}
+
+/// The recorded payloads of a fixture, with transcript paths pointing at the fixture files.
+pub fn recorded(name: &str) -> Vec<String> {
+    let dir = repo_file(&format!("tests/fixtures/claude-code/{name}"));
+    std::fs::read_to_string(format!("{dir}/hooks.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let p = v["payload"].as_object_mut().unwrap();
+            if p.contains_key("transcript_path") {
+                p.insert(
+                    "transcript_path".into(),
+                    format!("{dir}/transcript.jsonl").into(),
+                );
+            }
+            if p.contains_key("agent_transcript_path") {
+                p.insert(
+                    "agent_transcript_path".into(),
+                    format!("{dir}/transcripts/subagent-agent.jsonl").into(),
+                );
+            }
+            v["payload"].to_string()
+        })
+        .collect()
 }
