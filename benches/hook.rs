@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use serde_json::value::RawValue;
 
-use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
+use albedo_otel::config::{OtlpOverrides, Protocol};
 use albedo_otel::host::{HookEvent, Observed, SessionHandle, SessionMeta, TraceExporter};
 use albedo_otel::pipeline::{PipelineConfig, PipelineGuard, SpoolConfig};
 use albedo_otel::protocol::{Call, Called, Json};
@@ -103,7 +103,7 @@ fn start(name: &'static str, load: Load, endpoint: String) -> State {
         std::process::id(),
         name.replace(' ', "-")
     )));
-    let settings = OtlpSettings::resolve(
+    let settings = albedo_otel::config::resolve_otlp(
         &OtlpOverrides {
             endpoint: Some(endpoint),
             protocol: Some(Protocol::Grpc),

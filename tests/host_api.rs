@@ -7,14 +7,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use albedo_otel::config::{OtlpOverrides, OtlpSettings, Protocol};
+use albedo_otel::config::{resolve_otlp, OtlpOverrides, OtlpSettings, Protocol};
 use albedo_otel::host::{HookEvent, Observed, SessionMeta, TraceExporter, Verdict};
 use albedo_otel::pipeline::PipelineConfig;
 use albedo_otel::protocol::{Call, CallSent, Called, Json, Request, Usage};
 use support::*;
 
 fn settings(rx: &Receiver) -> OtlpSettings {
-    OtlpSettings::resolve(
+    resolve_otlp(
         &OtlpOverrides {
             endpoint: Some(rx.grpc_url()),
             protocol: Some(Protocol::Grpc),

@@ -25,7 +25,10 @@ use thiserror::Error;
 
 pub use file::ConfigFile;
 pub use layers::Source;
-pub use otlp::{parse_headers, Compression, OtlpOverrides, OtlpSettings, Protocol, TlsFiles};
+pub use otlp::{
+    parse_compression, parse_headers, parse_protocol, resolve_otlp, Compression, OtlpOverrides,
+    OtlpSettings, Protocol, TlsFiles,
+};
 pub use paths::{default_hook_dir, default_spool_root, state_dir};
 pub use show::{explain, mask, snapshot, Shown, Snapshot};
 
@@ -174,7 +177,7 @@ impl Settings {
         let layers = Layers { env, file };
         let exporter = stages::exporter(&layers, overrides)?;
         let otlp = match exporter {
-            ExporterKind::Otlp => Some(OtlpSettings::resolve_in(&overrides.otlp, &layers)?),
+            ExporterKind::Otlp => Some(otlp::resolve_otlp_in(&overrides.otlp, &layers)?),
             _ => None,
         };
         Ok(Settings {

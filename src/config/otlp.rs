@@ -13,28 +13,26 @@ use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
 pub use crate::export::otlp::{Compression, OtlpSettings, Protocol, TlsFiles};
 
-impl Protocol {
-    pub fn parse(name: &str, s: &str) -> Result<Self, ConfigError> {
-        match s.trim() {
-            "grpc" => Ok(Protocol::Grpc),
-            "http/protobuf" => Ok(Protocol::HttpProtobuf),
-            "http/json" => Ok(Protocol::HttpJson),
-            _ => Err(invalid(
-                name,
-                s,
-                "expected grpc, http/protobuf or http/json",
-            )),
-        }
+/// `grpc`, `http/protobuf` or `http/json`, as the variable or key `name` says it.
+pub fn parse_protocol(name: &str, s: &str) -> Result<Protocol, ConfigError> {
+    match s.trim() {
+        "grpc" => Ok(Protocol::Grpc),
+        "http/protobuf" => Ok(Protocol::HttpProtobuf),
+        "http/json" => Ok(Protocol::HttpJson),
+        _ => Err(invalid(
+            name,
+            s,
+            "expected grpc, http/protobuf or http/json",
+        )),
     }
 }
 
-impl Compression {
-    pub fn parse(name: &str, s: &str) -> Result<Self, ConfigError> {
-        match s.trim() {
-            "gzip" => Ok(Compression::Gzip),
-            "none" | "" => Ok(Compression::None),
-            _ => Err(invalid(name, s, "expected gzip or none")),
-        }
+/// `gzip` or `none`, as the variable or key `name` says it.
+pub fn parse_compression(name: &str, s: &str) -> Result<Compression, ConfigError> {
+    match s.trim() {
+        "gzip" => Ok(Compression::Gzip),
+        "none" | "" => Ok(Compression::None),
+        _ => Err(invalid(name, s, "expected gzip or none")),
     }
 }
 
@@ -144,145 +142,129 @@ fn warn_once(message: String) {
     }
 }
 
-impl OtlpSettings {
-    /// Resolves every setting: `overrides`, then `OTEL_EXPORTER_OTLP_TRACES_*`, then
-    /// `OTEL_EXPORTER_OTLP_*`, then the defaults.
-    pub fn resolve(
-        overrides: &OtlpOverrides,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, ConfigError> {
-        Self::resolve_in(overrides, &Layers { env, file: None })
-    }
+/// The exporter's [`OtlpSettings`], every setting resolved: `overrides`, then
+/// `OTEL_EXPORTER_OTLP_TRACES_*`, then `OTEL_EXPORTER_OTLP_*`, then the defaults.
+pub fn resolve_otlp(
+    overrides: &OtlpOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<OtlpSettings, ConfigError> {
+    resolve_otlp_in(overrides, &Layers { env, file: None })
+}
 
-    /// As [`resolve`](Self::resolve), with the configuration file below the environment.
-    pub(crate) fn resolve_in(
-        overrides: &OtlpOverrides,
-        layers: &Layers<'_>,
-    ) -> Result<Self, ConfigError> {
-        use super::env::*;
-        let protocol = match overrides.protocol {
-            Some(p) => p,
-            None => match layers.first(&[
-                OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
-                OTEL_EXPORTER_OTLP_PROTOCOL,
-            ]) {
-                Some(f) => Protocol::parse(&f.name, &f.value)?,
-                None => Protocol::HttpProtobuf,
-            },
-        };
-        let http = protocol != Protocol::Grpc;
-        let mut endpoint_from = Source::Default;
-        let endpoint = if let Some(e) = &overrides.endpoint {
-            endpoint_from = Source::Flag;
-            check_url("--endpoint", e)?;
-            if http {
-                with_traces_path(e)
-            } else {
-                e.clone()
-            }
-        } else if let Some(f) = layers.first(&[
-            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-            OTEL_EXPORTER_OTLP_ENDPOINT,
+/// As [`resolve_otlp`], with the configuration file below the environment.
+pub(crate) fn resolve_otlp_in(
+    overrides: &OtlpOverrides,
+    layers: &Layers<'_>,
+) -> Result<OtlpSettings, ConfigError> {
+    use super::env::*;
+    let protocol = match overrides.protocol {
+        Some(p) => p,
+        None => match layers.first(&[
+            OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+            OTEL_EXPORTER_OTLP_PROTOCOL,
         ]) {
-            let e = f.value.trim();
-            check_url(&f.name, e)?;
-            endpoint_from = f.source.clone();
-            // The signal's own variable is the whole URL; the generic one is a base.
-            if http && f.var == OTEL_EXPORTER_OTLP_ENDPOINT {
-                with_traces_path(e)
-            } else {
-                e.to_string()
-            }
-        } else if http {
-            with_traces_path(defaults::HTTP_ENDPOINT)
+            Some(f) => parse_protocol(&f.name, &f.value)?,
+            None => Protocol::HttpProtobuf,
+        },
+    };
+    let http = protocol != Protocol::Grpc;
+    let mut endpoint_from = Source::Default;
+    let endpoint = if let Some(e) = &overrides.endpoint {
+        endpoint_from = Source::Flag;
+        check_url("--endpoint", e)?;
+        if http {
+            with_traces_path(e)
         } else {
-            defaults::GRPC_ENDPOINT.to_string()
-        };
-        // Lowest first: the file, the generic variable, the signal's own, the flags. The
-        // file's headers hold its API keys, and go only where the file sends: with an
-        // endpoint from a variable or a flag (another collector), they stay behind.
-        let mut layered = Vec::new();
-        if let Some(file) = layers.file.filter(|f| !f.headers.is_empty()) {
-            let name = format!("{} [otlp.headers]", file.path.display());
-            for (k, v) in &file.headers {
-                check_header(&name, k, v)?;
-            }
-            match &endpoint_from {
-                Source::Flag | Source::Env(_) => warn_once(format!(
-                    "{name} is not sent: the endpoint {endpoint} comes from {endpoint_from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
-                )),
-                _ => layered.push(file.headers.clone()),
-            }
+            e.clone()
         }
-        for var in [
-            OTEL_EXPORTER_OTLP_HEADERS,
-            OTEL_EXPORTER_OTLP_TRACES_HEADERS,
-        ] {
-            if let Some(f) = layers.env(var) {
-                layered.push(parse_headers(var, &f.value)?);
-            }
+    } else if let Some(f) = layers.first(&[
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+        OTEL_EXPORTER_OTLP_ENDPOINT,
+    ]) {
+        let e = f.value.trim();
+        check_url(&f.name, e)?;
+        endpoint_from = f.source.clone();
+        // The signal's own variable is the whole URL; the generic one is a base.
+        if http && f.var == OTEL_EXPORTER_OTLP_ENDPOINT {
+            with_traces_path(e)
+        } else {
+            e.to_string()
         }
-        for (k, v) in &overrides.headers {
-            check_header("--header", k, v)?;
+    } else if http {
+        with_traces_path(defaults::HTTP_ENDPOINT)
+    } else {
+        defaults::GRPC_ENDPOINT.to_string()
+    };
+    // Lowest first: the file, the generic variable, the signal's own, the flags. The
+    // file's headers hold its API keys, and go only where the file sends: with an
+    // endpoint from a variable or a flag (another collector), they stay behind.
+    let mut layered = Vec::new();
+    if let Some(file) = layers.file.filter(|f| !f.headers.is_empty()) {
+        let name = format!("{} [otlp.headers]", file.path.display());
+        for (k, v) in &file.headers {
+            check_header(&name, k, v)?;
         }
-        layered.push(overrides.headers.clone());
-        let headers = merge_headers(layered);
-        let timeout = layers.pick(
-            overrides.timeout,
-            &[
-                OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-                OTEL_EXPORTER_OTLP_TIMEOUT,
-            ],
-            millis,
-            defaults::TIMEOUT,
-        )?;
-        let compression = layers.pick(
-            overrides.compression,
-            &[
-                OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
-                OTEL_EXPORTER_OTLP_COMPRESSION,
-            ],
-            Compression::parse,
-            Compression::None,
-        )?;
-        let path = |vars: &[&'static str]| layers.first(vars).map(|f| f.value.trim().to_string());
-        let tls = TlsFiles {
-            ca: path(&[
-                OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
-                OTEL_EXPORTER_OTLP_CERTIFICATE,
-            ]),
-            client_cert: path(&[
-                OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
-                OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
-            ]),
-            client_key: path(&[
-                OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
-                OTEL_EXPORTER_OTLP_CLIENT_KEY,
-            ]),
-        };
-        Ok(OtlpSettings {
-            endpoint,
-            protocol,
-            headers,
-            timeout,
-            compression,
-            tls,
-        })
-    }
-
-    /// A hint when the endpoint's port is the usual one of the other protocol.
-    pub fn port_hint(&self) -> Option<String> {
-        let uri: http::Uri = self.endpoint.parse().ok()?;
-        match (self.protocol, uri.port_u16()) {
-            (Protocol::Grpc, Some(4318)) => Some(
-                "port 4318 is usually OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or use port 4317".into(),
-            ),
-            (Protocol::HttpProtobuf | Protocol::HttpJson, Some(4317)) => Some(
-                "port 4317 is usually OTLP/gRPC; set OTEL_EXPORTER_OTLP_PROTOCOL=grpc or use port 4318".into(),
-            ),
-            _ => None,
+        match &endpoint_from {
+            Source::Flag | Source::Env(_) => warn_once(format!(
+                "{name} is not sent: the endpoint {endpoint} comes from {endpoint_from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
+            )),
+            _ => layered.push(file.headers.clone()),
         }
     }
+    for var in [
+        OTEL_EXPORTER_OTLP_HEADERS,
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+    ] {
+        if let Some(f) = layers.env(var) {
+            layered.push(parse_headers(var, &f.value)?);
+        }
+    }
+    for (k, v) in &overrides.headers {
+        check_header("--header", k, v)?;
+    }
+    layered.push(overrides.headers.clone());
+    let headers = merge_headers(layered);
+    let timeout = layers.pick(
+        overrides.timeout,
+        &[
+            OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+            OTEL_EXPORTER_OTLP_TIMEOUT,
+        ],
+        millis,
+        defaults::TIMEOUT,
+    )?;
+    let compression = layers.pick(
+        overrides.compression,
+        &[
+            OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+            OTEL_EXPORTER_OTLP_COMPRESSION,
+        ],
+        parse_compression,
+        Compression::None,
+    )?;
+    let path = |vars: &[&'static str]| layers.first(vars).map(|f| f.value.trim().to_string());
+    let tls = TlsFiles {
+        ca: path(&[
+            OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+            OTEL_EXPORTER_OTLP_CERTIFICATE,
+        ]),
+        client_cert: path(&[
+            OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+            OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
+        ]),
+        client_key: path(&[
+            OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+            OTEL_EXPORTER_OTLP_CLIENT_KEY,
+        ]),
+    };
+    Ok(OtlpSettings {
+        endpoint,
+        protocol,
+        headers,
+        timeout,
+        compression,
+        tls,
+    })
 }
 
 #[cfg(test)]

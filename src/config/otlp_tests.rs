@@ -8,7 +8,7 @@ fn resolve(o: &OtlpOverrides, vars: &[(&str, &str)]) -> Result<OtlpSettings, Con
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    OtlpSettings::resolve(o, &|k| map.get(k).cloned())
+    resolve_otlp(o, &|k| map.get(k).cloned())
 }
 
 #[test]

@@ -182,7 +182,7 @@ pub fn explain(
 }
 
 /// Where the endpoint comes from when it is not the file (nor the default): then the file's
-/// headers, its API keys, are not sent (see `OtlpSettings::resolve_in`).
+/// headers, its API keys, are not sent (see `otlp::resolve_otlp_in`).
 fn endpoint_from_outside(overrides: &Overrides, layers: &Layers<'_>) -> Option<Source> {
     if overrides.otlp.endpoint.is_some() {
         return Some(Source::Flag);

@@ -86,3 +86,19 @@ impl std::fmt::Debug for OtlpSettings {
             .finish()
     }
 }
+
+impl OtlpSettings {
+    /// A hint when the endpoint's port is the usual one of the other protocol.
+    pub fn port_hint(&self) -> Option<String> {
+        let uri: http::Uri = self.endpoint.parse().ok()?;
+        match (self.protocol, uri.port_u16()) {
+            (Protocol::Grpc, Some(4318)) => Some(
+                "port 4318 is usually OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or use port 4317".into(),
+            ),
+            (Protocol::HttpProtobuf | Protocol::HttpJson, Some(4317)) => Some(
+                "port 4317 is usually OTLP/gRPC; set OTEL_EXPORTER_OTLP_PROTOCOL=grpc or use port 4318".into(),
+            ),
+            _ => None,
+        }
+    }
+}

@@ -81,7 +81,7 @@ impl TraceExporter {
     }
 
     /// Starts an OTLP exporter configured from `settings` (see
-    /// [`OtlpSettings::resolve`](crate::config::OtlpSettings::resolve)).
+    /// [`resolve_otlp`](crate::config::resolve_otlp)).
     pub fn start(
         config: PipelineConfig,
         settings: OtlpSettings,
