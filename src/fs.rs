@@ -13,7 +13,11 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+        // A relative path's last ancestor is "", which never exists and is no folder.
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .collect();
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)

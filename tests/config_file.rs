@@ -247,6 +247,21 @@ fn config_set_leaves_folders_it_did_not_make_alone_and_writes_through_links() {
     );
     assert_eq!(mode(&home.join("new/albedo-otel")), 0o700);
 
+    // A relative name whose folders are missing: made, and private.
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["config", "set", "otlp.protocol", "grpc"])
+        .current_dir(&home)
+        .env("ALBEDO_OTEL_CONFIG", "conf/albedo/a.toml")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode(&home.join("conf")), 0o700);
+    assert_eq!(mode(&home.join("conf/albedo/a.toml")), 0o600);
+
     let real = dir.join("dotfiles/albedo.toml");
     std::fs::create_dir_all(real.parent().unwrap()).unwrap();
     std::fs::write(&real, "# mine\n[otlp]\nendpoint = \"http://old:4317\"\n").unwrap();

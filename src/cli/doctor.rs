@@ -153,16 +153,17 @@ fn test_route(command: &str) -> (bool, String) {
     // itself rather than a shell, so nothing else in the line runs.
     let mut cmd = Command::new(&program);
     cmd.args(&words)
-        .envs(install::settings_before(command))
         .current_dir(std::env::temp_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_") {
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("OTEL_") {
             cmd.env_remove(k);
         }
     }
+    // After the removals: the command's own `NAME=value` settings are what a shell would set.
+    cmd.envs(install::settings_before(command));
     let child = cmd.spawn().and_then(|mut c| {
         if let Some(mut stdin) = c.stdin.take() {
             stdin.write_all(payload.to_string().as_bytes())?;

@@ -352,7 +352,8 @@ impl Delivery {
         }
         match result {
             Ok(Ok(exported)) => self.record_success(exported, false),
-            Ok(Err(_)) if self.cut => self.unanswered(&attempt.payload),
+            // Cut short: kept for later, unless the collector refused it for good.
+            Ok(Err(e)) if self.cut && e.is_retryable() => self.unanswered(&attempt.payload),
             Ok(Err(error)) => self.failed(attempt, error),
             Err(e) if e.is_cancelled() => self.unanswered(&attempt.payload),
             // An export that panicked: its batch is lost, and counted.

@@ -55,7 +55,13 @@ pub(super) enum Probe {
 }
 
 impl Delivery {
+    /// How long until a probe or a look at the spool may be due. While the spool drains, or
+    /// exports are in flight, or after the cut, no probe is sent, and what wakes the thread is
+    /// an export finishing: waking for the probe's time then would spin.
     pub(super) fn time_to_probe(&self) -> std::time::Duration {
+        if self.cut || (self.verified && !self.outage) || !self.in_flight.is_empty() {
+            return RESCAN_EVERY;
+        }
         match &self.spool {
             Some(s) if !s.is_empty() => self.next_probe.saturating_duration_since(Instant::now()),
             Some(_) => RESCAN_EVERY,
@@ -176,11 +182,16 @@ impl Delivery {
                     self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
                 }
             }
-            // Abandoned at the close (or the task died): the batch stays on disk for later.
-            Err(_) => {
+            // Abandoned at the close: the batch stays on disk for later.
+            Err(e) if e.is_cancelled() => {
                 if let Err(io) = spool.give_back(claim) {
                     tracing::error!("cannot return a batch to the spool: {io}");
                 }
+            }
+            // The export panicked: given back, the same batch would be taken again at once.
+            Err(e) => {
+                let _ = spool.done(claim);
+                self.lose(spans, &format!("a spooled batch's export failed: {e}"));
             }
         }
     }

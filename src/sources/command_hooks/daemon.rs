@@ -380,6 +380,7 @@ fn drain(
                     if let Some(old) = state.profile.replace(id) {
                         profiles.unbind(old);
                     }
+                    adapter.message_budget(&payload.session_id, message_budget(&settings));
                     Ok(())
                 });
             if let Err(message) = bound {
@@ -481,5 +482,17 @@ fn checkpoint(
             Ok(()) => state.saved = resume,
             Err(e) => tracing::warn!("cannot save {}: {e}", path.display()),
         }
+    }
+}
+
+/// How much of a Claude Code conversation each model call keeps for its input messages: none
+/// with capture off; with it on, four times the attribute length limit (the messages are cut
+/// to that, oldest first; the conventions' form is shorter than Anthropic's), 16 KiB at least.
+fn message_budget(settings: &crate::config::Settings) -> usize {
+    let policy = &settings.pipeline.assemble.policy;
+    if policy.capture_messages {
+        policy.max_value_len.saturating_mul(4).max(16 << 10)
+    } else {
+        0
     }
 }

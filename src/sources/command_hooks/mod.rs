@@ -92,10 +92,13 @@ impl HandOff {
     /// Latin-1 value in a user's shell profile must not cost every event.
     pub fn of_process(config: Option<PathBuf>, skipped: &mut Vec<String>) -> HandOff {
         let env = |k: &str| std::env::var(k).ok();
-        let config = config.or_else(|| {
+        // Named by the variable (any bytes: it is a path), else the default file if it exists.
+        let named = std::env::var_os(crate::config::env::ALBEDO_OTEL_CONFIG)
+            .filter(|v| !v.to_string_lossy().trim().is_empty())
+            .map(PathBuf::from);
+        let config = config.or(named).or_else(|| {
             let path = crate::config::file::default_path(&env)?;
-            let explicit = env(crate::config::env::ALBEDO_OTEL_CONFIG).is_some();
-            (explicit || path.is_file()).then_some(path)
+            path.is_file().then_some(path)
         });
         let ours = |k: &str| {
             (k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))

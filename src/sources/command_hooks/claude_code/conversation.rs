@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use serde_json::value::RawValue;
 
-/// The most of a conversation kept, in bytes of JSON text.
+/// The most of a conversation kept, in bytes of JSON text, when nothing smaller is asked for.
 pub const MAX_BYTES: usize = 256 << 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,17 +36,51 @@ struct Message {
     bytes: usize,
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Conversation {
     messages: VecDeque<Message>,
     bytes: usize,
     /// The system prompt's blocks, as JSON text of an array.
     system: Option<String>,
+    /// How many bytes are kept; 0 keeps nothing (messages are not exported).
+    budget: usize,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation {
+            messages: VecDeque::new(),
+            bytes: 0,
+            system: None,
+            budget: MAX_BYTES,
+        }
+    }
 }
 
 impl Conversation {
+    /// Keeps at most `bytes` of the conversation (at most [`MAX_BYTES`]); 0 keeps none, for
+    /// a session whose messages are not exported (capture off): each model call would
+    /// otherwise carry a copy of it only for the assembly to drop.
+    pub fn set_budget(&mut self, bytes: usize) {
+        self.budget = bytes.min(MAX_BYTES);
+        if self.budget == 0 {
+            self.messages.clear();
+            self.bytes = 0;
+            self.system = None;
+        }
+        self.bound();
+    }
+
+    /// Whether anything is kept (capture on).
+    pub fn keeps_any(&self) -> bool {
+        self.budget > 0
+    }
+
     /// A `user` line's content: a string (a prompt), or blocks (tool results, text).
     pub fn user(&mut self, content: &RawValue) {
+        if self.budget == 0 {
+            return;
+        }
         let blocks = blocks(content);
         if blocks.is_empty() {
             return;
@@ -59,6 +93,9 @@ impl Conversation {
 
     /// An `assistant` line's blocks, joining the message with the same id.
     pub fn assistant(&mut self, id: &str, content: &RawValue) {
+        if self.budget == 0 {
+            return;
+        }
         let blocks = blocks(content);
         match self.messages.back() {
             Some(m) if m.role == Role::Assistant && m.id.as_deref() == Some(id) => {
@@ -70,6 +107,9 @@ impl Conversation {
 
     /// The request shape's `system`: a string or a list of text blocks.
     pub fn system(&mut self, system: &RawValue) {
+        if self.budget == 0 {
+            return;
+        }
         let blocks = blocks(system);
         self.system = (!blocks.is_empty()).then(|| format!("[{}]", blocks.join(",")));
     }
@@ -129,9 +169,9 @@ impl Conversation {
         self.bound();
     }
 
-    /// Drops the oldest messages past [`MAX_BYTES`]; the newest always stays.
+    /// Drops the oldest messages past the budget; the newest always stays.
     fn bound(&mut self) {
-        while self.bytes > MAX_BYTES && self.messages.len() > 1 {
+        while self.bytes > self.budget && self.messages.len() > 1 {
             if let Some(old) = self.messages.pop_front() {
                 self.bytes -= old.bytes;
             }
@@ -203,5 +243,8 @@ mod tests {
         assert!(c.bytes <= MAX_BYTES, "{}", c.bytes);
         let v: serde_json::Value = serde_json::from_str(&c.messages_json().unwrap()).unwrap();
         assert_eq!(v.as_array().unwrap().last().unwrap()["role"], "assistant");
+        c.set_budget(0);
+        c.user(&raw(r#""more""#));
+        assert_eq!(c.messages_json(), None, "nothing kept with no budget");
     }
 }

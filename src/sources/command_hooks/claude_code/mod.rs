@@ -76,6 +76,8 @@ struct Session {
     stop_after_agents: bool,
     stops: u32,
     transcript: TranscriptCursor,
+    /// Resumed at a saved offset: the conversation before it is read once, at the next read.
+    recall: bool,
 }
 
 /// Turns command-hook payloads into protocol records; see the module docs.
@@ -118,6 +120,14 @@ impl Adapter {
     pub fn resume(&mut self, id: &str, transcript_offset: u64) {
         let s = self.sessions.entry(id.to_string()).or_default();
         s.transcript.offset = transcript_offset;
+        s.recall = true;
+    }
+
+    /// How much of session `id`'s conversation its model calls carry as their input, in
+    /// bytes; 0 when its messages are not exported (capture off).
+    pub fn message_budget(&mut self, id: &str, bytes: usize) {
+        let s = self.sessions.entry(id.to_string()).or_default();
+        s.transcript.set_message_budget(bytes);
     }
 
     /// Takes one hook payload received at `at_ms`; appends protocol records to `out`.
@@ -278,6 +288,12 @@ impl Adapter {
             return;
         };
         let s = self.sessions.entry(session.to_string()).or_default();
+        if std::mem::take(&mut s.recall) && s.transcript.offset > 0 && s.transcript.keeps_messages()
+        {
+            // Resumed by a new daemon: what came before the saved offset is still what the
+            // next calls were sent.
+            s.transcript.recall(&transcripts.read_from(path, 0));
+        }
         let bytes = transcripts.read_from(path, s.transcript.offset);
         s.transcript.feed(&bytes);
         for call in s.transcript.take_calls() {

@@ -134,10 +134,64 @@ impl TranscriptCursor {
         consumed
     }
 
+    /// The conversation from the transcript's start up to `offset`, without counting a call:
+    /// after a restart the cursor resumes at a saved offset, and the calls after it were
+    /// sent all that came before. `bytes` is the file from its start.
+    pub fn recall(&mut self, bytes: &[u8]) {
+        let upto = (self.offset as usize).min(bytes.len());
+        for line in bytes[..upto].split(|b| *b == b'\n') {
+            let Ok(line) = serde_json::from_slice::<Line<'_>>(line) else {
+                continue;
+            };
+            match line.kind.as_deref() {
+                Some("assistant") => {
+                    if let Some(m) = &line.message {
+                        if let (Some(id), Some(c)) = (m.id.as_deref(), m.content.as_deref()) {
+                            self.conversation.assistant(id, c);
+                        }
+                    }
+                }
+                _ => self.converse(&line),
+            }
+        }
+    }
+
+    /// Whether the calls carry their input messages (a budget above 0).
+    pub fn keeps_messages(&self) -> bool {
+        self.conversation.keeps_any()
+    }
+
+    /// How much of the conversation to keep for the calls' input (0: none, capture off).
+    pub fn set_message_budget(&mut self, bytes: usize) {
+        self.conversation.set_budget(bytes);
+    }
+
+    /// What a line adds to the conversation, assistant messages aside (those go with their
+    /// call).
+    fn converse(&mut self, line: &Line<'_>) {
+        match line.kind.as_deref() {
+            Some("user") if !line.transcript_only => {
+                if let Some(content) = line.message.as_ref().and_then(|m| m.content.as_deref()) {
+                    self.conversation.user(content);
+                }
+            }
+            Some("api-request-shape") => {
+                if let Some(system) = line.shape.as_ref().and_then(|s| s.system.as_deref()) {
+                    self.conversation.system(system);
+                }
+            }
+            Some("system") if line.subtype.as_deref() == Some("compact_boundary") => {
+                self.conversation.reset();
+            }
+            _ => {}
+        }
+    }
+
     fn line(&mut self, raw: &[u8]) {
         let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
             return;
         };
+        self.converse(&line);
         let ts = line.timestamp.as_deref().and_then(parse_timestamp);
         match line.kind.as_deref() {
             Some("api-request") => {
@@ -154,19 +208,6 @@ impl TranscriptCursor {
                 if let (Some(ts), Some(m)) = (ts, line.message) {
                     self.assistant(ts, m);
                 }
-            }
-            Some("user") if !line.transcript_only => {
-                if let Some(content) = line.message.as_ref().and_then(|m| m.content.as_deref()) {
-                    self.conversation.user(content);
-                }
-            }
-            Some("api-request-shape") => {
-                if let Some(system) = line.shape.as_ref().and_then(|s| s.system.as_deref()) {
-                    self.conversation.system(system);
-                }
-            }
-            Some("system") if line.subtype.as_deref() == Some("compact_boundary") => {
-                self.conversation.reset();
             }
             _ => {}
         }
@@ -336,6 +377,42 @@ mod tests {
         let mut again = c.clone();
         again.feed(&data);
         assert!(again.take_calls().is_empty());
+    }
+
+    /// A daemon that resumes mid-session starts at the saved offset; the calls after it still
+    /// carry the conversation before it.
+    #[test]
+    fn a_resumed_cursor_recalls_the_conversation_before_its_offset() {
+        let data = fixture("multi_tool/transcript.jsonl");
+        let mut whole = TranscriptCursor::default();
+        whole.feed(&data);
+        let expected: Vec<Option<String>> =
+            whole.take_calls().into_iter().map(|c| c.messages).collect();
+        // Resume right after the first call's last line.
+        let text = std::str::from_utf8(&data).unwrap();
+        let cut = text
+            .find("last-prompt")
+            .map(|i| text[..i].rfind('\n').unwrap() + 1)
+            .unwrap();
+        let mut first = TranscriptCursor::default();
+        first.feed(&data[..cut]);
+        assert_eq!(first.take_calls().len(), 1);
+        let mut resumed = TranscriptCursor {
+            offset: first.offset,
+            ..TranscriptCursor::default()
+        };
+        resumed.recall(&data);
+        resumed.feed(&data[cut..]);
+        let got: Vec<Option<String>> = resumed
+            .take_calls()
+            .into_iter()
+            .map(|c| c.messages)
+            .collect();
+        assert_eq!(
+            got,
+            expected[1..],
+            "the same inputs as one reading from the start"
+        );
     }
 
     #[test]
