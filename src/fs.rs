@@ -80,6 +80,7 @@ pub fn write_durably(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    remove_dead_writers_temps(path, &name.to_string_lossy());
     let written = (|| {
         // A leftover of this pid's earlier crash is ours to replace; `create_new` keeps the
         // write from following a link planted at that name.
@@ -104,6 +105,33 @@ pub fn write_durably(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(dir) => sync_dir(dir),
         None => sync_dir(Path::new(".")),
+    }
+}
+
+/// Removes the temporary files of `path` that writers which died before their rename left
+/// (`.{name}.{pid}.tmp` with that pid gone): they hold a whole copy of the file, keys and all.
+fn remove_dead_writers_temps(path: &Path, name: &str) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(prefix.as_str()))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !crate::process::alive(pid) {
+            let _ = fs::remove_file(e.path());
+        }
     }
 }
 
@@ -218,6 +246,17 @@ mod tests {
             fs::read_dir(&dir).unwrap().count(),
             1,
             "no temporary file left"
+        );
+        // A writer that died before its rename left its copy; the next write removes it.
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let pid = dead.id();
+        dead.wait().unwrap();
+        fs::write(dir.join(format!(".f.{pid}.tmp")), "keys").unwrap();
+        replace_durably(&path, b"two").unwrap();
+        assert_eq!(
+            fs::read_dir(&dir).unwrap().count(),
+            1,
+            "the dead writer's copy is gone"
         );
         assert_eq!(
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,

@@ -12,6 +12,7 @@
 //! assemble thread drains what was handed over, ends every open turn, and passes its last batch
 //! on; the export thread delivers what it holds; the guard waits for both, up to a deadline.
 
+mod deadline;
 pub mod defaults;
 mod delivery;
 pub mod spool;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 
+pub(crate) use deadline::Deadline;
 pub use stats::{Stats, Summary};
 
 use crate::assemble::AssembleConfig;
@@ -120,50 +122,6 @@ pub(crate) enum Control {
     /// Reply once everything handed over before this is exported.
     Flush(Sender<()>),
     Shutdown,
-}
-
-/// When the close began and by when it must end: set once by the guard, read by the export
-/// thread's retry loop and awaited by everything it has in flight.
-#[derive(Clone)]
-pub(crate) struct Deadline(Arc<tokio::sync::watch::Sender<Option<(Instant, Instant)>>>);
-
-/// The most of the close window kept for settling what the deadline cuts short (spooling the
-/// batches whose exports are abandoned, fsyncs included).
-const MAX_CUT_MARGIN: Duration = Duration::from_millis(500);
-
-impl Deadline {
-    fn new() -> Self {
-        Deadline(Arc::new(tokio::sync::watch::channel(None).0))
-    }
-
-    fn set(&self, by: Instant) {
-        self.0.send_replace(Some((Instant::now(), by)));
-    }
-
-    /// By when the close must end, once it has begun.
-    pub(crate) fn by(&self) -> Option<Instant> {
-        self.0.borrow().map(|(_, by)| by)
-    }
-
-    /// When what is still unanswered is given up on: a fifth of the close window before its
-    /// end (at most half a second), which leaves the rest for keeping it in the spool.
-    pub(crate) fn cut_at(&self) -> Option<Instant> {
-        self.0.borrow().map(|(began, by)| {
-            let margin = (by.saturating_duration_since(began) / 5).min(MAX_CUT_MARGIN);
-            by.checked_sub(margin).unwrap_or(by)
-        })
-    }
-
-    /// Resolves at [`cut_at`](Self::cut_at); never before a close begins.
-    pub(crate) async fn cut(&self) {
-        let mut rx = self.0.subscribe();
-        if rx.wait_for(Option::is_some).await.is_err() {
-            return std::future::pending().await;
-        }
-        if let Some(at) = self.cut_at() {
-            tokio::time::sleep_until(at.into()).await;
-        }
-    }
 }
 
 /// Hands input to a running pipeline. Cheap to clone; every clone feeds the same pipeline.

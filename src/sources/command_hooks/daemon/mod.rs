@@ -18,10 +18,12 @@
 //! agents for dead ones.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+mod agents;
+mod lock;
 
 use super::claude_code::{owner, Adapter, Files, Payload};
 use super::doctor;
@@ -29,7 +31,9 @@ use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
 use crate::clock::unix_ms as now_ms;
-use crate::process::ProcessId;
+use agents::{Blocked, Host};
+pub use lock::{pid, running, Lock};
+use lock::{try_lock, write_pid};
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
 /// read whole on every pass.
@@ -89,113 +93,6 @@ struct JournalState {
     profile: Option<ProfileId>,
     /// The next payload's settings did not resolve: the journal waits, unread, until they may.
     blocked: Option<Blocked>,
-}
-
-/// Why a journal waits: its next payload's settings failed to resolve with the configuration
-/// file as it was then.
-struct Blocked {
-    config: Option<PathBuf>,
-    stamp: Option<super::profiles::Stamp>,
-    since: Instant,
-}
-
-/// A blocked journal is tried again this often even if its file did not change: settings can
-/// also fail on what no file says (a spool folder that cannot be made).
-const RETRY_BLOCKED: Duration = Duration::from_secs(30);
-
-impl Blocked {
-    /// Whether nothing that could unblock the journal has happened since.
-    fn still(&self) -> bool {
-        self.since.elapsed() < RETRY_BLOCKED
-            && self.config.as_ref().and_then(super::profiles::stamp) == self.stamp
-    }
-}
-
-/// Which process is the agent behind a session, as its hooks tell.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Host {
-    /// What the latest hook said.
-    last: Option<ProcessId>,
-    /// Two hooks in a row named this process: it is the agent.
-    known: Option<ProcessId>,
-    /// Whether the known agent ran at the last check: `None` before one, or when this daemon
-    /// cannot tell (the agent is in another pid namespace).
-    running: Option<bool>,
-}
-
-impl Host {
-    fn saw(&mut self, host: Option<ProcessId>) {
-        let known = match (self.last, host) {
-            (Some(a), Some(b)) if a == b => Some(b),
-            _ => None,
-        };
-        if known != self.known {
-            self.running = None;
-        }
-        self.known = known;
-        self.last = host;
-    }
-
-    fn check(&mut self) {
-        self.running = self.known.and_then(|p| p.still_running());
-    }
-}
-
-fn try_lock(dir: &Path) -> io::Result<Option<File>> {
-    crate::fs::create_private_dir(dir)?;
-    try_lock_in(dir)
-}
-
-/// As `try_lock`, in a folder that exists (a hook just wrote its journal there).
-fn try_lock_in(dir: &Path) -> io::Result<Option<File>> {
-    let f = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(journal::DAEMON_LOCK))?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(f)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
-}
-
-/// The lock file says which process holds it (for `doctor`, and for people).
-fn write_pid(lock: &File) {
-    use std::io::Write;
-    let mut f = lock;
-    let _ = lock.set_len(0);
-    let _ = f.write_all(std::process::id().to_string().as_bytes());
-}
-
-/// The pid written in the lock file, if a daemon holds it.
-pub fn pid(dir: &Path) -> Option<u32> {
-    if !running(dir) {
-        return None;
-    }
-    std::fs::read_to_string(dir.join(journal::DAEMON_LOCK))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// Whether a daemon holds the lock now. A folder that does not exist has none.
-pub fn running(dir: &Path) -> bool {
-    matches!(try_lock_in(dir), Ok(None))
-}
-
-/// The right to drain a journal folder: one daemon at a time holds it.
-pub struct Lock(File);
-
-impl Lock {
-    /// Takes the lock, or `None` if another daemon has it.
-    pub fn acquire(dir: &Path) -> io::Result<Option<Lock>> {
-        Ok(try_lock(dir)?.map(|f| {
-            write_pid(&f);
-            Lock(f)
-        }))
-    }
 }
 
 /// Runs until idle, holding `lock`. Records go to the pipeline of the settings their payloads
@@ -303,7 +200,10 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
                 let state = journals.get(p);
                 let offset = state.map_or(0, |s| s.offset);
                 let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
-                !waits && std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
+                // A whole line, not the torn tail a writer that died mid-line left.
+                !waits
+                    && std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
+                    && journal::read_from(p, offset, READ_CHUNK).is_ok_and(|(b, _)| !b.is_empty())
             });
             if !pending {
                 return Ok(Exit::Idle);

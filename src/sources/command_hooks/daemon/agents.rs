@@ -1,0 +1,57 @@
+//! What the daemon knows of each session besides its journal: which process is its agent
+//! (to export a killed agent's open turn), and why its journal waits, if it does.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::process::ProcessId;
+
+/// Why a journal waits: its next payload's settings failed to resolve with the configuration
+/// file as it was then.
+pub(super) struct Blocked {
+    pub(super) config: Option<PathBuf>,
+    pub(super) stamp: Option<super::super::profiles::Stamp>,
+    pub(super) since: Instant,
+}
+
+/// A blocked journal is tried again this often even if its file did not change: settings can
+/// also fail on what no file says (a spool folder that cannot be made).
+const RETRY_BLOCKED: Duration = Duration::from_secs(30);
+
+impl Blocked {
+    /// Whether nothing that could unblock the journal has happened since.
+    pub(super) fn still(&self) -> bool {
+        self.since.elapsed() < RETRY_BLOCKED
+            && self.config.as_ref().and_then(super::super::profiles::stamp) == self.stamp
+    }
+}
+
+/// Which process is the agent behind a session, as its hooks tell.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Host {
+    /// What the latest hook said.
+    pub(super) last: Option<ProcessId>,
+    /// Two hooks in a row named this process: it is the agent.
+    pub(super) known: Option<ProcessId>,
+    /// Whether the known agent ran at the last check: `None` before one, or when this daemon
+    /// cannot tell (the agent is in another pid namespace).
+    pub(super) running: Option<bool>,
+}
+
+impl Host {
+    pub(super) fn saw(&mut self, host: Option<ProcessId>) {
+        let known = match (self.last, host) {
+            (Some(a), Some(b)) if a == b => Some(b),
+            _ => None,
+        };
+        if known != self.known {
+            self.running = None;
+        }
+        self.known = known;
+        self.last = host;
+    }
+
+    pub(super) fn check(&mut self) {
+        self.running = self.known.and_then(|p| p.still_running());
+    }
+}
