@@ -19,19 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use albedo_otel::testing::{generate, GenConfig};
-use common::{number_before, Running, Sink};
+use common::{env_num, number_before, Running, Sink};
 
 fn main() {
     if std::env::var("BENCH_ROLE").as_deref() == Ok("sink") {
         common::sink();
         return;
     }
-    let env_num = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(d)
-    };
     let want = env_num("BENCH_DRAIN_SPANS", 200_000);
     let delay = Duration::from_millis(env_num("BENCH_DRAIN_DELAY_MS", 50));
     let live_rate = env_num("BENCH_DRAIN_LIVE_RATE", 2_000);

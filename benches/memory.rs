@@ -20,19 +20,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use albedo_otel::testing::{generate, GenConfig};
-use common::{mib_after, number_before, rss_kib, Running, Sink};
+use common::{env_num, mib_after, number_before, rss_kib, Running, Sink};
 
 fn main() {
     if std::env::var("BENCH_ROLE").as_deref() == Ok("sink") {
         common::sink();
         return;
     }
-    let env_num = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(d)
-    };
     let sessions = env_num("BENCH_OPEN_SESSIONS", 10_000);
     let outage_secs = env_num("BENCH_OUTAGE_SECS", 120);
     let rate = env_num("BENCH_OUTAGE_RATE", 2_000);

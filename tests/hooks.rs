@@ -460,6 +460,32 @@ fn panics_unwind_with_the_static_unwinder() {
     assert!(caught.is_err());
 }
 
+/// `albedo-otel ARGS --settings SETTINGS` with its configuration under `config_home` and its
+/// state under `dir`; its standard output, once it succeeded.
+fn install_cmd(
+    args: &[&str],
+    settings: &std::path::Path,
+    config_home: &std::path::Path,
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(args)
+        .arg("--settings")
+        .arg(settings)
+        .envs(env.iter().copied())
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
 #[test]
 fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
     let dir = temp_dir("install");
@@ -476,21 +502,13 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
     std::fs::write(&settings, original).unwrap();
     let config_home = dir.join("config");
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-            .args(args)
-            .arg("--settings")
-            .arg(&settings)
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
-            .env("XDG_CONFIG_HOME", &config_home)
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
+        install_cmd(
+            args,
+            &settings,
+            &config_home,
+            &dir,
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")],
+        )
     };
     let said = run(&["install", "claude-code"]);
     let config = config_home.join("albedo-otel/config.toml");
@@ -583,22 +601,7 @@ fn install_keeps_a_private_settings_file_private_and_writes_through_a_link() {
     let old_backup = claude.join("settings.json.albedo-otel-backup-1764000000");
     std::fs::write(&old_backup, secret).unwrap();
     std::fs::set_permissions(&old_backup, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-            .args(args)
-            .arg("--settings")
-            .arg(&settings)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let run = |args: &[&str]| install_cmd(args, &settings, &dir.join("config"), &dir, &[]);
     run(&["install", "claude-code"]);
     run(&["uninstall", "claude-code"]);
     run(&["install", "claude-code"]);

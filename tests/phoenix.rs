@@ -31,6 +31,16 @@ fn phoenix_bin() -> Option<PathBuf> {
     bin.is_file().then_some(bin)
 }
 
+/// A Phoenix of its own, or `None` (the test is skipped, saying how to install it).
+fn phoenix() -> Option<Phoenix> {
+    require_tool(
+        "Arize Phoenix",
+        phoenix_bin(),
+        &format!("python3 -m venv ~/.cache/albedo-otel-ci/phoenix-{VERSION} && ~/.cache/albedo-otel-ci/phoenix-{VERSION}/bin/pip install arize-phoenix=={VERSION}"),
+    )
+    .map(Phoenix::start)
+}
+
 /// A Phoenix server of its own: a fresh working folder, two ports picked here, its own
 /// telemetry and everything that would reach the network off.
 struct Phoenix {
@@ -356,14 +366,7 @@ fn check_project(
 
 #[test]
 fn phoenix_shows_turns_tools_model_calls_sessions_and_messages() {
-    let Some(bin) = require_tool(
-        "Arize Phoenix",
-        phoenix_bin(),
-        &format!("python3 -m venv ~/.cache/albedo-otel-ci/phoenix-{VERSION} && ~/.cache/albedo-otel-ci/phoenix-{VERSION}/bin/pip install arize-phoenix=={VERSION}"),
-    ) else {
-        return;
-    };
-    let p = Phoenix::start(bin);
+    let Some(p) = phoenix() else { return };
 
     // Without the turn's first model call (m5), the sub-agent's spans are the first of that
     // trace Phoenix reads: the trace must still be filed under the parent's session.
@@ -426,14 +429,7 @@ const LLM_SPANS: &str = "query ($name: String!, $traceId: ID!) { getProjectByNam
 /// tool calls, and their results as tool messages answering them by id.
 #[test]
 fn phoenix_shows_a_claude_code_exchange_as_a_chat() {
-    let Some(bin) = require_tool(
-        "Arize Phoenix",
-        phoenix_bin(),
-        &format!("python3 -m venv ~/.cache/albedo-otel-ci/phoenix-{VERSION} && ~/.cache/albedo-otel-ci/phoenix-{VERSION}/bin/pip install arize-phoenix=={VERSION}"),
-    ) else {
-        return;
-    };
-    let p = Phoenix::start(bin);
+    let Some(p) = phoenix() else { return };
     let project = "claude-code-msgs";
     let setup = support::hooks::Setup::to(&format!("http://127.0.0.1:{}", p.grpc));
     let extra: Vec<(std::ffi::OsString, std::ffi::OsString)> = [

@@ -268,6 +268,14 @@ pub fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// A number from the environment variable `k`, else `d`.
+pub fn env_num(k: &str, d: u64) -> u64 {
+    std::env::var(k)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(d)
+}
+
 /// The `albedo-otel` binary this bench was built with.
 pub fn exe() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel"))
@@ -336,23 +344,20 @@ impl Running {
 
     /// Asks for the status until `events` events have been taken in.
     pub fn wait_events(&self, events: u64, timeout: Duration) -> String {
-        let end = Instant::now() + timeout;
-        loop {
-            let s = self.status();
-            if number_before(&s, " events") >= events {
-                return s;
-            }
-            assert!(Instant::now() < end, "still {s}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_status(" events", events, timeout)
     }
 
     /// Asks for the status until `spans` spans came from the spool.
     pub fn wait_from_spool(&self, spans: u64, timeout: Duration) -> String {
+        self.wait_status(" delivered from the spool", spans, timeout)
+    }
+
+    /// Asks for the status until the number before `label` is at least `n`.
+    fn wait_status(&self, label: &str, n: u64, timeout: Duration) -> String {
         let end = Instant::now() + timeout;
         loop {
             let s = self.status();
-            if number_before(&s, " delivered from the spool") >= spans {
+            if number_before(&s, label) >= n {
                 return s;
             }
             assert!(Instant::now() < end, "still {s}");
