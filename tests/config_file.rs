@@ -190,8 +190,19 @@ fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
         stdout.contains("NOT SENT: the endpoint comes from env OTEL_EXPORTER_OTLP_ENDPOINT"),
         "{stdout}"
     );
-    // Without the variable, the file's key goes to the file's collector.
+    // Without the variable, or with one naming the file's own endpoint, the file's key goes
+    // to the file's collector.
     ours.require_header("x-api-key", "file-secret-81");
+    let same = ours.grpc_url();
+    let out = run_binary(
+        &["replay", "-", "--no-spool", "--flush-timeout", "1s"],
+        &[config, ("OTEL_EXPORTER_OTLP_ENDPOINT", &same)],
+        &demo_session(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("is not sent"), "{stderr}");
+    assert_eq!(ours.unauthorized(), 0);
     let out = run_binary(
         &["replay", "-", "--no-spool", "--flush-timeout", "1s"],
         &[config],

@@ -73,6 +73,29 @@ impl Layers<'_> {
         })
     }
 
+    /// Where the endpoint comes from when it is neither the file's nor the default, and names
+    /// another endpoint than the file does (`flag`: `--endpoint`). The file's headers, its API
+    /// keys, are not sent there.
+    pub fn endpoint_elsewhere(&self, flag: Option<&str>) -> Option<Source> {
+        use super::env::{OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT};
+        let file_says = |var: &str| {
+            self.file
+                .and_then(|f| f.get(var))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        if let Some(flag) = flag {
+            return (file_says(OTEL_EXPORTER_OTLP_ENDPOINT).as_deref() != Some(flag.trim()))
+                .then_some(Source::Flag);
+        }
+        let found = [
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+            OTEL_EXPORTER_OTLP_ENDPOINT,
+        ]
+        .iter()
+        .find_map(|v| self.env(v))?;
+        (file_says(found.var).as_deref() != Some(found.value.trim())).then_some(found.source)
+    }
+
     /// `flag`, else the first of `vars` parsed by `parse`, else `default`.
     pub fn pick<T>(
         &self,

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::layers::{Layers, Source};
+use super::layers::Layers;
 use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
 pub use crate::export::otlp::{Compression, OtlpSettings, Protocol, TlsFiles};
@@ -168,9 +168,7 @@ pub(crate) fn resolve_otlp_in(
         },
     };
     let http = protocol != Protocol::Grpc;
-    let mut endpoint_from = Source::Default;
     let endpoint = if let Some(e) = &overrides.endpoint {
-        endpoint_from = Source::Flag;
         check_url("--endpoint", e)?;
         if http {
             with_traces_path(e)
@@ -183,7 +181,6 @@ pub(crate) fn resolve_otlp_in(
     ]) {
         let e = f.value.trim();
         check_url(&f.name, e)?;
-        endpoint_from = f.source.clone();
         // The signal's own variable is the whole URL; the generic one is a base.
         if http && f.var == OTEL_EXPORTER_OTLP_ENDPOINT {
             with_traces_path(e)
@@ -204,11 +201,11 @@ pub(crate) fn resolve_otlp_in(
         for (k, v) in &file.headers {
             check_header(&name, k, v)?;
         }
-        match &endpoint_from {
-            Source::Flag | Source::Env(_) => warn_once(format!(
-                "{name} is not sent: the endpoint {endpoint} comes from {endpoint_from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
+        match layers.endpoint_elsewhere(overrides.endpoint.as_deref()) {
+            Some(from) => warn_once(format!(
+                "{name} is not sent: the endpoint {endpoint} comes from {from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
             )),
-            _ => layered.push(file.headers.clone()),
+            None => layered.push(file.headers.clone()),
         }
     }
     for var in [

@@ -181,19 +181,10 @@ pub fn explain(
     out
 }
 
-/// Where the endpoint comes from when it is not the file (nor the default): then the file's
-/// headers, its API keys, are not sent (see `otlp::resolve_otlp_in`).
+/// Where the endpoint comes from when the file's headers are not sent there (see
+/// `Layers::endpoint_elsewhere`).
 fn endpoint_from_outside(overrides: &Overrides, layers: &Layers<'_>) -> Option<Source> {
-    if overrides.otlp.endpoint.is_some() {
-        return Some(Source::Flag);
-    }
-    [
-        env::OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-        env::OTEL_EXPORTER_OTLP_ENDPOINT,
-    ]
-    .iter()
-    .find_map(|v| layers.env(v))
-    .map(|f| f.source)
+    layers.endpoint_elsewhere(overrides.otlp.endpoint.as_deref())
 }
 
 /// Headers in force, later layers winning per name: file, variables, flags.

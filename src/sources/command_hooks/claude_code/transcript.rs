@@ -219,6 +219,11 @@ impl TranscriptCursor {
     fn assistant(&mut self, ts: u64, m: Message) {
         let Some(id) = m.id else { return };
         if self.seen.contains(&id) {
+            // The call was taken already (a `SubagentStop` read mid-message); its later blocks
+            // still belong to the conversation the next calls are sent.
+            if let Some(content) = m.content.as_deref() {
+                self.conversation.assistant(&id, content);
+            }
             return;
         }
         let usage = m.usage.map(|u| Usage {
