@@ -151,9 +151,12 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
             "the variable {name} is not UTF-8; the payload went out without it"
         ));
     }
-    match journaled {
-        Some(Ok(())) => {}
-        Some(Err(e)) => problems.push(e.to_string()),
+    let journaled = match journaled {
+        Some(Ok(())) => true,
+        Some(Err(e)) => {
+            problems.push(e.to_string());
+            false
+        }
         None => {
             problems.push(format!("the hook panicked: {}", panic_message()));
             let bare = HandOff {
@@ -162,17 +165,27 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
             };
             match caught(|| hand_off(&dir, &payload, &bare)) {
                 Some(Ok(())) => {
-                    problems.push("the payload was journaled without its variables".into())
+                    problems.push("the payload was journaled without its variables".into());
+                    true
                 }
-                Some(Err(e)) => problems.push(e.to_string()),
-                None => problems.push("the payload was lost".into()),
+                Some(Err(e)) => {
+                    problems.push(e.to_string());
+                    false
+                }
+                None => {
+                    problems.push("the payload was lost".into());
+                    false
+                }
             }
         }
-    }
-    match caught(|| ensure_daemon(&dir, daemon_exe, &[])) {
-        Some(Ok(_)) => {}
-        Some(Err(e)) => problems.push(e),
-        None => problems.push(format!("starting the daemon panicked: {}", panic_message())),
+    };
+    // A daemon only for a payload it has to export.
+    if journaled {
+        match caught(|| ensure_daemon(&dir, daemon_exe, &[])) {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => problems.push(e),
+            None => problems.push(format!("starting the daemon panicked: {}", panic_message())),
+        }
     }
     if !problems.is_empty() {
         let _ = caught(|| log_problems(&dir, &problems));
