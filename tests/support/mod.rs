@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod exporter;
 pub mod hooks;
 mod receiver;
 
