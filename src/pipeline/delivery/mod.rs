@@ -348,7 +348,7 @@ impl Delivery {
             return;
         };
         if let Some(claim) = claim {
-            return self.spooled_finished(claim, attempt.payload.spans, result);
+            return self.spooled_finished(claim, result);
         }
         match result {
             Ok(Ok(exported)) => self.record_success(exported, false),

@@ -149,10 +149,10 @@ impl Delivery {
     pub(super) fn spooled_finished(
         &mut self,
         claim: Claimed,
-        spans: u64,
         result: Result<Result<Exported, ExportError>, tokio::task::JoinError>,
     ) {
         let cut = self.cut;
+        let spans = claim.spans();
         let Some(spool) = self.spool.as_mut() else {
             return;
         };
@@ -169,24 +169,15 @@ impl Delivery {
                 self.lose(spans, &format!("a spooled batch was refused: {e}"));
             }
             Ok(Err(e)) => {
-                if let Err(io) = spool.give_back(claim) {
-                    tracing::error!("cannot return a batch to the spool: {io}");
-                }
+                give_back(spool, claim);
                 if !cut && !self.outage {
-                    // The first failure of the round: back to probing, with backoff.
-                    self.record_failure(&e, "spooled batches wait for it");
-                    self.outage = true;
-                    self.verified = false;
-                    let wait = e.retry_after().unwrap_or(self.probe_backoff);
-                    self.probe_backoff = (self.probe_backoff * 2).min(MAX_PROBE_BACKOFF);
-                    self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
+                    // The first failure of the round: back to probing.
+                    self.spool_waits(&e);
                 }
             }
             // Abandoned at the close: the batch stays on disk for later.
             Err(e) if e.is_cancelled() => {
-                if let Err(io) = spool.give_back(claim) {
-                    tracing::error!("cannot return a batch to the spool: {io}");
-                }
+                give_back(spool, claim);
             }
             // The export panicked: given back, the same batch would be taken again at once.
             Err(e) => {
@@ -194,6 +185,17 @@ impl Delivery {
                 self.lose(spans, &format!("a spooled batch's export failed: {e}"));
             }
         }
+    }
+
+    /// The collector cannot take spooled batches now: they wait for a probe, on backoff (or
+    /// when the collector asked to be tried again).
+    fn spool_waits(&mut self, e: &ExportError) {
+        self.record_failure(e, "spooled batches wait for it");
+        self.outage = true;
+        self.verified = false;
+        let wait = e.retry_after().unwrap_or(self.probe_backoff);
+        self.probe_backoff = (self.probe_backoff * 2).min(MAX_PROBE_BACKOFF);
+        self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
     }
 
     /// Sends the oldest spooled batch: the way to find out that the collector is back.
@@ -225,9 +227,7 @@ impl Delivery {
             return Probe::Nothing;
         };
         let Some(result) = result else {
-            if let Err(io) = spool.give_back(claimed) {
-                tracing::error!("cannot return a batch to the spool: {io}");
-            }
+            give_back(spool, claimed);
             self.cut_short();
             return Probe::Cut;
         };
@@ -240,14 +240,8 @@ impl Delivery {
                 Probe::Settled
             }
             Err(e) if e.is_retryable() => {
-                if let Err(io) = spool.give_back(claimed) {
-                    tracing::error!("cannot return a batch to the spool: {io}");
-                }
-                self.record_failure(&e, "spooled batches wait for it");
-                self.outage = true;
-                let wait = e.retry_after().unwrap_or(self.probe_backoff);
-                self.probe_backoff = (self.probe_backoff * 2).min(MAX_PROBE_BACKOFF);
-                self.next_probe = Instant::now() + wait.min(MAX_PROBE_BACKOFF);
+                give_back(spool, claimed);
+                self.spool_waits(&e);
                 if matches!(e, ExportError::Unreachable { .. }) {
                     Probe::Down
                 } else {
@@ -311,5 +305,13 @@ impl Delivery {
                 _ = deadline.cut(), if !self.cut => self.cut_short(),
             }
         }
+    }
+}
+
+/// Puts a claimed batch back in the spool; a failure is logged (the claim is given back when
+/// the spool is next opened, once this process is gone).
+fn give_back(spool: &mut Spool, claim: Claimed) {
+    if let Err(io) = spool.give_back(claim) {
+        tracing::error!("cannot return a batch to the spool: {io}");
     }
 }
