@@ -133,7 +133,10 @@ pub fn explain(
             source,
         });
     }
-    if let (Some(f), Some(from)) = (file, endpoint_from_outside(overrides, &layers)) {
+    if let (Some(f), Some(from)) = (
+        file,
+        layers.endpoint_elsewhere(overrides.otlp.endpoint.as_deref()),
+    ) {
         for (k, v) in &f.headers {
             out.push(Shown {
                 key: format!("{HEADERS}.{k}"),
@@ -181,12 +184,6 @@ pub fn explain(
     out
 }
 
-/// Where the endpoint comes from when the file's headers are not sent there (see
-/// `Layers::endpoint_elsewhere`).
-fn endpoint_from_outside(overrides: &Overrides, layers: &Layers<'_>) -> Option<Source> {
-    layers.endpoint_elsewhere(overrides.otlp.endpoint.as_deref())
-}
-
 /// Headers in force, later layers winning per name: file, variables, flags.
 fn headers(overrides: &Overrides, layers: &Layers<'_>) -> Vec<(String, String, Source)> {
     let mut out: Vec<(String, String, Source)> = Vec::new();
@@ -194,10 +191,11 @@ fn headers(overrides: &Overrides, layers: &Layers<'_>) -> Vec<(String, String, S
         out.retain(|(old, _, _)| !old.eq_ignore_ascii_case(k));
         out.push((k.to_string(), v.to_string(), s));
     };
-    if let Some(f) = layers
-        .file
-        .filter(|_| endpoint_from_outside(overrides, layers).is_none())
-    {
+    if let Some(f) = layers.file.filter(|_| {
+        layers
+            .endpoint_elsewhere(overrides.otlp.endpoint.as_deref())
+            .is_none()
+    }) {
         for (k, v) in &f.headers {
             add(
                 k,
