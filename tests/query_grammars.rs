@@ -20,69 +20,22 @@ mod grafana_vars;
 mod lezer;
 #[path = "grammars/prometheus_config.rs"]
 mod prometheus_config;
+#[path = "grammars/queries.rs"]
+mod queries;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use dashboards::{
-    dashboard_queries, datasource_queries, variable_query, Datasources, VariableQuery,
-};
+use dashboards::{dashboard_queries, variable_query, Datasources, VariableQuery};
 use grafana_vars::{Datasource, Selection, Variables};
-use lezer::{expand, lezer, run, Grammar, Parse};
+use lezer::{expand, lezer, run, Grammar};
 use prometheus_config::{file_refs, pinned_prometheus, strip, version, NEWER_KEYS};
-use serde_json::{json, Value as Json};
+use queries::{deploy_queries, yaml, DATASOURCES};
+use serde_json::json;
 use support::*;
-use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
+use yaml_rust2::{Yaml, YamlEmitter};
 
-const DATASOURCES: &str = "deploy/grafana/provisioning/datasources/datasources.yaml";
-
-fn yaml(path: &str) -> Yaml {
-    let text = std::fs::read_to_string(repo_file(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
-    YamlLoader::load_from_str(&text)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .remove(0)
-}
-fn dashboard_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    // Grafana's file provider reads subfolders too.
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            dashboard_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
-        }
-    }
-}
-
-/// Everything deploy/ makes Grafana send: the dashboards' queries and the datasources' own.
-fn deploy_queries() -> (Vec<Parse>, Vec<String>) {
-    let provisioned = yaml(DATASOURCES);
-    let sources = Datasources::from_provisioning(&provisioned);
-    let (mut parses, mut problems) = (Vec::new(), Vec::new());
-    let mut files = Vec::new();
-    dashboard_files(Path::new(&repo_file("dashboards")), &mut files);
-    files.sort();
-    assert!(!files.is_empty(), "no dashboards");
-    let root = repo_file("");
-    for file in files {
-        let name = file.display().to_string().replace(&root, "");
-        let d: Json = serde_json::from_str(&std::fs::read_to_string(&file).unwrap())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let (found, p) = dashboard_queries(&name, &d, &sources);
-        problems.extend(p);
-        parses.extend(expand(
-            &found,
-            &Variables::from_dashboard(&d),
-            &mut problems,
-        ));
-    }
-    // Grafana fills `$__tags` with the span's mapped tags as label matchers.
-    let vars = Variables::none().scoped("__tags", r#"service_name="albedo""#);
-    let found = datasource_queries(DATASOURCES, &provisioned, &sources);
-    parses.extend(expand(&found, &vars, &mut problems));
-    (parses, problems)
-}
 #[test]
 fn every_dashboard_query_parses_with_grafanas_grammars() {
     let Some(lezer) = lezer() else {
@@ -98,7 +51,7 @@ fn every_dashboard_query_parses_with_grafanas_grammars() {
         ["dashboards", "datasources"].map(String::from).into(),
         "deploy/grafana/provisioning has a new kind of provisioning: collect its queries here"
     );
-    let (parses, mut failures) = deploy_queries();
+    let (parses, mut failures) = deploy_queries(&[]);
     let (versions, parse_failures) = run(&lezer, &parses).unwrap();
     failures.extend(parse_failures);
     assert!(

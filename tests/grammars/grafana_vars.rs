@@ -107,6 +107,14 @@ impl Variables {
         Variables::from_dashboard(&Json::Null)
     }
 
+    /// `name` takes these values instead of what the dashboard stores or made-up ones.
+    pub fn with_samples(mut self, name: &str, values: &[&str]) -> Variables {
+        for v in self.vars.iter_mut().filter(|v| v.name == name) {
+            v.samples = values.iter().map(|s| s.to_string()).collect();
+        }
+        self
+    }
+
     pub fn scoped(mut self, name: &str, value: &str) -> Variables {
         self.scoped.push((name.to_string(), value.to_string()));
         self

@@ -24,6 +24,7 @@ pub enum Grammar {
 }
 
 /// One text Grafana would send, with what it came from.
+#[derive(Clone)]
 pub struct Parse {
     pub origin: String,
     pub grammar: Grammar,

@@ -5,7 +5,12 @@
 pub mod anthropic;
 pub mod exporter;
 pub mod hooks;
+pub mod otlp_json;
+pub mod prometheus;
 mod receiver;
+pub mod scale;
+pub mod stack;
+pub mod traces;
 
 pub use receiver::*;
 
@@ -409,13 +414,22 @@ pub fn mode(path: &std::path::Path) -> u32 {
 
 /// Polls `condition` until it holds, or panics after `timeout` naming `what`. For state another
 /// thread or process changes and no event announces.
-pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+pub fn wait_until(timeout: Duration, what: &str, condition: impl FnMut() -> bool) {
+    assert!(
+        poll_until(timeout, Duration::from_millis(5), condition),
+        "timed out after {timeout:?} waiting for {what}"
+    );
+}
+
+/// Polls `condition` every `every` until it holds (true) or `timeout` passes (false): for a
+/// condition that is costly to ask, such as another program's metrics.
+pub fn poll_until(timeout: Duration, every: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     while !condition() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(every);
     }
+    true
 }

@@ -1,0 +1,196 @@
+//! The dashboards' PromQL run for real: albedo-otel → the collector on
+//! deploy/otel-collector.yaml (its `span_metrics` connector) ← Prometheus scraping it with
+//! deploy/prometheus.yml, only the target address moved. Every PromQL query in dashboards/,
+//! with Grafana's variables substituted as tests/query_grammars.rs does, must return at least
+//! one series carrying the labels its panel groups by; a panel without data fails, named.
+//!
+//! Needs `scripts/stack build` (Go); see tests/support/stack.rs.
+
+mod support;
+
+#[path = "grammars/dashboards.rs"]
+mod dashboards;
+#[path = "grammars/grafana_vars.rs"]
+mod grafana_vars;
+// The grammar runner is tests/query_grammars.rs's; only its query expansion is used here.
+#[allow(dead_code)]
+#[path = "grammars/lezer.rs"]
+mod lezer;
+#[path = "grammars/queries.rs"]
+mod queries;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use lezer::{Grammar, Parse};
+use queries::deploy_queries;
+use regex::Regex;
+use support::exporter::stream_seeded;
+use support::prometheus::Prometheus;
+use support::stack::{free_port, Collector, Jaeger, Tools};
+use support::traces::{send, write_input};
+use support::*;
+
+/// The labels a query's panel splits its series by: every `by (…)` but `le`, which
+/// `histogram_quantile` consumes.
+fn grouped_by(query: &str) -> BTreeSet<String> {
+    let re = Regex::new(r"\bby\s*\(([^)]*)\)").unwrap();
+    re.captures_iter(query)
+        .flat_map(|c| {
+            c[1].split(',')
+                .map(|l| l.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| !l.is_empty() && l != "le")
+        .collect()
+}
+
+/// Why `p` shows no data in Prometheus now, or `None` when it has a series with its labels.
+fn no_data(prometheus: &Prometheus, p: &Parse) -> Option<String> {
+    if p.selector {
+        return match prometheus.series(&p.text) {
+            Ok(series) if !series.is_empty() => None,
+            Ok(_) => Some(format!(
+                "{}: the variable lists nothing: match[]={}",
+                p.origin, p.text
+            )),
+            Err(e) => Some(format!(
+                "{}: Prometheus refused it: {e}\n    match[]={}",
+                p.origin, p.text
+            )),
+        };
+    }
+    let result = match prometheus.query(&p.text) {
+        Ok(r) => r,
+        Err(e) => {
+            return Some(format!(
+                "{}: Prometheus refused it: {e}\n    {}",
+                p.origin, p.text
+            ))
+        }
+    };
+    let labels = grouped_by(&p.text);
+    let with_labels = result.iter().any(|s| {
+        labels
+            .iter()
+            .all(|l| s["metric"][l].as_str().is_some_and(|v| !v.is_empty()))
+    });
+    if result.is_empty() {
+        Some(format!("{}: no data\n    {}", p.origin, p.text))
+    } else if !with_labels {
+        Some(format!(
+            "{}: no series has the labels {labels:?} it groups by: {result:?}\n    {}",
+            p.origin, p.text
+        ))
+    } else {
+        None
+    }
+}
+
+/// Runs every query until each has data, or `timeout` passes; what still has none.
+fn panels_without_data(
+    prometheus: &Prometheus,
+    parses: &[Parse],
+    timeout: Duration,
+) -> Vec<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let failing: Vec<String> = parses
+            .iter()
+            .filter_map(|p| no_data(prometheus, p))
+            .collect();
+        // Rates need two scrapes (15 s apart in deploy/prometheus.yml) of series that exist.
+        if failing.is_empty() || Instant::now() >= deadline {
+            return failing;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
+    let Some(tools) = Tools::find() else { return };
+    let dir = temp_dir("stack-metrics");
+    let jaeger = Jaeger::start(&tools, &dir, "jaeger");
+    let tempo = Receiver::start();
+    let span_metrics = free_port();
+    let collector = Collector::main(&tools, &jaeger, &tempo.grpc_url(), span_metrics, &dir);
+    let prometheus = Prometheus::start(
+        &tools,
+        "deploy/prometheus.yml",
+        &[("otel-collector:8889", format!("127.0.0.1:{span_metrics}"))],
+        &dir,
+    );
+
+    let demo = dir.join("demo.ndjson");
+    std::fs::write(&demo, demo_session()).unwrap();
+    let (lines, _) = stream_seeded(20, 31);
+    let generated = write_input(&dir, "generated", &lines);
+    let endpoint = format!("http://127.0.0.1:{}", collector.grpc);
+    send(&demo, "grpc", &endpoint);
+    send(&generated, "grpc", &endpoint);
+    let other_session: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let other_session = other_session["session"].as_str().unwrap().to_string();
+
+    let (parses, problems) = deploy_queries(&[("session", &["demo-7f3a", &other_session])]);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let promql: Vec<Parse> = parses
+        .into_iter()
+        .filter(|p| p.grammar == Grammar::PromQL)
+        .collect();
+    let panels: BTreeSet<&str> = promql.iter().map(|p| p.origin.as_str()).collect();
+    assert!(
+        panels.len() >= 6,
+        "only {} PromQL queries were found: {panels:?}",
+        panels.len()
+    );
+
+    let failing = panels_without_data(&prometheus, &promql, Duration::from_secs(120));
+    assert!(
+        failing.is_empty(),
+        "{} of {} queries have no data in Prometheus:\n{}\n\nPrometheus' log ends:\n{}",
+        failing.len(),
+        promql.len(),
+        failing.join("\n"),
+        support::stack::tail(&prometheus.proc.log(), 10)
+    );
+    eprintln!(
+        "{} PromQL texts from {} panels and variables: each has data",
+        promql.len(),
+        panels.len()
+    );
+
+    // The check can fail: a metric that does not exist and a label that does not, in copies of
+    // a real panel's query, are each reported, naming the panel.
+    let real = promql
+        .iter()
+        .find(|p| p.text.contains("sum by (gen_ai_tool_name)"))
+        .unwrap();
+    let broken = [
+        (
+            "a metric that does not exist",
+            real.text.replace(
+                "traces_span_metrics_calls_total",
+                "traces_span_metrics_call_total",
+            ),
+        ),
+        (
+            "a label that does not exist",
+            real.text
+                .replace("sum by (gen_ai_tool_name)", "sum by (gen_ai_tool)"),
+        ),
+    ];
+    for (what, text) in broken {
+        let p = Parse {
+            origin: format!("{} [{what}]", real.origin),
+            text,
+            ..real.clone()
+        };
+        let why = no_data(&prometheus, &p)
+            .unwrap_or_else(|| panic!("{what} was not reported: {}", p.text));
+        assert!(
+            why.starts_with(&p.origin),
+            "the report does not name the panel: {why}"
+        );
+    }
+}

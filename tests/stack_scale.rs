@@ -1,0 +1,210 @@
+//! The scale tier as local processes: a gateway collector on deploy/scale/gateway-collector.yaml
+//! (`load_balancing` by trace id, static resolver) in front of two sampler collectors on
+//! deploy/scale/sampler-collector.yaml (`tail_sampling`), each sending what it keeps to a Jaeger
+//! of its own, so that where a trace went shows. Every kept trace must arrive whole through one
+//! sampler; every turn with an error is kept; slow ok turns are kept and fast ok ones dropped
+//! (the "rest" share set to 0 % here, so that the outcome is exact). Then one sampler is killed
+//! mid-run, and what happens to the traces in flight is measured (deploy/scale/README.md).
+//!
+//! Needs `scripts/stack build` (Go); see tests/support/stack.rs.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use support::exporter::stream_seeded;
+use support::otlp_json::by_key;
+use support::scale::*;
+use support::stack::Tools;
+use support::traces::{assembled, send_with, traces_of, write_input};
+use support::*;
+
+#[test]
+fn each_trace_is_kept_or_dropped_whole_by_one_sampler_as_the_policy_says() {
+    let Some(tools) = Tools::find() else { return };
+    let tier = tier(&tools, "stack-scale", "2s", |_| GATEWAY.to_string());
+    let input = write_input(&tier.dir, "turns", &sessions(60, "scale"));
+    let spans = by_key(assembled(&input));
+    let (kept, classes) = kept_by_policy(&spans);
+    assert!(
+        classes.len() == 3 && classes.values().all(|n| *n >= 20),
+        "the input lacks a kind of turn: {classes:?}"
+    );
+
+    let outcome = run(&tier, &input, &spans, &[]);
+    assert!(
+        outcome.routed.iter().all(|n| *n > 0),
+        "the gateway sent everything one way: {:?}",
+        outcome.routed
+    );
+    assert_eq!(outcome.split, 0, "traces reached both samplers");
+    assert!(
+        outcome.problems.is_empty(),
+        "{} traces not as the policy says:\n{}",
+        outcome.problems.len(),
+        outcome.problems.join("\n")
+    );
+    eprintln!(
+        "{} traces ({classes:?}) through the gateway: {} and {} to the two samplers; {} kept, each whole, none split",
+        traces_of(&spans).len(),
+        outcome.routed[0],
+        outcome.routed[1],
+        kept.len()
+    );
+}
+
+/// The check above can fail: a gateway that routes by span name and call id instead of by
+/// trace id splits turns across the samplers, and the same check reports them.
+#[test]
+fn a_gateway_that_splits_traces_is_caught_by_the_same_check() {
+    let Some(tools) = Tools::find() else { return };
+    let tier = tier(&tools, "stack-scale-split", "2s", |dir| {
+        let text = std::fs::read_to_string(repo_file(GATEWAY)).unwrap();
+        assert!(
+            text.contains("routing_key: traceID"),
+            "{GATEWAY} no longer routes by trace id"
+        );
+        let split = text.replace(
+            "routing_key: traceID",
+            "routing_key: attributes\n    routing_attributes: [span.name, gen_ai.tool.call.id]",
+        );
+        let file = dir.join("gateway-by-call.yaml");
+        std::fs::write(&file, split).unwrap();
+        file.display().to_string()
+    });
+    let input = write_input(&tier.dir, "generated", &stream_seeded(20, 41).0);
+    let spans = by_key(assembled(&input));
+    // One span per export, so that each span is routed on its own.
+    let outcome = run(&tier, &input, &spans, &["--batch-size", "1"]);
+    // A split trace shows in both Jaegers, or in one only partly: the other sampler saw no
+    // error in its part and dropped it.
+    let reported = outcome
+        .problems
+        .iter()
+        .filter(|p| p.contains("not whole through one sampler"))
+        .count();
+    assert!(
+        reported > 0,
+        "routing by span name and call id split no trace that the check saw ({} in both Jaegers): {:?}",
+        outcome.split,
+        outcome.problems
+    );
+    eprintln!(
+        "routing by span: {reported} traces reported split, {} of them in both Jaegers",
+        outcome.split
+    );
+}
+
+/// One sampler is killed (SIGKILL, as a crash or an OOM kill) while it holds turns waiting
+/// for their decision; more turns are sent while it is down; then it starts again on its port.
+/// What this measures is written in deploy/scale/README.md.
+#[test]
+fn a_sampler_killed_mid_run_loses_the_turns_it_held_and_splits_none() {
+    let Some(tools) = Tools::find() else { return };
+    // A 10-second decision wait leaves time to kill the sampler while it holds the turns.
+    let mut tier = tier(&tools, "stack-scale-kill", "10s", |_| GATEWAY.to_string());
+    let before = write_input(&tier.dir, "before", &sessions(30, "before"));
+    let during = write_input(&tier.dir, "during", &sessions(30, "during"));
+    let (spans_before, spans_during) = (by_key(assembled(&before)), by_key(assembled(&during)));
+    let (traces_before, traces_during) = (traces_of(&spans_before), traces_of(&spans_during));
+    let (kept_before, _) = kept_by_policy(&spans_before);
+    let (kept_during, _) = kept_by_policy(&spans_during);
+    let gateway = format!("http://127.0.0.1:{}", tier.gateway.grpc);
+
+    send_with(&before, "grpc", &gateway, &[]);
+    let total = traces_before.len() as u64;
+    wait_for(
+        Duration::from_secs(30),
+        "both samplers to hold the first turns",
+        || received(&tier.samplers[0]) + received(&tier.samplers[1]) >= total,
+    );
+    let held = [received(&tier.samplers[0]), received(&tier.samplers[1])];
+    let undecided = decided(&tier.samplers[1]) == 0;
+    tier.samplers[1].proc.kill();
+    let killed_at = Instant::now();
+
+    send_with(&during, "grpc", &gateway, &[]);
+    let port = tier.samplers[1].grpc;
+    let again = sampler(
+        &tools,
+        &tier.jaegers[1],
+        &tier.dir,
+        "sampler-2-again",
+        port,
+        "10s",
+    );
+    let down_for = killed_at.elapsed();
+    tier.samplers[1] = again;
+
+    // The gateway keeps what it could not send to the dead sampler and retries: wait until
+    // every turn sent meanwhile has reached a sampler, then until every one is decided.
+    let during_total = traces_during.len() as u64;
+    let first_share_later = || received(&tier.samplers[0]) - held[0];
+    let redelivered = poll_until(Duration::from_secs(90), Duration::from_millis(100), || {
+        first_share_later() + received(&tier.samplers[1]) >= during_total
+    });
+    let after_restart = killed_at.elapsed();
+    wait_for(Duration::from_secs(30), "the samplers' decisions", || {
+        tier.samplers.iter().all(|s| decided(s) >= received(s))
+    });
+
+    let mut all = traces_before.clone();
+    all.extend(traces_during.clone());
+    let shown = [0, 1].map(|i| shown(&tier, i, &all, Duration::from_secs(10)));
+    let split = shown[0]
+        .keys()
+        .filter(|t| shown[1].contains_key(*t))
+        .count();
+    assert_eq!(split, 0, "a trace reached both samplers");
+    let partial: Vec<&String> = shown
+        .iter()
+        .flat_map(|s| s.iter())
+        .filter(|(t, spans)| all.get(*t) != Some(spans))
+        .map(|(t, _)| t)
+        .collect();
+    assert!(partial.is_empty(), "traces arrived in part: {partial:?}");
+    let arrived = |kept: &BTreeSet<String>| {
+        kept.iter()
+            .filter(|t| shown.iter().any(|s| s.contains_key(*t)))
+            .count()
+    };
+    let (arrived_before, arrived_during) = (arrived(&kept_before), arrived(&kept_during));
+    // The dead sampler's turns from before the kill never reach its Jaeger; the live one's do.
+    let before_via_restarted = kept_before
+        .iter()
+        .filter(|t| shown[1].contains_key(*t))
+        .count();
+    assert_eq!(
+        before_via_restarted, 0,
+        "turns the killed sampler held came back"
+    );
+    assert!(
+        undecided,
+        "the sampler had decided before it was killed: the test did not kill it mid-decision"
+    );
+    assert!(
+        redelivered,
+        "the gateway did not redeliver the turns sent while a sampler was down"
+    );
+    assert_eq!(
+        arrived_during,
+        kept_during.len(),
+        "turns sent while a sampler was down were lost"
+    );
+    eprintln!(
+        "killed a sampler holding {} of {} turns ({} and {} held); down {:.1} s; of the {} kept turns sent before, {} arrived \
+         ({} lost); of the {} kept turns sent while it was down, {} arrived, the last {:.1} s after the kill",
+        held[1],
+        total,
+        held[0],
+        held[1],
+        down_for.as_secs_f64(),
+        kept_before.len(),
+        arrived_before,
+        kept_before.len() - arrived_before,
+        kept_during.len(),
+        arrived_during,
+        after_restart.as_secs_f64()
+    );
+}
