@@ -194,6 +194,83 @@ fn pinned_tag(env_file: &str, key: &str) -> String {
         .to_string()
 }
 
+/// The version a module is required at in one of deploy/build/'s go.mod files.
+fn required(go_mod: &str, module: &str) -> (u32, u32, u32) {
+    let text = std::fs::read_to_string(repo_file(go_mod)).unwrap();
+    let version = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{module} ")))
+        .unwrap_or_else(|| panic!("{go_mod} does not require {module}"));
+    semver(version.split_whitespace().next().unwrap())
+}
+
+fn semver(v: &str) -> (u32, u32, u32) {
+    let mut n = v
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap());
+    (n.next().unwrap(), n.next().unwrap(), n.next().unwrap())
+}
+
+/// What is built is what deploy/.env pins, read from what the builds are made of: the modules
+/// the collector holds (its `components` command) and the modules Jaeger's and Prometheus'
+/// go.mod files require. Jaeger 2.x is published as module v1.(x+63); Prometheus 3.x as
+/// v0.3xx.
+#[test]
+fn the_modules_built_are_the_versions_deploy_env_pins() {
+    let Some(tools) = Tools::find() else { return };
+    let out = Command::new(&tools.otelcol)
+        .arg("components")
+        .output()
+        .unwrap();
+    let components = String::from_utf8_lossy(&out.stdout).into_owned();
+    for env in ["deploy/.env", "deploy/scale/.env"] {
+        let pinned = pinned_tag(env, "OTELCOL_IMAGE");
+        let (_, minor, patch) = semver(&pinned);
+        for line in components
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("module: "))
+        {
+            let (module, version) = line.split_once(' ').unwrap();
+            let (major, m, p) = semver(version);
+            // Stable core modules (v1.x) are released with the v0.x ones, 94 minors behind.
+            let ok = if major == 1 {
+                (m + 94, p) == (minor, patch)
+            } else {
+                (m, p) == (minor, patch)
+            };
+            assert!(
+                ok,
+                "{env} pins the collector {pinned}, but the build holds {module} {version}"
+            );
+        }
+    }
+    let (major, minor, patch) = required(
+        "deploy/build/jaeger/go.mod",
+        "github.com/jaegertracing/jaeger",
+    );
+    assert_eq!(major, 1);
+    let jaeger = format!("2.{}.{patch}", minor - 63);
+    assert_eq!(
+        pinned_tag("deploy/.env", "JAEGER_IMAGE"),
+        jaeger,
+        "deploy/.env pins another Jaeger than deploy/build/jaeger builds"
+    );
+    let (major, minor, patch) = required(
+        "deploy/build/prometheus/go.mod",
+        "github.com/prometheus/prometheus",
+    );
+    assert_eq!((major, minor / 100), (0, 3));
+    let prometheus = format!("3.{}.{patch}", minor % 100);
+    for env in ["deploy/.env", "deploy/scale/.env"] {
+        assert_eq!(
+            pinned_tag(env, "PROMETHEUS_IMAGE"),
+            prometheus,
+            "{env} pins another Prometheus than deploy/build/prometheus builds"
+        );
+    }
+}
+
 fn printed(program: &Path, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().unwrap();
     format!(

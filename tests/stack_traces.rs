@@ -136,12 +136,14 @@ fn every_span_reaches_jaeger_as_the_exporter_assembled_it_over_grpc_and_http() {
     );
 
     // The same spans went to Tempo's exporter.
-    let at_tempo: BTreeSet<String> = tempo
+    let at_tempo: Vec<String> = tempo
         .wait_for_spans(expected.len(), Duration::from_secs(30))
         .iter()
         .map(|s| format!("{}/{}", hex(&s.span.trace_id), hex(&s.span.span_id)))
         .collect();
-    let sent: BTreeSet<String> = expected.keys().cloned().collect();
+    let mut at_tempo = at_tempo;
+    at_tempo.sort();
+    let sent: Vec<String> = expected.keys().cloned().collect();
     assert_eq!(
         at_tempo, sent,
         "the collector's Tempo leg did not get every span once"

@@ -36,7 +36,8 @@ impl Prometheus {
                 dir.join("prometheus-data").display()
             ),
             format!("--web.listen-address=127.0.0.1:{port}"),
-            "--web.enable-otlp-receiver".to_string(),
+            // As deploy/docker-compose.yml runs it.
+            "--web.enable-remote-write-receiver".to_string(),
             "--enable-feature=exemplar-storage".to_string(),
             "--enable-feature=native-histograms".to_string(),
         ];

@@ -25,9 +25,10 @@ const INSTALL: &str =
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let seed = std::process::id() * 7919 % 11_000;
+    // Spread by process id, so that two test runs at once seldom start on the same port.
+    let seed = u64::from(std::process::id()) * 7919 % 12_000;
     loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let n = u64::from(NEXT.fetch_add(1, Ordering::Relaxed));
         let port = 20_000 + ((seed + n * 13) % 12_000) as u16;
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;

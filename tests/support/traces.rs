@@ -93,5 +93,8 @@ pub fn read_back(
             out.extend(spans(&doc));
         }
     }
-    by_key(out)
+    let read = out.len();
+    let by_key = by_key(out);
+    assert_eq!(by_key.len(), read, "Jaeger shows a span twice");
+    by_key
 }
