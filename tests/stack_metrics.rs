@@ -192,5 +192,6 @@ fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
             why.starts_with(&p.origin),
             "the report does not name the panel: {why}"
         );
+        eprintln!("reported as it should be: {why}");
     }
 }

@@ -91,8 +91,9 @@ fn a_gateway_that_splits_traces_is_caught_by_the_same_check() {
         outcome.problems
     );
     eprintln!(
-        "routing by span: {reported} traces reported split, {} of them in both Jaegers",
-        outcome.split
+        "routing by span: {reported} traces reported split, {} of them in both Jaegers; the first: {}",
+        outcome.split,
+        outcome.problems[0]
     );
 }
 
