@@ -389,6 +389,7 @@ fn a_reused_pid_is_not_taken_for_the_agent() {
             received_ms: albedo_otel::clock::unix_ms(),
             host: Some(agent),
             handoff: &handoff,
+            agent: None,
         };
         journal::append(&setup.hook_dir, "reused", payload, &stamp).unwrap();
     }

@@ -16,9 +16,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR] [--config FILE]
+const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR] [--config FILE] [--agent NAME]
 
-Reads one hook payload (Claude Code or albedo) on stdin, appends it to its session's journal,
+Reads one hook payload (Claude Code or albedo; another agent's with --agent, such as gemini) on
+stdin, appends it to its session's journal,
 and starts `albedo-otel daemon` (from the same folder) if none runs. Prints nothing, exits 0.
 Journals go to --hook-dir, ALBEDO_OTEL_HOOK_DIR, or $XDG_STATE_HOME/albedo-otel/hooks. The
 payload is exported with the settings of --config, ALBEDO_OTEL_CONFIG, or
@@ -36,6 +37,8 @@ pub extern "C" fn main(
         match arg.to_str() {
             Some("--hook-dir") => hook.dir = args.next().map(PathBuf::from),
             Some("--config") => hook.config = args.next().map(PathBuf::from),
+            // Journaled as given: a name this build does not know is the daemon's to report.
+            Some("--agent") => hook.agent = args.next().map(|a| a.to_string_lossy().into_owned()),
             Some("--help" | "-h") => {
                 println!("{USAGE}");
                 return 0;

@@ -72,6 +72,7 @@ pub fn run(
     if settings_files.is_empty() {
         if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
             places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
+            places.push(("Gemini CLI (user)".into(), h.join(".gemini/settings.json")));
         }
         let here = PathBuf::from(".claude/settings.json");
         if project {

@@ -9,8 +9,11 @@ use super::{process_env, ExportArgs, HookArgs};
 use albedo_otel::sources::command_hooks::{self as hooks, daemon};
 
 /// One hook invocation (see [`hooks::invoke`]); this binary is its own daemon.
-pub fn hook(dir: Option<PathBuf>, config: Option<PathBuf>) -> i32 {
-    hooks::invoke(hooks::HookArgs { dir, config }, std::env::current_exe)
+pub fn hook(dir: Option<PathBuf>, config: Option<PathBuf>, agent: Option<String>) -> i32 {
+    hooks::invoke(
+        hooks::HookArgs { dir, config, agent },
+        std::env::current_exe,
+    )
 }
 
 pub fn daemon(args: &ExportArgs, hook_args: &HookArgs) -> Result<i32> {

@@ -55,6 +55,9 @@ enum Command {
         /// [default: $XDG_CONFIG_HOME/albedo-otel/config.toml]
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
+        /// Whose hook this is: `gemini`; none for Claude Code and albedo
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
     /// The background exporter for command hooks (started by `hook`; exits when idle).
     Daemon {
@@ -280,7 +283,11 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
         Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
         Command::Status { spool_dir } => status::run(spool_dir),
-        Command::Hook { hook_dir, config } => Ok(hook::hook(hook_dir, config)),
+        Command::Hook {
+            hook_dir,
+            config,
+            agent,
+        } => Ok(hook::hook(hook_dir, config, agent)),
         Command::Daemon { hooks, export } => hook::daemon(&export, &hooks),
         Command::Install(target) => install::install(&target),
         Command::Uninstall(target) => install::uninstall(&target),

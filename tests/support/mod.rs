@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod exporter;
+pub mod gemini_api;
 pub mod hooks;
 pub mod otlp_json;
 pub mod prometheus;

@@ -20,7 +20,7 @@ pub(super) fn shell_quote(s: &str) -> String {
 /// in half the time: see docs/performance.md), else this binary's `hook`, with the
 /// configuration file and the journal folder. albedo runs hooks with a clean environment,
 /// perhaps without `HOME`, so both are named, not left to defaults.
-pub(super) fn command(config: &Path, hook_dir: &Path) -> Result<String> {
+pub(super) fn command(config: &Path, hook_dir: &Path, agent: Option<&str>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let small = exe.with_file_name(HOOK_BIN);
@@ -35,6 +35,10 @@ pub(super) fn command(config: &Path, hook_dir: &Path) -> Result<String> {
     parts.push(shell_quote(&config.to_string_lossy()));
     parts.push("--hook-dir".into());
     parts.push(shell_quote(&hook_dir.to_string_lossy()));
+    if let Some(agent) = agent {
+        parts.push("--agent".into());
+        parts.push(shell_quote(agent));
+    }
     Ok(parts.join(" "))
 }
 

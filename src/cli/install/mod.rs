@@ -1,5 +1,6 @@
-//! `install` and `uninstall`: albedo-otel's command hook in Claude Code's `settings.json` or in
-//! albedo's `$ALBEDO_HOME/hooks.json` (the same format).
+//! `install` and `uninstall`: albedo-otel's command hook in Claude Code's or Gemini CLI's
+//! `settings.json`, or in albedo's `$ALBEDO_HOME/hooks.json` (all three the same format, but
+//! for the timeout's unit and the hook's name).
 //!
 //! The settings in force when `install` runs (flags and environment, headers included) are
 //! written into the configuration file, and the hook command names that file: hosts strip the
@@ -36,22 +37,10 @@ pub struct Target {
 #[derive(Subcommand)]
 enum Host {
     /// Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json
-    ClaudeCode {
-        /// The user's settings, ~/.claude/settings.json
-        #[arg(long, conflicts_with = "project")]
-        user: bool,
-        /// This project's settings, ./.claude/settings.json
-        #[arg(long)]
-        project: bool,
-        /// Another settings file
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["user", "project"])]
-        settings: Option<PathBuf>,
-        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
-        #[arg(long, value_name = "DIR")]
-        hook_dir: Option<PathBuf>,
-        #[command(flatten)]
-        export: ExportArgs,
-    },
+    ClaudeCode(Agent),
+    /// Gemini CLI: ~/.gemini/settings.json (default) or ./.gemini/settings.json (Gemini runs a
+    /// project's hooks only in a folder it trusts)
+    Gemini(Agent),
     /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
     Albedo {
         /// albedo's home [env: ALBEDO_HOME]
@@ -63,6 +52,25 @@ enum Host {
         #[command(flatten)]
         export: ExportArgs,
     },
+}
+
+/// An agent with a settings file of its own, in the user's home and in projects.
+#[derive(Args)]
+struct Agent {
+    /// The user's settings file (the default)
+    #[arg(long, conflicts_with = "project")]
+    user: bool,
+    /// This project's settings file
+    #[arg(long)]
+    project: bool,
+    /// Another settings file
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["user", "project"])]
+    settings: Option<PathBuf>,
+    /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
+    #[arg(long, value_name = "DIR")]
+    hook_dir: Option<PathBuf>,
+    #[command(flatten)]
+    export: ExportArgs,
 }
 
 /// Claude Code's events that make a trace.
@@ -80,18 +88,64 @@ const CLAUDE_CODE_EVENTS: &[&str] = &[
 ];
 /// The events albedo's `hooks` extension runs command hooks for.
 const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
-/// Events that match on the tool name.
+/// Claude Code's (and albedo's) events that match on the tool name.
 const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+/// Gemini CLI's events that make a trace (docs/agents/gemini-cli.md).
+const GEMINI_EVENTS: &[&str] = &[
+    "SessionStart",
+    "BeforeAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeTool",
+    "AfterTool",
+    "AfterAgent",
+    "SessionEnd",
+];
+
+/// How a host's hooks file takes our hook: the same `hooks` → event → groups shape for all
+/// three, with these differences.
+pub(super) struct Hooks {
+    pub events: &'static [&'static str],
+    /// Events whose groups match on the tool name (`"matcher": "*"`).
+    pub tool_events: &'static [&'static str],
+    /// A `timeout` of 1 in the host's unit, in seconds: Gemini counts milliseconds.
+    pub timeout_unit: u64,
+    /// Whether each hook carries a `name`.
+    pub named: bool,
+    /// The hook's `--agent`.
+    pub agent: Option<&'static str>,
+}
+
+const CLAUDE_CODE: Hooks = Hooks {
+    events: CLAUDE_CODE_EVENTS,
+    tool_events: TOOL_EVENTS,
+    timeout_unit: 1,
+    named: false,
+    agent: None,
+};
+const ALBEDO: Hooks = Hooks {
+    events: ALBEDO_EVENTS,
+    ..CLAUDE_CODE
+};
+const GEMINI: Hooks = Hooks {
+    events: GEMINI_EVENTS,
+    tool_events: &["BeforeTool", "AfterTool"],
+    timeout_unit: 1000,
+    named: true,
+    agent: Some("gemini"),
+};
 impl Target {
     fn export(&self) -> &ExportArgs {
         match &self.host {
-            Host::ClaudeCode { export, .. } | Host::Albedo { export, .. } => export,
+            Host::ClaudeCode(a) | Host::Gemini(a) => &a.export,
+            Host::Albedo { export, .. } => export,
         }
     }
 
     fn hook_dir_flag(&self) -> Option<PathBuf> {
         match &self.host {
-            Host::ClaudeCode { hook_dir, .. } | Host::Albedo { hook_dir, .. } => hook_dir.clone(),
+            Host::ClaudeCode(a) | Host::Gemini(a) => a.hook_dir.clone(),
+            Host::Albedo { hook_dir, .. } => hook_dir.clone(),
         }
     }
 
@@ -107,7 +161,8 @@ impl Target {
             return Ok(user);
         }
         match &self.host {
-            Host::ClaudeCode { project: true, .. } => {
+            Host::ClaudeCode(Agent { project: true, .. })
+            | Host::Gemini(Agent { project: true, .. }) => {
                 let root = std::env::current_dir()?;
                 let root = root.canonicalize().unwrap_or(root);
                 let name: String = root
@@ -127,34 +182,33 @@ impl Target {
         }
     }
 
-    fn file_and_events(&self) -> Result<(PathBuf, &'static [&'static str])> {
+    fn file_and_hooks(&self) -> Result<(PathBuf, &'static Hooks)> {
+        let settings_file = |a: &Agent, folder: &str| {
+            Ok::<_, anyhow::Error>(match (&a.settings, a.project) {
+                (Some(f), _) => f.clone(),
+                (None, true) => Path::new(folder).join("settings.json"),
+                (None, false) => {
+                    let home = std::env::var_os("HOME").context("HOME is not set")?;
+                    Path::new(&home).join(folder).join("settings.json")
+                }
+            })
+        };
         Ok(match &self.host {
-            Host::ClaudeCode {
-                project, settings, ..
-            } => {
-                let file = match (settings, project) {
-                    (Some(f), _) => f.clone(),
-                    (None, true) => PathBuf::from(".claude/settings.json"),
-                    (None, false) => {
-                        let home = std::env::var_os("HOME").context("HOME is not set")?;
-                        Path::new(&home).join(".claude/settings.json")
-                    }
-                };
-                (file, CLAUDE_CODE_EVENTS)
-            }
+            Host::ClaudeCode(a) => (settings_file(a, ".claude")?, &CLAUDE_CODE),
+            Host::Gemini(a) => (settings_file(a, ".gemini")?, &GEMINI),
             Host::Albedo { albedo_home, .. } => {
                 let home = albedo_home
                     .clone()
                     .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
                     .context("set ALBEDO_HOME or --albedo-home")?;
-                (home.join("hooks.json"), ALBEDO_EVENTS)
+                (home.join("hooks.json"), &ALBEDO)
             }
         })
     }
 }
 
 pub fn install(target: &Target) -> Result<i32> {
-    let (file, events) = target.file_and_events()?;
+    let (file, host) = target.file_and_hooks()?;
     let (before, mut settings) = load(&file)?;
     // The settings in force now go into the configuration file first.
     let export = target.export();
@@ -169,7 +223,7 @@ pub fn install(target: &Target) -> Result<i32> {
             ..config::Overrides::default()
         },
         &|k| {
-            // The hook's environment, as Claude Code leaves it: no OTEL_*.
+            // The hook's environment, as Claude Code and Copilot leave it: no OTEL_*.
             if k.starts_with("OTEL_") {
                 None
             } else {
@@ -211,8 +265,8 @@ pub fn install(target: &Target) -> Result<i32> {
         );
     }
     remove_ours(&mut settings);
-    let command = command(&config_file, &hook_dir)?;
-    add_ours(&mut settings, events, &command)?;
+    let command = command(&config_file, &hook_dir, host.agent)?;
+    add_ours(&mut settings, host, &command)?;
     let changed = save(&file, before.as_deref(), &settings)?;
     println!(
         "{} {}: `{command}` on {}",
@@ -222,13 +276,13 @@ pub fn install(target: &Target) -> Result<i32> {
             "already installed in"
         },
         file.display(),
-        events.join(", ")
+        host.events.join(", ")
     );
     Ok(0)
 }
 
 pub fn uninstall(target: &Target) -> Result<i32> {
-    let (file, _) = target.file_and_events()?;
+    let (file, _) = target.file_and_hooks()?;
     let (before, mut settings) = load(&file)?;
     let removed = remove_ours(&mut settings);
     if removed == 0 {

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::command::{program, HOOK_BIN};
-use super::TOOL_EVENTS;
+use super::Hooks;
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
@@ -53,7 +53,7 @@ pub(super) fn remove_ours(settings: &mut Map<String, Value>) -> usize {
 
 pub(super) fn add_ours(
     settings: &mut Map<String, Value>,
-    events: &[&str],
+    host: &Hooks,
     command: &str,
 ) -> Result<()> {
     let hooks = settings
@@ -61,14 +61,19 @@ pub(super) fn add_ours(
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
         .context("`hooks` is not an object")?;
-    for event in events {
+    for event in host.events {
         let groups = hooks
             .entry(*event)
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
             .with_context(|| format!("`hooks.{event}` is not a list"))?;
-        let hook = json!({"type": "command", "command": command, "timeout": 10});
-        let group = if TOOL_EVENTS.contains(event) {
+        // Ten seconds, in the host's own unit. Gemini CLI shows a hook by its name.
+        let mut hook =
+            json!({"type": "command", "command": command, "timeout": 10 * host.timeout_unit});
+        if host.named {
+            hook["name"] = json!("albedo-otel");
+        }
+        let group = if host.tool_events.contains(event) {
             json!({"matcher": "*", "hooks": [hook]})
         } else {
             json!({"hooks": [hook]})
@@ -191,7 +196,7 @@ pub fn installed_commands(file: &Path) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::CLAUDE_CODE_EVENTS;
+    use super::super::{CLAUDE_CODE, CLAUDE_CODE_EVENTS};
     use super::*;
 
     #[test]
@@ -201,10 +206,10 @@ mod tests {
         )
         .unwrap();
         remove_ours(&mut s);
-        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        add_ours(&mut s, &CLAUDE_CODE, "/bin/albedo-otel hook").unwrap();
         let once = serde_json::to_string(&s).unwrap();
         remove_ours(&mut s);
-        add_ours(&mut s, CLAUDE_CODE_EVENTS, "/bin/albedo-otel hook").unwrap();
+        add_ours(&mut s, &CLAUDE_CODE, "/bin/albedo-otel hook").unwrap();
         assert_eq!(serde_json::to_string(&s).unwrap(), once, "idempotent");
         assert!(once.contains("my-guard") && once.contains("notify"));
         assert_eq!(

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::agents::Agent;
 use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
 use crate::process::ProcessId;
@@ -54,6 +55,9 @@ pub struct Stamp<'a> {
     /// The process that ran the hook (the agent), if the hook could tell.
     pub host: Option<ProcessId>,
     pub handoff: &'a HandOff,
+    /// Whose hook it is, as its `--agent` named it: none for Claude Code's, so journals from
+    /// before there were other agents read the same.
+    pub agent: Option<&'a str>,
 }
 
 /// Appends one payload (JSON text, already checked) with its stamp.
@@ -72,6 +76,10 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
             line.extend_from_slice(b",\"host_ns\":");
             line.extend_from_slice(ns.to_string().as_bytes());
         }
+    }
+    if let Some(agent) = stamp.agent {
+        line.extend_from_slice(b",\"agent\":");
+        serde_json::to_writer(&mut line, agent).map_err(io::Error::other)?;
     }
     if *stamp.handoff != HandOff::default() {
         line.extend_from_slice(b",\"handoff\":");
@@ -111,10 +119,22 @@ pub struct Entry {
     /// The settings the payload was handed off with.
     #[serde(default)]
     pub handoff: HandOff,
+    /// Whose hook it is (see [`Stamp::agent`]).
+    #[serde(default)]
+    pub agent: Option<String>,
     pub payload: Box<RawValue>,
 }
 
 impl Entry {
+    /// The agent whose hook wrote this line, or the name a newer albedo-otel wrote that this
+    /// one does not know.
+    pub fn agent(&self) -> Result<Agent, &str> {
+        match self.agent.as_deref() {
+            None => Ok(Agent::default()),
+            Some(name) => Agent::from_name(name).ok_or(name),
+        }
+    }
+
     /// The agent process the hook named.
     pub fn host(&self) -> Option<ProcessId> {
         self.host.map(|pid| ProcessId {
@@ -230,6 +250,7 @@ mod tests {
                                 ns: Some(4026531836),
                             }),
                             handoff: &HandOff::default(),
+                            agent: None,
                         };
                         append(dir, "same session", &payload, &stamp).unwrap();
                     }
@@ -295,6 +316,7 @@ mod tests {
             received_ms: 1,
             host: None,
             handoff: &HandOff::default(),
+            agent: None,
         };
         append(&dir, "s", "{}", &stamp).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;

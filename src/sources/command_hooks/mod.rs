@@ -1,7 +1,7 @@
 //! The command-hook source (Claude Code, albedo's `hooks` extension): the hook process, the
 //! per-session journal it appends to, and the daemon that turns journaled payloads into
 //! records. How one agent's payloads become records lives in a folder of its own
-//! ([`claude_code`]); another agent's hooks would be a folder beside it.
+//! ([`claude_code`], [`gemini`]); [`agents`] says which payload is whose.
 //!
 //! ```text
 //!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
@@ -17,11 +17,14 @@
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
+pub mod agents;
 pub mod claude_code;
 pub mod daemon;
 pub mod doctor;
+pub mod gemini;
 pub mod journal;
 mod profiles;
+mod records;
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -71,6 +74,8 @@ pub struct HookArgs {
     pub dir: Option<PathBuf>,
     /// The configuration file the daemon exports this payload with (`--config`).
     pub config: Option<PathBuf>,
+    /// Whose hook this is (`--agent`): none for Claude Code's and albedo's.
+    pub agent: Option<String>,
 }
 
 /// The settings a payload is handed off with: the configuration file in force for the hook
@@ -144,7 +149,7 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
     let mut skipped = Vec::new();
     let journaled = caught(|| {
         let handoff = HandOff::of_process(args.config.clone(), &mut skipped);
-        hand_off(&dir, &payload, &handoff)
+        hand_off(&dir, &payload, &handoff, args.agent.as_deref())
     });
     for name in &skipped {
         problems.push(format!(
@@ -163,7 +168,7 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
                 config: args.config.clone(),
                 env: Default::default(),
             };
-            match caught(|| hand_off(&dir, &payload, &bare)) {
+            match caught(|| hand_off(&dir, &payload, &bare, args.agent.as_deref())) {
                 Some(Ok(())) => {
                     problems.push("the payload was journaled without its variables".into());
                     true
@@ -241,7 +246,12 @@ fn log_problems(dir: &Path, problems: &[String]) {
 /// Appends one hook payload to its session's journal, stamped with the time it arrived, the
 /// settings it is handed off with, and the agent process that ran the hook (so the daemon can
 /// tell when that agent is gone).
-pub fn hand_off(dir: &Path, payload: &str, handoff: &HandOff) -> Result<(), HookError> {
+pub fn hand_off(
+    dir: &Path,
+    payload: &str,
+    handoff: &HandOff,
+    agent: Option<&str>,
+) -> Result<(), HookError> {
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let session = serde_json::from_str::<Minimal<'_>>(raw.get())
@@ -260,6 +270,7 @@ pub fn hand_off(dir: &Path, payload: &str, handoff: &HandOff) -> Result<(), Hook
         received_ms,
         host: crate::process::hook_host(),
         handoff,
+        agent,
     };
     journal::append(dir, &session, &compact, &stamp).map_err(|source| HookError::Journal {
         dir: dir.display().to_string(),

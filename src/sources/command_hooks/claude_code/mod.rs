@@ -34,7 +34,7 @@ pub use payload::{BatchCall, Files, Payload, Transcripts};
 use records::{call_sent, record};
 use transcript::TranscriptCursor;
 
-use crate::protocol::{Event, Record, SessionInfo};
+use crate::protocol::{Event, Record};
 
 /// The session a record belongs to for routing: a sub-agent's own session (`{parent}/agent-{id}`,
 /// as [`Adapter`] names it) belongs to its parent's.
@@ -163,16 +163,7 @@ impl Adapter {
         let s = self.sessions.entry(id.to_string()).or_default();
         if !s.started {
             s.started = true;
-            out.push(record(
-                id,
-                Event::Session(SessionInfo {
-                    at_ms,
-                    agent: Some(Cow::Borrowed(AGENT)),
-                    model: None,
-                    workspace: cwd.map(|c| Cow::Owned(c.to_string())),
-                    parent: None,
-                }),
-            ));
+            out.push(super::records::session_opened(id, at_ms, AGENT, cwd));
         }
     }
 

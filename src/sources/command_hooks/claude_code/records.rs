@@ -2,25 +2,13 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
 use super::transcript::ModelCall;
-use crate::protocol::{CallSent, Event, Json, Record, Request, Response};
+use crate::protocol::{CallSent, Json, Request, Response};
+pub(super) use crate::sources::command_hooks::records::{raw, record};
 
 /// A string as JSON text (a failed call's error message).
 pub(super) fn json_text(text: &str) -> Option<Json<'static>> {
     Json::of(text).ok()
-}
-
-pub(super) fn raw(value: &Option<Box<RawValue>>) -> Option<Json<'static>> {
-    value.as_ref().map(|v| Json(Cow::Owned(v.clone())))
-}
-
-pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
-    Record {
-        session: Cow::Owned(session.to_string()),
-        event,
-    }
 }
 
 /// A transcript's model call as the `call_sent` the albedo extension would have sent.

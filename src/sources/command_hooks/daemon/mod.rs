@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 mod agents;
 mod lock;
 
-use super::claude_code::{owner, Adapter, Files, Payload};
+use super::agents::{Adapters, Head};
+use super::claude_code::{owner, Files};
 use super::doctor;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
@@ -99,7 +100,7 @@ struct JournalState {
 /// were handed off with (`profiles`); the caller closes them afterwards.
 pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Result<Exit> {
     let mut lock = lock.0;
-    let mut adapter = Adapter::new(config.stop_grace.as_millis() as u64);
+    let mut adapter = Adapters::new(config.stop_grace.as_millis() as u64);
     let mut journals: HashMap<PathBuf, JournalState> = HashMap::new();
     let mut last_new = Instant::now();
     let mut last_checkpoint = Instant::now();
@@ -227,7 +228,7 @@ fn drain(
     config: &DaemonConfig,
     path: &Path,
     state: &mut JournalState,
-    adapter: &mut Adapter,
+    adapter: &mut Adapters,
     profiles: &mut Profiles,
 ) -> bool {
     if state.blocked.as_ref().is_some_and(Blocked::still) {
@@ -248,11 +249,14 @@ fn drain(
         let parsed = serde_json::from_slice::<Entry>(line)
             .map_err(|e| e.to_string())
             .and_then(|e| {
-                serde_json::from_str::<Payload>(e.payload.get())
-                    .map(|p| (e, p))
+                let agent = e.agent().map_err(|name| {
+                    format!("its agent, {name:?}, is not one this albedo-otel knows")
+                })?;
+                serde_json::from_str::<Head>(e.payload.get())
+                    .map(|p| (e, agent, p))
                     .map_err(|e| e.to_string())
             });
-        let (entry, payload) = match parsed {
+        let (entry, agent, payload) = match parsed {
             Ok(p) => p,
             Err(e) => {
                 tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
@@ -263,8 +267,15 @@ fn drain(
         if payload.hook_event_name == doctor::EVENT {
             answer_doctor(config, &entry, &payload, profiles);
             state.offset = next;
+            // A doctor's journal has served once it is answered: it goes at the next
+            // checkpoint, so that no later daemon answers it (and sends its trace) again.
+            state
+                .session
+                .get_or_insert_with(|| payload.session_id.clone());
+            state.ended = true;
             continue;
         }
+        adapter.note(agent, &payload.session_id);
         // A turn keeps the settings it began with; between turns, the payload's own apply.
         let at_rest = state.session.as_deref().is_none_or(|s| adapter.at_rest(s));
         if state.profile.is_none() || at_rest {
@@ -305,7 +316,15 @@ fn drain(
         }
         state.host.saw(entry.host());
         let mut records = Vec::new();
-        adapter.push(entry.received_ms, &payload, &mut Files, &mut records);
+        if let Err(e) = adapter.push(
+            agent,
+            entry.received_ms,
+            &entry.payload,
+            &mut Files,
+            &mut records,
+        ) {
+            tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
+        }
         if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {
             for r in records {
                 handle.send(r);
@@ -318,7 +337,7 @@ fn drain(
 
 /// A doctor's test payload: send a test trace with the payload's settings, and write down
 /// what happened where the doctor waits for it.
-fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Payload, profiles: &mut Profiles) {
+fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Head, profiles: &mut Profiles) {
     let Some(id) = payload.doctor_id.as_deref() else {
         return;
     };
@@ -339,7 +358,7 @@ fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Payload, profil
 /// Saves resume points for sessions between turns, once what was read is out of the
 /// pipeline (delivered or spooled), and removes the journals of sessions that ended.
 fn checkpoint(
-    adapter: &Adapter,
+    adapter: &Adapters,
     journals: &mut HashMap<PathBuf, JournalState>,
     profiles: &mut Profiles,
 ) {

@@ -1,0 +1,153 @@
+//! Which agent's hooks a payload comes from, and one adapter per agent: the hook, the journal
+//! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
+//! agent is a folder beside `claude_code/` plus a line in each `match` here.
+//!
+//! The hook learns the agent from its command line (`--agent gemini`, written by `install`);
+//! a hook without one is Claude Code's, or albedo's, which sends Claude Code's payloads.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{claude_code, gemini};
+use crate::protocol::Record;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Agent {
+    /// Claude Code, and albedo's `hooks` extension.
+    #[default]
+    ClaudeCode,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Gemini];
+
+    /// The name on a hook's command line and in the journal.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// What the daemon reads of every payload, whatever its agent.
+#[derive(Debug, Deserialize)]
+pub struct Head {
+    pub session_id: String,
+    pub hook_event_name: String,
+    /// Only on `albedo-otel doctor`'s test payload: which test it is.
+    #[serde(default)]
+    pub doctor_id: Option<String>,
+}
+
+/// Every agent's adapter, and which agent each session is.
+#[derive(Debug)]
+pub struct Adapters {
+    claude_code: claude_code::Adapter,
+    gemini: gemini::Adapter,
+    of: HashMap<String, Agent>,
+}
+
+impl Adapters {
+    /// `grace_ms`: how long Claude Code's `Stop` waits for a held stop's continuation.
+    pub fn new(grace_ms: u64) -> Self {
+        Adapters {
+            claude_code: claude_code::Adapter::new(grace_ms),
+            gemini: gemini::Adapter::new(),
+            of: HashMap::new(),
+        }
+    }
+
+    fn agent(&self, session: &str) -> Agent {
+        let own = claude_code::owner(session);
+        self.of.get(own).copied().unwrap_or_default()
+    }
+
+    /// Takes one payload of `agent` received at `at_ms`; appends records to `out`. A payload
+    /// that is not what its agent sends is an error naming why, and nothing else happens.
+    pub fn push(
+        &mut self,
+        agent: Agent,
+        at_ms: u64,
+        payload: &RawValue,
+        transcripts: &mut dyn claude_code::Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Result<(), String> {
+        match agent {
+            Agent::ClaudeCode => {
+                let p: claude_code::Payload =
+                    serde_json::from_str(payload.get()).map_err(|e| e.to_string())?;
+                self.note(agent, &p.session_id);
+                self.claude_code.push(at_ms, &p, transcripts, out);
+            }
+            Agent::Gemini => {
+                let p: gemini::Payload =
+                    serde_json::from_str(payload.get()).map_err(|e| e.to_string())?;
+                self.note(agent, &p.session_id);
+                self.gemini.push(at_ms, &p, out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends what time ends (Claude Code's held stops).
+    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
+        self.claude_code.tick(now_ms, out);
+    }
+
+    pub fn open_turns(&self) -> usize {
+        self.claude_code.open_turns() + self.gemini.open_turns()
+    }
+
+    /// Whether session `id` is between turns.
+    pub fn at_rest(&self, id: &str) -> bool {
+        match self.agent(id) {
+            Agent::ClaudeCode => self.claude_code.at_rest(id),
+            Agent::Gemini => self.gemini.at_rest(id),
+        }
+    }
+
+    /// Gives up on a session that will send nothing more; see each adapter's `abandon`.
+    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        match self.agent(id) {
+            Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, out),
+            Agent::Gemini => self.gemini.abandon(id, at_ms, out),
+        }
+        self.of.remove(id);
+    }
+
+    /// Where session `id`'s transcript has been read to (only Claude Code's is read).
+    pub fn transcript_offset(&self, id: &str) -> u64 {
+        match self.agent(id) {
+            Agent::ClaudeCode => self.claude_code.transcript_offset(id),
+            Agent::Gemini => 0,
+        }
+    }
+
+    /// Session `id` is `agent`'s: said before anything else of the session is asked.
+    pub fn note(&mut self, agent: Agent, id: &str) {
+        self.of.entry(id.to_string()).or_insert(agent);
+    }
+
+    /// Resumes session `id` where an earlier daemon left it.
+    pub fn resume(&mut self, id: &str, transcript_offset: u64) {
+        if self.agent(id) == Agent::ClaudeCode {
+            self.claude_code.resume(id, transcript_offset);
+        }
+    }
+
+    /// How much of session `id`'s conversation its model calls carry (Claude Code's, read from
+    /// its transcript; Gemini's hooks carry no messages to export yet).
+    pub fn message_budget(&mut self, id: &str, bytes: usize) {
+        if self.agent(id) == Agent::ClaudeCode {
+            self.claude_code.message_budget(id, bytes);
+        }
+    }
+}

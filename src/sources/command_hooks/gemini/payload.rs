@@ -1,0 +1,92 @@
+//! What Gemini CLI hands a command hook on stdin (observed: docs/agents/gemini-cli.md). Every
+//! payload has the session, the event and an ISO time; the rest depends on the event.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Debug, Deserialize, Default)]
+pub struct Payload {
+    pub session_id: String,
+    pub hook_event_name: String,
+    /// When the CLI fired the hook: `2026-12-01T20:03:39.563Z`.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// `BeforeAgent`: what the user asked.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Box<RawValue>>,
+    /// `AfterTool`: `{llmContent, returnDisplay}`, or `{error}` when the tool itself failed.
+    #[serde(default)]
+    pub tool_response: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub llm_request: Option<LlmRequest>,
+    #[serde(default)]
+    pub llm_response: Option<LlmResponse>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct LlmRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<RequestConfig>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestConfig {
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
+}
+
+/// One streamed chunk of a model call: only the last has a finish reason and the usage.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmResponse {
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+    #[serde(default)]
+    pub usage_metadata: Option<UsageMetadata>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// Gemini's token counts. The hook gets the first three; the cached and reasoning ones are
+/// read when present (the CLI drops them from hooks today).
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageMetadata {
+    #[serde(default)]
+    pub prompt_token_count: u64,
+    #[serde(default)]
+    pub candidates_token_count: u64,
+    #[serde(default)]
+    pub cached_content_token_count: u64,
+    #[serde(default)]
+    pub thoughts_token_count: Option<u64>,
+}
+
+impl Payload {
+    /// The payload's own time in Unix ms, if it has a readable one.
+    pub fn at_ms(&self) -> Option<u64> {
+        let t = humantime::parse_rfc3339_weak(self.timestamp.as_deref()?).ok()?;
+        let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+        u64::try_from(ms).ok()
+    }
+
+    /// The finish reason of a chunk that ends its model call.
+    pub fn finish_reason(&self) -> Option<&str> {
+        let r = self.llm_response.as_ref()?;
+        r.candidates.iter().find_map(|c| c.finish_reason.as_deref())
+    }
+}

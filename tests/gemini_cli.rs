@@ -1,0 +1,368 @@
+//! The real Gemini CLI, offline, against a scripted stand-in for the Gemini API, with
+//! albedo-otel's hook installed by `albedo-otel install gemini` beside a hook of the user's
+//! own that denies force-pushes. Two turns of one session (the second by `--resume`): a shell
+//! call that takes a second, and one the user's hook denies. The trace must have one root a
+//! turn, the calls with their real times inside it, and the model calls with the tokens the
+//! CLI's own transcript recorded. The collector demands an API key, which reaches it only
+//! through the configuration file.
+//! Needs the CLI: `npm install @google/gemini-cli@0.61.0`, and `GEMINI_BIN` (or `gemini` on
+//! PATH); `.ci/run` does both.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use support::gemini_api::{MockGemini, DENIED_COMMAND, DENY_MARK};
+use support::*;
+
+const API_KEY: &str = "test-key-9c2e4b7a1d";
+
+fn gemini() -> Option<PathBuf> {
+    let found = std::env::var_os("GEMINI_BIN")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("gemini"));
+    require_tool(
+        "gemini (Gemini CLI)",
+        found,
+        "install it with `npm install @google/gemini-cli@0.61.0` and set GEMINI_BIN to node_modules/.bin/gemini",
+    )
+}
+
+/// The user's settings before albedo-otel: offline-friendly, and a hook of their own.
+fn user_settings(home: &Path) -> PathBuf {
+    let deny = home.join("deny-force-push.sh");
+    std::fs::write(
+        &deny,
+        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"decision\":\"deny\",\"reason\":\"force-push is not allowed\"}';; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        // The CLI's own clean-up would delete a resumed session's transcript.
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+                    "sessionRetention": {"enabled": false}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+            {"name": "no-force-push", "type": "command", "command": deny.display().to_string(), "timeout": 5000}]}]}
+    });
+    let file = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_string_pretty(&settings).unwrap()).unwrap();
+    file
+}
+
+/// A clean environment, as a user's shell would have: the API's address and key, and what
+/// the test wants of the daemon (its spool, a quick exit once idle).
+fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TERM", "dumb")
+        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
+        .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100");
+}
+
+fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGemini, spool: &Path) {
+    let mut cmd = Command::new(bin);
+    base_env(&mut cmd, home, spool);
+    cmd.args(["-m", "gemini-2.5-flash", "--yolo", "--skip-trust"])
+        .args(args)
+        .current_dir(work)
+        .env("GOOGLE_GEMINI_BASE_URL", format!("http://{}", api.addr))
+        .env("GEMINI_API_KEY", "dummy-gemini-key");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "gemini {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The model messages the CLI recorded, as `(input, output)` tokens, in order: its transcript
+/// is JSON lines where a record with an id replaces the earlier one with that id.
+fn transcript_tokens(home: &Path) -> Vec<(u64, u64)> {
+    let chats: Vec<PathBuf> = walk(&home.join(".gemini/tmp"))
+        .into_iter()
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl") && p.to_string_lossy().contains("/chats/")
+        })
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut by_id = std::collections::HashMap::new();
+    for file in chats {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["type"] != "gemini" {
+                continue;
+            }
+            let id = v["id"].as_str().unwrap_or_default().to_string();
+            if !by_id.contains_key(&id) {
+                order.push(id.clone());
+            }
+            by_id.insert(
+                id,
+                (
+                    v["tokens"]["input"].as_u64().unwrap_or(0),
+                    v["tokens"]["output"].as_u64().unwrap_or(0),
+                ),
+            );
+        }
+    }
+    order.iter().map(|id| by_id[id]).collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
+    let Some(bin) = gemini() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockGemini::start();
+    let (home, work, hook_dir, spool) = (
+        temp_dir("gm-home"),
+        temp_dir("gm-work"),
+        temp_dir("gm-hooks"),
+        temp_dir("gm-spool"),
+    );
+    let settings = user_settings(&home);
+
+    // Installed as a user would: the standard variables exported, the key among them.
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    let out = install
+        .args(["install", "gemini"])
+        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        installed["security"]["auth"]["selectedType"], "gemini-api-key",
+        "other settings are kept"
+    );
+    let before_tool = installed["hooks"]["BeforeTool"].as_array().unwrap();
+    assert!(
+        before_tool
+            .iter()
+            .any(|g| g["hooks"][0]["name"] == "no-force-push"),
+        "the user's hook is kept: {installed:#}"
+    );
+    let ours = &installed["hooks"]["AfterModel"][0]["hooks"][0];
+    assert_eq!(
+        ours["timeout"], 10_000,
+        "Gemini counts milliseconds: {ours}"
+    );
+    assert!(
+        ours["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("--agent gemini"),
+        "{ours}"
+    );
+    assert!(
+        !installed.to_string().contains(API_KEY),
+        "the hook carries no secret"
+    );
+
+    // doctor finds the installed route and runs it as the CLI would.
+    let mut doctor = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut doctor, &home, &spool);
+    let out = doctor
+        .arg("doctor")
+        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("ok   hook, Gemini CLI (user)"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    run_gemini(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
+    run_gemini(
+        &bin,
+        &["--resume", "latest", "-p", &format!("{DENY_MARK}: push it")],
+        &home,
+        &work,
+        &api,
+        &spool,
+    );
+
+    wait_until(
+        Duration::from_secs(60),
+        "the hook daemon to drain and exit",
+        || {
+            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
+                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
+        },
+    );
+    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
+    assert_eq!(rx.unauthorized(), 0, "{log}");
+    // The doctor's test traces aside.
+    let doctor: Vec<Vec<u8>> = rx
+        .spans()
+        .iter()
+        .filter(|s| s.span.name == "albedo-otel doctor")
+        .map(|s| s.span.trace_id.clone())
+        .collect();
+    assert!(!doctor.is_empty());
+    let spans: Vec<FlatSpan> = rx
+        .spans()
+        .into_iter()
+        .filter(|s| !doctor.contains(&s.span.trace_id))
+        .collect();
+    let config = home.join(".config/albedo-otel/config.toml");
+    assert_eq!(
+        files_containing(&home, API_KEY),
+        vec![config],
+        "the key is only in the configuration file"
+    );
+    assert!(files_containing(&hook_dir, API_KEY).is_empty());
+    // Gemini hands its own key to every hook; the hook never journals it.
+    assert!(files_containing(&hook_dir, "dummy-gemini-key").is_empty());
+
+    let tree = render_trees(
+        &spans,
+        &["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(&spans),
+        2,
+        "one root a turn, every parent present:\n{tree}\n{log}"
+    );
+    let roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
+    for root in &roots {
+        assert_eq!(root.span.name, "invoke_agent gemini-cli", "{tree}");
+        assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
+        // Every span of the turn lies within it.
+        for s in spans
+            .iter()
+            .filter(|s| s.span.trace_id == root.span.trace_id)
+        {
+            assert!(
+                s.span.start_time_unix_nano >= root.span.start_time_unix_nano
+                    && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
+                "{} is outside its turn:\n{tree}",
+                s.span.name
+            );
+        }
+    }
+    let tools: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.name == "execute_tool run_shell_command")
+        .collect();
+    assert_eq!(tools.len(), 2, "{tree}");
+    let slow = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_none())
+        .expect("the sleep call");
+    let took = slow.span.end_time_unix_nano - slow.span.start_time_unix_nano;
+    assert!(
+        took >= 1_000_000_000,
+        "the call slept 1 s; its span says {took} ns:\n{tree}"
+    );
+    let denied = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_some())
+        .expect("the denied call");
+    assert_eq!(
+        denied.span.status.as_ref().map(|s| s.code),
+        Some(2),
+        "a denied call is an error:\n{tree}"
+    );
+    assert!(denied
+        .attr("gen_ai.tool.call.arguments")
+        .unwrap_or_default()
+        .contains(DENIED_COMMAND));
+
+    // The model calls: as many as the CLI recorded, each with its tokens, in order.
+    let mut chats: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    chats.sort_by_key(|s| s.span.start_time_unix_nano);
+    let tokens = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let traced: Vec<(u64, u64)> = chats
+        .iter()
+        .map(|s| {
+            (
+                tokens(s, "gen_ai.usage.input_tokens"),
+                tokens(s, "gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect();
+    let recorded = transcript_tokens(&home);
+    assert_eq!(
+        traced, recorded,
+        "the trace's tokens against the CLI's transcript:\n{tree}"
+    );
+    let sent: Vec<(u64, u64)> = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sent, "and against what the API answered");
+    for c in &chats {
+        assert_eq!(
+            c.attr("gen_ai.provider.name").as_deref(),
+            Some("gcp.gemini")
+        );
+        assert_eq!(
+            c.attr("gen_ai.request.model").as_deref(),
+            Some("gemini-2.5-flash")
+        );
+    }
+    assert_eq!(api.requests().len(), 4, "two model calls a turn");
+
+    // uninstall takes ours out and leaves the user's.
+    let mut uninstall = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut uninstall, &home, &spool);
+    assert!(uninstall
+        .args(["uninstall", "gemini"])
+        .status()
+        .unwrap()
+        .success());
+    let left = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        !left.contains("albedo-otel-hook")
+            && !left.contains(" hook --")
+            && left.contains("no-force-push"),
+        "{left}"
+    );
+}

@@ -1,0 +1,155 @@
+//! A scripted stand-in for the Gemini API (`POST /v1beta/models/MODEL:streamGenerateContent`,
+//! answered as server-sent events), for running the real Gemini CLI offline. The script: a
+//! request whose last turn is the user's asks for one `run_shell_command` (a force-push when the
+//! prompt says so, which the test's own hook denies; else a one-second sleep); a request that
+//! carries the tool's result gets a text answer in two chunks. Each answer's usage is
+//! recorded, for the test to compare with the trace.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::http::header;
+use axum::response::IntoResponse;
+use serde_json::{json, Value};
+
+/// A prompt with this asks for the command the test's hook denies.
+pub const DENY_MARK: &str = "FORCE-PUSH";
+pub const SLOW_COMMAND: &str = "sleep 1; echo hi";
+pub const DENIED_COMMAND: &str = "git push --force origin main";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    pub prompt_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Default)]
+struct State {
+    requests: Vec<Value>,
+    sent: Vec<Sent>,
+}
+
+pub struct MockGemini {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for MockGemini {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+fn last_user_text(req: &Value) -> String {
+    let contents = req["contents"].as_array().cloned().unwrap_or_default();
+    contents
+        .iter()
+        .rev()
+        .find(|c| c["role"] == "user")
+        .and_then(|c| c["parts"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p["text"].as_str().map(String::from))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn answers_a_tool(req: &Value) -> bool {
+    req["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|c| c["parts"].as_array())
+        .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
+}
+
+fn chunk(parts: Value, last: Option<Sent>) -> String {
+    let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+    let mut body = json!({"modelVersion": "gemini-2.5-flash"});
+    if let Some(sent) = last {
+        candidate["finishReason"] = json!("STOP");
+        body["usageMetadata"] = json!({
+            "promptTokenCount": sent.prompt_tokens,
+            "candidatesTokenCount": sent.output_tokens,
+            "totalTokenCount": sent.prompt_tokens + sent.output_tokens,
+        });
+    }
+    body["candidates"] = json!([candidate]);
+    format!("data: {body}\r\n\r\n")
+}
+
+async fn generate(
+    axum::extract::State(state): axum::extract::State<Arc<Mutex<State>>>,
+    body: Bytes,
+) -> axum::response::Response {
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (n, sent) = {
+        let mut s = state.lock().unwrap();
+        s.requests.push(req.clone());
+        let n = s.requests.len() as u64;
+        let sent = Sent {
+            prompt_tokens: 1000 * n + 17,
+            output_tokens: 20 + n,
+        };
+        s.sent.push(sent);
+        (n, sent)
+    };
+    let stream = if answers_a_tool(&req) {
+        chunk(json!([{"text": "The command "}]), None)
+            + &chunk(json!([{"text": format!("ran ({n}).")}]), Some(sent))
+    } else {
+        let command = if last_user_text(&req).contains(DENY_MARK) {
+            DENIED_COMMAND
+        } else {
+            SLOW_COMMAND
+        };
+        let call = json!({"functionCall": {"name": "run_shell_command",
+            "args": {"command": command, "description": "the test's command"}}});
+        chunk(json!([{"text": "I'll run it."}, call]), Some(sent))
+    };
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        stream,
+    )
+        .into_response()
+}
+
+impl MockGemini {
+    pub fn start() -> MockGemini {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let state = Arc::new(Mutex::new(State::default()));
+        let addr = runtime.block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            let app = axum::Router::new()
+                .route("/v1beta/models/{call}", axum::routing::post(generate))
+                .with_state(state.clone());
+            tokio::spawn(async move { axum::serve(l, app).await });
+            addr
+        });
+        MockGemini {
+            addr,
+            state,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The usage of each answer, in order.
+    pub fn sent(&self) -> Vec<Sent> {
+        self.state.lock().unwrap().sent.clone()
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.lock().unwrap().requests.clone()
+    }
+}
