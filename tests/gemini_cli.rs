@@ -76,7 +76,11 @@ fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGem
         .args(args)
         .current_dir(work)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://{}", api.addr))
-        .env("GEMINI_API_KEY", "dummy-gemini-key");
+        .env("GEMINI_API_KEY", "dummy-gemini-key")
+        // Gemini hands hooks its whole environment: a variable the user's shell has for some
+        // other program must not take the traces elsewhere.
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+        .env("OTEL_SERVICE_NAME", "not-albedo");
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -269,6 +273,10 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
         .collect();
     for root in &roots {
         assert_eq!(root.span.name, "invoke_agent gemini-cli", "{tree}");
+        assert_eq!(
+            root.resource.get("service.name").map(String::as_str),
+            Some("albedo")
+        );
         assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
         // Every span of the turn lies within it.
         for s in spans

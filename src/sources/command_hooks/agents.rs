@@ -10,32 +10,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub use super::agent::Agent;
 use super::{claude_code, gemini};
 use crate::protocol::Record;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Agent {
-    /// Claude Code, and albedo's `hooks` extension.
-    #[default]
-    ClaudeCode,
-    Gemini,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Gemini];
-
-    /// The name on a hook's command line and in the journal.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Gemini => "gemini",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|a| a.name() == name)
-    }
-}
 
 /// What the daemon reads of every payload, whatever its agent.
 #[derive(Debug, Deserialize)]
@@ -45,6 +22,13 @@ pub struct Head {
     /// Only on `albedo-otel doctor`'s test payload: which test it is.
     #[serde(default)]
     pub doctor_id: Option<String>,
+}
+
+/// A payload, read by its agent's types.
+#[derive(Debug)]
+pub enum Parsed {
+    ClaudeCode(claude_code::Payload),
+    Gemini(gemini::Payload),
 }
 
 /// Every agent's adapter, and which agent each session is.
@@ -70,31 +54,36 @@ impl Adapters {
         self.of.get(own).copied().unwrap_or_default()
     }
 
-    /// Takes one payload of `agent` received at `at_ms`; appends records to `out`. A payload
-    /// that is not what its agent sends is an error naming why, and nothing else happens.
-    pub fn push(
-        &mut self,
-        agent: Agent,
-        at_ms: u64,
-        payload: &RawValue,
-        transcripts: &mut dyn claude_code::Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) -> Result<(), String> {
-        match agent {
+    /// Reads a payload as `agent`'s adapter takes it: an error names why it is not one.
+    pub fn parse(&self, agent: Agent, payload: &RawValue) -> Result<Parsed, String> {
+        Ok(match agent {
             Agent::ClaudeCode => {
-                let p: claude_code::Payload =
-                    serde_json::from_str(payload.get()).map_err(|e| e.to_string())?;
-                self.note(agent, &p.session_id);
-                self.claude_code.push(at_ms, &p, transcripts, out);
+                Parsed::ClaudeCode(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
             }
             Agent::Gemini => {
-                let p: gemini::Payload =
-                    serde_json::from_str(payload.get()).map_err(|e| e.to_string())?;
-                self.note(agent, &p.session_id);
+                Parsed::Gemini(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
+            }
+        })
+    }
+
+    /// Takes one payload received at `at_ms`; appends records to `out`.
+    pub fn push(
+        &mut self,
+        payload: Parsed,
+        at_ms: u64,
+        transcripts: &mut dyn claude_code::Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        match payload {
+            Parsed::ClaudeCode(p) => {
+                self.note(Agent::ClaudeCode, &p.session_id);
+                self.claude_code.push(at_ms, &p, transcripts, out);
+            }
+            Parsed::Gemini(p) => {
+                self.note(Agent::Gemini, &p.session_id);
                 self.gemini.push(at_ms, &p, out);
             }
         }
-        Ok(())
     }
 
     /// Ends what time ends (Claude Code's held stops).

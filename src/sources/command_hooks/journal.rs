@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::agents::Agent;
+use super::agent::Agent;
 use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
 use crate::process::ProcessId;
@@ -101,7 +101,31 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
     // One writer at a time per journal, so lines never interleave whatever their size. The
     // lock goes with the file when it is closed.
     f.lock()?;
+    // The daemon removes a journal it has read to the end, under this lock: one removed while
+    // this hook waited for the lock is opened anew, or the line would go to a file nobody reads.
+    if removed_meanwhile(&f, &path) {
+        f = open_append(&path).or_else(|_| {
+            create_private_dir(dir)?;
+            open_append(&path)
+        })?;
+        f.lock()?;
+    }
     f.write_all(&line)
+}
+
+#[cfg(unix)]
+fn removed_meanwhile(f: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), fs::metadata(path)) {
+        (Ok(open), Ok(named)) => (open.dev(), open.ino()) != (named.dev(), named.ino()),
+        (Ok(_), Err(_)) => true,
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn removed_meanwhile(_: &File, path: &Path) -> bool {
+    !path.exists()
 }
 
 /// One journal line.
@@ -180,6 +204,23 @@ pub fn save_resume(journal: &Path, resume: Resume) -> io::Result<()> {
 pub fn remove(journal: &Path) -> io::Result<()> {
     let _ = fs::remove_file(state_path(journal));
     fs::remove_file(journal)
+}
+
+/// Removes a journal read to `offset`, unless more was appended: under the journal's lock, so
+/// that no hook appends meanwhile (a hook that opened it before then finds it gone, and opens
+/// it anew: see [`append`]). Whether it was removed.
+pub fn remove_if_read(journal: &Path, offset: u64) -> io::Result<bool> {
+    let f = match File::open(journal) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    f.lock()?;
+    if f.metadata()?.len() != offset {
+        return Ok(false);
+    }
+    remove(journal)?;
+    Ok(true)
 }
 
 /// Every journal in `dir`.
@@ -323,6 +364,37 @@ mod tests {
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&list(&dir)[0]), 0o600);
         fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_journal_with_lines_not_yet_read_is_not_removed() {
+        let dir =
+            std::env::temp_dir().join(format!("albedo-otel-journal-rm-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let stamp = Stamp {
+            received_ms: 1,
+            host: None,
+            handoff: &HandOff::default(),
+            agent: Some("gemini"),
+        };
+        append(&dir, "s", "{}", &stamp).unwrap();
+        let path = dir.join(journal_name("s"));
+        let read = fs::metadata(&path).unwrap().len();
+        append(&dir, "s", "{}", &stamp).unwrap();
+        assert!(
+            !remove_if_read(&path, read).unwrap(),
+            "a line came after the read"
+        );
+        assert!(fs::read_to_string(&path)
+            .unwrap()
+            .contains(r#""agent":"gemini""#));
+        let all = fs::metadata(&path).unwrap().len();
+        assert!(remove_if_read(&path, all).unwrap());
+        assert!(!path.exists());
+        // A hook that appends after the removal makes a new journal rather than writing
+        // into the removed one.
+        append(&dir, "s", "{}", &stamp).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 1);
     }
 
     #[test]

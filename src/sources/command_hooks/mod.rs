@@ -1,4 +1,4 @@
-//! The command-hook source (Claude Code, albedo's `hooks` extension): the hook process, the
+//! The command-hook source (Claude Code, Gemini CLI, albedo's `hooks` extension): the hook process, the
 //! per-session journal it appends to, and the daemon that turns journaled payloads into
 //! records. How one agent's payloads become records lives in a folder of its own
 //! ([`claude_code`], [`gemini`]); [`agents`] says which payload is whose.
@@ -17,6 +17,7 @@
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
+pub mod agent;
 pub mod agents;
 pub mod claude_code;
 pub mod daemon;
@@ -95,7 +96,9 @@ impl HandOff {
     /// and its own variables. A variable whose name or value is not UTF-8 is left out (and
     /// named in `skipped`, if it is one of ours): `std::env::vars` would panic on it, and a
     /// Latin-1 value in a user's shell profile must not cost every event.
-    pub fn of_process(config: Option<PathBuf>, skipped: &mut Vec<String>) -> HandOff {
+    /// `otel`: whether the hook's `OTEL_*` variables are the agent's to hand on (see
+    /// [`agent::Agent::passes_its_environment`]); `ALBEDO_OTEL_*` always are.
+    pub fn of_process(config: Option<PathBuf>, otel: bool, skipped: &mut Vec<String>) -> HandOff {
         let env = |k: &str| std::env::var(k).ok();
         // Named by the variable (any bytes: it is a path), else the default file if it exists.
         let named = std::env::var_os(crate::config::env::ALBEDO_OTEL_CONFIG)
@@ -106,7 +109,7 @@ impl HandOff {
             path.is_file().then_some(path)
         });
         let ours = |k: &str| {
-            (k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_"))
+            ((otel && k.starts_with("OTEL_")) || k.starts_with("ALBEDO_OTEL_"))
                 && !k.contains("HEADERS")
                 && k != crate::config::env::ALBEDO_OTEL_CONFIG
         };
@@ -148,7 +151,9 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
     let payload = read_payload(&mut problems);
     let mut skipped = Vec::new();
     let journaled = caught(|| {
-        let handoff = HandOff::of_process(args.config.clone(), &mut skipped);
+        let known = args.agent.as_deref().and_then(agent::Agent::from_name);
+        let otel = !known.is_some_and(agent::Agent::passes_its_environment);
+        let handoff = HandOff::of_process(args.config.clone(), otel, &mut skipped);
         hand_off(&dir, &payload, &handoff, args.agent.as_deref())
     });
     for name in &skipped {
@@ -260,7 +265,12 @@ pub fn hand_off(
         .filter(|s| !s.is_empty())
         .ok_or(HookError::NoSession)?;
     // A journal line is one line: re-encode the rare pretty-printed payload.
-    let compact: Cow<'_, str> = if raw.get().contains('\n') {
+    let slim = (agent == Some(agent::Agent::Gemini.name()))
+        .then(|| gemini::slim(raw.get()))
+        .flatten();
+    let compact: Cow<'_, str> = if let Some(slim) = slim {
+        Cow::Owned(slim)
+    } else if raw.get().contains('\n') {
         let v: serde_json::Value = serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;
         Cow::Owned(v.to_string())
     } else {

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 mod agents;
+mod lines;
 mod lock;
 
 use super::agents::{Adapters, Head};
@@ -33,6 +34,7 @@ use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
 use crate::clock::unix_ms as now_ms;
 use agents::{Blocked, Host};
+use lines::{read_line, Unread};
 pub use lock::{pid, running, Lock};
 use lock::{try_lock, write_pid};
 
@@ -246,25 +248,23 @@ fn drain(
     for raw in bytes.split_inclusive(|b| *b == b'\n') {
         let next = state.offset + raw.len() as u64;
         let line = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let parsed = serde_json::from_slice::<Entry>(line)
-            .map_err(|e| e.to_string())
-            .and_then(|e| {
-                let agent = e.agent().map_err(|name| {
-                    format!("its agent, {name:?}, is not one this albedo-otel knows")
-                })?;
-                serde_json::from_str::<Head>(e.payload.get())
-                    .map(|p| (e, agent, p))
-                    .map_err(|e| e.to_string())
-            });
-        let (entry, agent, payload) = match parsed {
-            Ok(p) => p,
-            Err(e) => {
+        let (entry, agent, payload, parsed) = match read_line(line, adapter) {
+            Ok(read) => read,
+            Err(Unread::Skip(e)) => {
                 tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
                 state.offset = next;
                 continue;
             }
+            Err(Unread::NotOurs(session, message)) => {
+                // Not ours to read: said once; the journal goes at the next checkpoint.
+                profiles.log_once(format!("{}: {message}", path.display()));
+                state.session.get_or_insert(session);
+                state.ended = true;
+                state.offset = next;
+                continue;
+            }
         };
-        if payload.hook_event_name == doctor::EVENT {
+        if payload.hook_event_name == doctor::EVENT && payload.doctor_id.is_some() {
             answer_doctor(config, &entry, &payload, profiles);
             state.offset = next;
             // A doctor's journal has served once it is answered: it goes at the next
@@ -311,20 +311,11 @@ fn drain(
             state.session = Some(payload.session_id.clone());
             adapter.resume(&payload.session_id, state.saved.transcript);
         }
-        if payload.hook_event_name == "SessionEnd" {
-            state.ended = true;
-        }
+        // A session that ended can go on: a resumed Gemini session keeps its id.
+        state.ended = payload.hook_event_name == "SessionEnd";
         state.host.saw(entry.host());
         let mut records = Vec::new();
-        if let Err(e) = adapter.push(
-            agent,
-            entry.received_ms,
-            &entry.payload,
-            &mut Files,
-            &mut records,
-        ) {
-            tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
-        }
+        adapter.push(parsed, entry.received_ms, &mut Files, &mut records);
         if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {
             for r in records {
                 handle.send(r);
@@ -381,8 +372,14 @@ fn checkpoint(
             continue;
         };
         if state.ended {
-            if let Err(e) = journal::remove(&path) {
-                tracing::warn!("cannot remove {}: {e}", path.display());
+            match journal::remove_if_read(&path, state.offset) {
+                Ok(true) => {}
+                // Lines came after the end (a resumed session): they are read next.
+                Ok(false) => {
+                    state.ended = false;
+                    continue;
+                }
+                Err(e) => tracing::warn!("cannot remove {}: {e}", path.display()),
             }
             if let Some(id) = state.profile {
                 profiles.unbind(id);

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-pub use payload::Payload;
+pub use payload::{slim, Payload};
 
 use super::records::{raw, record, session_opened};
-use crate::protocol::{Call, CallSent, Called, Event, Record, Request, Response, Usage};
+use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -138,6 +138,7 @@ impl Adapter {
         // The model is asked again only once the calls it asked for are over: one still
         // pending was denied by a hook.
         self.refuse_pending(sid, at_ms, out);
+        self.unanswered(sid, at_ms, out);
         let request = p.llm_request.as_ref();
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.model = Some(ModelStart {
@@ -174,9 +175,8 @@ impl Adapter {
             .and_then(|r| r.usage_metadata)
             .unwrap_or_default();
         // Gemini counts cached tokens inside the prompt's; the protocol keeps them apart.
-        let cached = usage
-            .cached_content_token_count
-            .min(usage.prompt_token_count);
+        let prompt = usage.prompt_token_count.unwrap_or(0);
+        let cached = usage.cached_content_token_count.unwrap_or(0).min(prompt);
         let model = p
             .llm_request
             .as_ref()
@@ -200,8 +200,8 @@ impl Adapter {
                     content: None,
                 }),
                 usage: Usage {
-                    input_tokens: usage.prompt_token_count - cached,
-                    output_tokens: usage.candidates_token_count,
+                    input_tokens: prompt - cached,
+                    output_tokens: usage.candidates_token_count.unwrap_or(0),
                     cache_read_tokens: cached,
                     cache_write_tokens: 0,
                     reasoning_tokens: usage.thoughts_token_count,
@@ -254,8 +254,19 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        // The oldest call of that tool still running: calls of one tool end in order.
-        let Some(i) = s.pending.iter().position(|c| c.name == name) else {
+        // `AfterTool` repeats its call's input: the call still running with that tool and that
+        // input, else the oldest of that tool. Order alone would pair a denied call (which
+        // gets no `AfterTool`) with the next call's end.
+        let same = |c: &Pending| {
+            c.name == name
+                && c.input.as_ref().map(|i| i.get()) == p.tool_input.as_ref().map(|i| i.get())
+        };
+        let Some(i) = s
+            .pending
+            .iter()
+            .position(same)
+            .or_else(|| s.pending.iter().position(|c| c.name == name))
+        else {
             return;
         };
         let pre = s.pending.remove(i);
@@ -272,7 +283,7 @@ impl Adapter {
                 call: Call {
                     id: Cow::Owned(pre.id),
                     name: Cow::Owned(pre.name),
-                    arguments: raw(&p.tool_input).or_else(|| raw(&pre.input)),
+                    arguments: raw(&pre.input).or_else(|| raw(&p.tool_input)),
                     within: None,
                 },
                 output: raw(&p.tool_response),
@@ -280,6 +291,37 @@ impl Adapter {
                 finished_ms: at_ms.max(pre.at_ms),
                 refused: false,
                 failed,
+            }),
+        ));
+    }
+
+    /// A model call whose finishing chunk never came (the stream broke, or the CLI was
+    /// stopped): it is still a model call, with an error and no usage, not lost.
+    fn unanswered(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(start) = s.model.take() else {
+            return;
+        };
+        s.model_calls += 1;
+        out.push(record(
+            sid,
+            Event::CallSent(CallSent {
+                id: Some(Cow::Owned(format!("model-{}", s.model_calls))),
+                request: Request {
+                    model: Cow::Owned(start.model),
+                    provider: Some(Cow::Borrowed(PROVIDER)),
+                    max_tokens: start.max_tokens,
+                    messages: None,
+                    system: None,
+                },
+                response: None,
+                usage: Usage::default(),
+                started_ms: start.at_ms,
+                finished_ms: at_ms.max(start.at_ms),
+                first_token_ms: start.first_chunk_ms.map(|t| t.max(start.at_ms)),
+                error: Json::of("the answer ended without a finishing chunk").ok(),
             }),
         ));
     }
@@ -320,9 +362,9 @@ impl Adapter {
             return;
         }
         self.refuse_pending(sid, at_ms, out);
+        self.unanswered(sid, at_ms, out);
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.turn_open = false;
-        s.model = None;
         out.push(record(
             sid,
             Event::TurnEnded {

@@ -66,12 +66,14 @@ pub struct Candidate {
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageMetadata {
+    // Each may be null or missing: a count that cannot be read is not a reason to lose the
+    // model call.
     #[serde(default)]
-    pub prompt_token_count: u64,
+    pub prompt_token_count: Option<u64>,
     #[serde(default)]
-    pub candidates_token_count: u64,
+    pub candidates_token_count: Option<u64>,
     #[serde(default)]
-    pub cached_content_token_count: u64,
+    pub cached_content_token_count: Option<u64>,
     #[serde(default)]
     pub thoughts_token_count: Option<u64>,
 }
@@ -89,4 +91,33 @@ impl Payload {
         let r = self.llm_response.as_ref()?;
         r.candidates.iter().find_map(|c| c.finish_reason.as_deref())
     }
+}
+
+/// The payload as the journal keeps it: without what the adapter never reads and that grows
+/// with the conversation. Gemini's `BeforeModel` and every `AfterModel` chunk carry the whole
+/// history (`llm_request.messages`); journaled as they come, a long session would write its
+/// history once per streamed chunk. `None` when there is nothing to drop (or it is not JSON:
+/// the caller keeps it as it came).
+pub fn slim(payload: &str) -> Option<String> {
+    if !payload.contains("\"llm_request\"") && !payload.contains("\"llm_response\"") {
+        return None;
+    }
+    let mut v: serde_json::Value = serde_json::from_str(payload).ok()?;
+    if let Some(r) = v.get_mut("llm_request").and_then(|r| r.as_object_mut()) {
+        r.remove("messages");
+    }
+    if let Some(r) = v.get_mut("llm_response").and_then(|r| r.as_object_mut()) {
+        r.remove("text");
+        for c in r
+            .get_mut("candidates")
+            .and_then(|c| c.as_array_mut())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(c) = c.as_object_mut() {
+                c.remove("content");
+            }
+        }
+    }
+    Some(v.to_string())
 }

@@ -178,3 +178,129 @@ fn a_payload_without_a_readable_time_takes_the_time_it_was_received() {
     Adapter::new().push(42, &p, &mut out);
     assert!(matches!(out[1].event, Event::Prompted { at_ms: 42, .. }));
 }
+
+fn called<'a>(out: &'a [Record<'static>]) -> Vec<&'a Called<'static>> {
+    out.iter()
+        .filter_map(|r| match &r.event {
+            Event::Called(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn of_two_calls_to_one_tool_the_denied_one_is_refused_and_the_other_ends_at_its_after_tool() {
+    let first =
+        json!({"tool_name": "run_shell_command", "tool_input": {"command": "git push --force"}});
+    let second = json!({"tool_name": "run_shell_command", "tool_input": {"command": "ls"}});
+    let mut second_end = second.clone();
+    second_end["tool_response"] = json!({"llmContent": "a b", "returnDisplay": "a b"});
+    let out = run(&[
+        payload("BeforeAgent", 0, json!({"prompt": "go"})),
+        payload("BeforeModel", 10, model_request()),
+        payload("AfterModel", 20, chunk("two calls", true)),
+        payload("BeforeTool", 30, first),
+        payload("BeforeTool", 40, second),
+        payload("AfterTool", 900, second_end),
+        payload("BeforeModel", 950, model_request()),
+    ]);
+    let calls = called(&out);
+    assert_eq!(calls.len(), 2);
+    let ls = calls.iter().find(|c| !c.refused).unwrap();
+    assert_eq!((ls.started_ms, ls.finished_ms), (T0 + 40, T0 + 900));
+    assert!(ls.call.arguments.as_ref().unwrap().0.get().contains("ls"));
+    let push = calls.iter().find(|c| c.refused).unwrap();
+    assert!(push
+        .call
+        .arguments
+        .as_ref()
+        .unwrap()
+        .0
+        .get()
+        .contains("git push"));
+    assert_eq!(push.finished_ms, T0 + 950);
+}
+
+#[test]
+fn cached_tokens_are_kept_apart_and_counts_that_cannot_be_read_lose_nothing() {
+    let mut last = chunk("done", true);
+    last["llm_response"]["usageMetadata"] = json!({"promptTokenCount": 100, "candidatesTokenCount": null, "cachedContentTokenCount": 40, "thoughtsTokenCount": 7});
+    let out = run(&[
+        payload("BeforeAgent", 0, json!({"prompt": "go"})),
+        payload("BeforeModel", 10, model_request()),
+        payload("AfterModel", 20, last),
+    ]);
+    let Event::CallSent(c) = &out.last().unwrap().event else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        (
+            c.usage.input_tokens,
+            c.usage.cache_read_tokens,
+            c.usage.output_tokens,
+            c.usage.reasoning_tokens
+        ),
+        (60, 40, 0, Some(7))
+    );
+}
+
+#[test]
+fn a_model_call_without_its_last_chunk_is_still_a_call_with_an_error() {
+    let out = run(&[
+        payload("BeforeAgent", 0, json!({"prompt": "go"})),
+        payload("BeforeModel", 10, model_request()),
+        payload("AfterModel", 20, chunk("half an ans", false)),
+        payload("AfterAgent", 30, json!({})),
+    ]);
+    let Event::CallSent(c) = &out[2].event else {
+        panic!("{out:?}")
+    };
+    assert!(c.error.is_some() && c.response.is_none());
+    assert_eq!(
+        (c.started_ms, c.finished_ms, c.first_token_ms),
+        (T0 + 10, T0 + 30, Some(T0 + 20))
+    );
+    assert!(matches!(out[3].event, Event::TurnEnded { .. }));
+}
+
+#[test]
+fn a_resumed_session_opens_again_under_its_id() {
+    let mut v = turn(true);
+    v.extend(turn(true).into_iter().map(|mut p| {
+        p.timestamp = p.timestamp.map(|_| at(60_000));
+        p
+    }));
+    let out = run(&v);
+    let sessions = out
+        .iter()
+        .filter(|r| matches!(r.event, Event::Session(_)))
+        .count();
+    let closed = out
+        .iter()
+        .filter(|r| matches!(r.event, Event::Closed { .. }))
+        .count();
+    let turns = out
+        .iter()
+        .filter(|r| matches!(r.event, Event::TurnEnded { .. }))
+        .count();
+    assert_eq!((sessions, closed, turns), (2, 2, 2));
+    assert!(out.iter().all(|r| r.session == SID));
+}
+
+#[test]
+fn the_journal_keeps_no_history_of_the_conversation() {
+    let p = serde_json::to_string(&json!({"session_id": SID, "hook_event_name": "AfterModel",
+        "llm_request": {"model": "m", "messages": [{"role": "user", "content": "a long secret history"}]},
+        "llm_response": {"text": "answer text", "candidates": [{"content": {"parts": ["answer text"]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 3}}}))
+    .unwrap();
+    let kept = slim(&p).unwrap();
+    assert!(
+        !kept.contains("secret") && !kept.contains("answer text"),
+        "{kept}"
+    );
+    let back: Payload = serde_json::from_str(&kept).unwrap();
+    assert_eq!(back.finish_reason(), Some("STOP"));
+    assert_eq!(back.llm_request.unwrap().model.as_deref(), Some("m"));
+    assert!(slim(r#"{"session_id":"s","hook_event_name":"BeforeTool"}"#).is_none());
+}

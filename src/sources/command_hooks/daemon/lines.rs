@@ -1,0 +1,36 @@
+//! One journal line, read: its entry, whose hook it is, and the payload as that agent's
+//! adapter takes it, or why it is not handed on.
+
+use super::super::agents::{Adapters, Agent, Head, Parsed};
+use super::super::journal::Entry;
+
+/// Why a journal line is not handed on.
+pub(super) enum Unread {
+    /// It is not a payload (a torn or edited line).
+    Skip(String),
+    /// It is another agent's, one this build does not know: its session, and why.
+    NotOurs(String, String),
+}
+
+/// A journal line: its entry, its agent, what every payload says, and the payload as its
+/// agent's adapter reads it. A payload that is not what its agent sends is skipped before it
+/// binds settings or touches the session.
+pub(super) fn read_line(
+    line: &[u8],
+    adapter: &Adapters,
+) -> Result<(Entry, Agent, Head, Parsed), Unread> {
+    let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Unread::Skip(e.to_string()))?;
+    let head = serde_json::from_str::<Head>(entry.payload.get())
+        .map_err(|e| Unread::Skip(e.to_string()))?;
+    let agent = match entry.agent() {
+        Ok(agent) => agent,
+        Err(name) => {
+            let message = format!(
+                "its hooks are for the agent {name:?}, which this albedo-otel does not know; install the hook again"
+            );
+            return Err(Unread::NotOurs(head.session_id, message));
+        }
+    };
+    let parsed = adapter.parse(agent, &entry.payload).map_err(Unread::Skip)?;
+    Ok((entry, agent, head, parsed))
+}
