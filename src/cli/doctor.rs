@@ -73,6 +73,9 @@ pub fn run(
         if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
             places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
             places.push(("Gemini CLI (user)".into(), h.join(".gemini/settings.json")));
+            let codex =
+                std::env::var_os("CODEX_HOME").map_or_else(|| h.join(".codex"), PathBuf::from);
+            places.push(("Codex CLI (user)".into(), codex.join("hooks.json")));
         }
         let here = PathBuf::from(".claude/settings.json");
         if project {

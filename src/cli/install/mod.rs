@@ -41,6 +41,9 @@ enum Host {
     /// Gemini CLI: ~/.gemini/settings.json (default) or ./.gemini/settings.json (Gemini runs a
     /// project's hooks only in a folder it trusts)
     Gemini(Agent),
+    /// Codex CLI: $CODEX_HOME/hooks.json (default ~/.codex/hooks.json) or ./.codex/hooks.json.
+    /// Codex runs a hook only once it is trusted.
+    Codex(Agent),
     /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
     Albedo {
         /// albedo's home [env: ALBEDO_HOME]
@@ -102,14 +105,30 @@ const GEMINI_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
+/// Codex CLI's events that make a trace: Claude Code's, and its model hooks.
+const CODEX_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreModelRequest",
+    "PostModelRequest",
+    "PreToolUse",
+    "PostToolUse",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "Interrupt",
+    "SessionEnd",
+];
+
 /// How a host's hooks file takes our hook: the same `hooks` → event → groups shape for all
 /// three, with these differences.
 pub(super) struct Hooks {
     pub events: &'static [&'static str],
     /// Events whose groups match on the tool name (`"matcher": "*"`).
     pub tool_events: &'static [&'static str],
-    /// A `timeout` of 1 in the host's unit, in seconds: Gemini counts milliseconds.
-    pub timeout_unit: u64,
+    /// The hook's `timeout`, in the host's unit: ten seconds (Gemini counts milliseconds;
+    /// Codex cuts `SessionEnd`'s to three seconds, and says so on every run if it is longer).
+    pub timeout: u64,
     /// Whether each hook carries a `name`.
     pub named: bool,
     /// The hook's `--agent`.
@@ -119,7 +138,7 @@ pub(super) struct Hooks {
 const CLAUDE_CODE: Hooks = Hooks {
     events: CLAUDE_CODE_EVENTS,
     tool_events: TOOL_EVENTS,
-    timeout_unit: 1,
+    timeout: 10,
     named: false,
     agent: None,
 };
@@ -130,21 +149,28 @@ const ALBEDO: Hooks = Hooks {
 const GEMINI: Hooks = Hooks {
     events: GEMINI_EVENTS,
     tool_events: &["BeforeTool", "AfterTool"],
-    timeout_unit: 1000,
+    timeout: 10_000,
     named: true,
     agent: Some("gemini"),
+};
+const CODEX: Hooks = Hooks {
+    events: CODEX_EVENTS,
+    tool_events: &["PreToolUse", "PostToolUse"],
+    timeout: 3,
+    named: false,
+    agent: Some("codex"),
 };
 impl Target {
     fn export(&self) -> &ExportArgs {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) => &a.export,
+            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) => &a.export,
             Host::Albedo { export, .. } => export,
         }
     }
 
     fn hook_dir_flag(&self) -> Option<PathBuf> {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) => a.hook_dir.clone(),
+            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) => a.hook_dir.clone(),
             Host::Albedo { hook_dir, .. } => hook_dir.clone(),
         }
     }
@@ -162,7 +188,8 @@ impl Target {
         }
         match &self.host {
             Host::ClaudeCode(Agent { project: true, .. })
-            | Host::Gemini(Agent { project: true, .. }) => {
+            | Host::Gemini(Agent { project: true, .. })
+            | Host::Codex(Agent { project: true, .. }) => {
                 let root = std::env::current_dir()?;
                 let root = root.canonicalize().unwrap_or(root);
                 let name: String = root
@@ -196,6 +223,20 @@ impl Target {
         Ok(match &self.host {
             Host::ClaudeCode(a) => (settings_file(a, ".claude")?, &CLAUDE_CODE),
             Host::Gemini(a) => (settings_file(a, ".gemini")?, &GEMINI),
+            Host::Codex(a) => {
+                let file = match (&a.settings, a.project) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".codex/hooks.json"),
+                    (None, false) => match std::env::var_os("CODEX_HOME") {
+                        Some(home) => PathBuf::from(home).join("hooks.json"),
+                        None => {
+                            let home = std::env::var_os("HOME").context("HOME is not set")?;
+                            Path::new(&home).join(".codex/hooks.json")
+                        }
+                    },
+                };
+                (file, &CODEX)
+            }
             Host::Albedo { albedo_home, .. } => {
                 let home = albedo_home
                     .clone()
@@ -278,6 +319,11 @@ pub fn install(target: &Target) -> Result<i32> {
         file.display(),
         host.events.join(", ")
     );
+    if host.agent == Some("codex") {
+        println!(
+            "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex (it keeps each under [hooks.state] in its config.toml)"
+        );
+    }
     Ok(0)
 }
 

@@ -67,9 +67,8 @@ pub(super) fn add_ours(
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
             .with_context(|| format!("`hooks.{event}` is not a list"))?;
-        // Ten seconds, in the host's own unit. Gemini CLI shows a hook by its name.
-        let mut hook =
-            json!({"type": "command", "command": command, "timeout": 10 * host.timeout_unit});
+        // Gemini CLI shows a hook by its name.
+        let mut hook = json!({"type": "command", "command": command, "timeout": host.timeout});
         if host.named {
             hook["name"] = json!("albedo-otel");
         }

@@ -8,16 +8,18 @@ pub enum Agent {
     #[default]
     ClaudeCode,
     Gemini,
+    Codex,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Gemini];
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Gemini, Agent::Codex];
 
     /// The name on a hook's command line and in the journal.
     pub fn name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
         }
     }
 
@@ -29,6 +31,6 @@ impl Agent {
     /// `OTEL_*` variables are the user's shell's, meant for other programs, so they are not
     /// handed off: the configuration file `install` wrote decides.
     pub fn passes_its_environment(self) -> bool {
-        matches!(self, Agent::Gemini)
+        matches!(self, Agent::Gemini | Agent::Codex)
     }
 }

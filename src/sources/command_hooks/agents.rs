@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 pub use super::agent::Agent;
-use super::{claude_code, gemini};
+use super::{claude_code, codex, gemini};
 use crate::protocol::Record;
 
 /// What the daemon reads of every payload, whatever its agent.
@@ -29,6 +29,7 @@ pub struct Head {
 pub enum Parsed {
     ClaudeCode(claude_code::Payload),
     Gemini(gemini::Payload),
+    Codex(codex::Payload),
 }
 
 /// Every agent's adapter, and which agent each session is.
@@ -36,6 +37,7 @@ pub enum Parsed {
 pub struct Adapters {
     claude_code: claude_code::Adapter,
     gemini: gemini::Adapter,
+    codex: codex::Adapter,
     of: HashMap<String, Agent>,
 }
 
@@ -45,6 +47,7 @@ impl Adapters {
         Adapters {
             claude_code: claude_code::Adapter::new(grace_ms),
             gemini: gemini::Adapter::new(),
+            codex: codex::Adapter::new(grace_ms),
             of: HashMap::new(),
         }
     }
@@ -62,6 +65,9 @@ impl Adapters {
             }
             Agent::Gemini => {
                 Parsed::Gemini(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
+            }
+            Agent::Codex => {
+                Parsed::Codex(codex::Payload::parse(payload.get()).map_err(|e| e.to_string())?)
             }
         })
     }
@@ -83,16 +89,23 @@ impl Adapters {
                 self.note(Agent::Gemini, &p.session_id);
                 self.gemini.push(at_ms, &p, out);
             }
+            Parsed::Codex(p) => {
+                self.note(Agent::Codex, &p.hook.session_id);
+                self.codex.push(at_ms, p, out);
+            }
         }
     }
 
     /// Ends what time ends (Claude Code's held stops).
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
         self.claude_code.tick(now_ms, out);
+        self.codex.claude_code_mut().tick(now_ms, out);
     }
 
     pub fn open_turns(&self) -> usize {
-        self.claude_code.open_turns() + self.gemini.open_turns()
+        self.claude_code.open_turns()
+            + self.gemini.open_turns()
+            + self.codex.claude_code().open_turns()
     }
 
     /// Whether session `id` is between turns.
@@ -100,6 +113,7 @@ impl Adapters {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.at_rest(id),
             Agent::Gemini => self.gemini.at_rest(id),
+            Agent::Codex => self.codex.claude_code().at_rest(id),
         }
     }
 
@@ -108,6 +122,7 @@ impl Adapters {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, out),
             Agent::Gemini => self.gemini.abandon(id, at_ms, out),
+            Agent::Codex => self.codex.claude_code_mut().abandon(id, at_ms, out),
         }
         self.of.remove(id);
     }
@@ -116,7 +131,7 @@ impl Adapters {
     pub fn transcript_offset(&self, id: &str) -> u64 {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.transcript_offset(id),
-            Agent::Gemini => 0,
+            Agent::Gemini | Agent::Codex => 0,
         }
     }
 

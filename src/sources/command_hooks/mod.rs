@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod agents;
 pub mod claude_code;
+pub mod codex;
 pub mod daemon;
 pub mod doctor;
 pub mod gemini;

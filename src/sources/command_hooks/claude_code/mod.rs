@@ -85,14 +85,22 @@ struct Session {
 pub struct Adapter {
     sessions: HashMap<String, Session>,
     grace_ms: u64,
+    /// The agent name its sessions are opened with.
+    agent: &'static str,
 }
 
 impl Adapter {
     /// `grace_ms`: how long a `Stop` waits for a held stop's continuation before the turn ends.
     pub fn new(grace_ms: u64) -> Self {
+        Adapter::named(grace_ms, AGENT)
+    }
+
+    /// For another agent whose hooks are Claude Code's (Codex CLI's), under its own name.
+    pub fn named(grace_ms: u64, agent: &'static str) -> Self {
         Adapter {
             sessions: HashMap::new(),
             grace_ms,
+            agent,
         }
     }
 
@@ -163,7 +171,7 @@ impl Adapter {
         let s = self.sessions.entry(id.to_string()).or_default();
         if !s.started {
             s.started = true;
-            out.push(super::records::session_opened(id, at_ms, AGENT, cwd));
+            out.push(super::records::session_opened(id, at_ms, self.agent, cwd));
         }
     }
 

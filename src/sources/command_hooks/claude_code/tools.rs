@@ -98,6 +98,35 @@ impl Adapter {
         ));
     }
 
+    /// Ends every call of `target` still pending, as refused: for a host that sends no
+    /// `PostToolBatch` (Codex), and asks its model again only once the calls it asked for are
+    /// over, so that a call still pending then was blocked by another hook.
+    pub fn refuse_pending(&mut self, target: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        let Some(s) = self.sessions.get_mut(target) else {
+            return;
+        };
+        let mut pending: Vec<(String, Pending)> = s.pending.drain().collect();
+        pending.sort_by_key(|(_, p)| p.at_ms);
+        for (id, pre) in pending {
+            out.push(record(
+                target,
+                Event::Called(Called {
+                    call: Call {
+                        id: Cow::Owned(id),
+                        name: Cow::Owned(pre.name),
+                        arguments: raw(&pre.input),
+                        within: None,
+                    },
+                    output: None,
+                    started_ms: pre.at_ms,
+                    finished_ms: at_ms.max(pre.at_ms),
+                    refused: true,
+                    failed: false,
+                }),
+            ));
+        }
+    }
+
     /// A call still pending at its batch's end never ran: another hook blocked it.
     pub(super) fn on_batch(
         &mut self,

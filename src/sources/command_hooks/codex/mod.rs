@@ -1,0 +1,169 @@
+//! Codex CLI's command-hook payloads to protocol records.
+//!
+//! Codex sends Claude Code's hooks in Claude Code's shape (`UserPromptSubmit`, `PreToolUse`
+//! and `PostToolUse` paired by `tool_use_id`, `Stop`, `SessionEnd`, the shell as `Bash`), so
+//! those go through Claude Code's adapter, which does the pairing, the turn and the held stop.
+//! What is Codex's own:
+//! - `PreModelRequest` and `PostModelRequest` around each model call, paired by `request_id`;
+//!   the second has the usage. Payloads carry no time, so the call spans from when the first
+//!   hook reached the journal to when the second did (Codex waits for each hook: the request
+//!   goes out after the first returns);
+//! - its transcript is a rollout of another shape, so Claude Code's reader is not given it:
+//!   the model calls come from the hooks instead;
+//! - `Interrupt` (Ctrl-C) is followed by `SessionEnd` without a `Stop`: the turn is exported
+//!   unfinished, as for a killed agent.
+//!
+//! Pure, like every adapter.
+
+mod payload;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+pub use payload::{ModelHook, Payload};
+
+use super::claude_code;
+use super::records::record;
+use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
+
+/// The agent name on Codex CLI's turns.
+pub const AGENT: &str = "codex";
+/// `gen_ai.provider.name` for OpenAI, as the GenAI conventions name it.
+const PROVIDER: &str = "openai";
+
+/// A model call `PreModelRequest` started.
+#[derive(Debug)]
+struct Started {
+    at_ms: u64,
+    model: String,
+}
+
+#[derive(Debug)]
+pub struct Adapter {
+    claude_code: claude_code::Adapter,
+    /// By session and `request_id`.
+    started: HashMap<(String, String), Started>,
+}
+
+impl Adapter {
+    pub fn new(grace_ms: u64) -> Self {
+        Adapter {
+            claude_code: claude_code::Adapter::named(grace_ms, AGENT),
+            started: HashMap::new(),
+        }
+    }
+
+    pub fn claude_code(&self) -> &claude_code::Adapter {
+        &self.claude_code
+    }
+
+    pub fn claude_code_mut(&mut self) -> &mut claude_code::Adapter {
+        &mut self.claude_code
+    }
+
+    /// Takes one payload received at `at_ms`; appends records to `out`.
+    pub fn push(&mut self, at_ms: u64, p: Payload, out: &mut Vec<Record<'static>>) {
+        let Payload { mut hook, model } = p;
+        // Claude Code's reader would take Codex's rollout for a transcript of its own.
+        hook.transcript_path = None;
+        hook.agent_transcript_path = None;
+        // Codex asks its model again, and stops, only once the calls it asked for are over:
+        // one still pending then was denied by another hook (Codex sends no PostToolBatch).
+        if matches!(hook.hook_event_name.as_str(), "PreModelRequest" | "Stop") {
+            let target = target(&hook);
+            self.claude_code.refuse_pending(&target, at_ms, out);
+        }
+        // Claude Code's adapter takes every event: it ignores the model hooks, but learns of
+        // the session from whichever payload comes first.
+        self.claude_code.push(at_ms, &hook, &mut NoTranscripts, out);
+        if matches!(
+            hook.hook_event_name.as_str(),
+            "PreModelRequest" | "PostModelRequest"
+        ) {
+            self.on_model(at_ms, &hook, &model, out);
+        }
+    }
+
+    fn on_model(
+        &mut self,
+        at_ms: u64,
+        hook: &claude_code::Payload,
+        m: &ModelHook,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(request) = m.request_id.clone() else {
+            return;
+        };
+        let target = target(hook);
+        let key = (target.clone(), request);
+        if hook.hook_event_name == "PreModelRequest" {
+            let model = m.model.clone().unwrap_or_default();
+            self.started.insert(key, Started { at_ms, model });
+            return;
+        }
+        let start = self.started.remove(&key).unwrap_or(Started {
+            at_ms,
+            model: m.model.clone().unwrap_or_default(),
+        });
+        let usage = m.token_usage.unwrap_or_default();
+        let input = usage.input_tokens.unwrap_or(0);
+        // Codex counts cached tokens inside the input's; the protocol keeps them apart.
+        let cached = usage.cached_input_tokens.unwrap_or(0).min(input);
+        let failed = m.status.as_deref() == Some("failed");
+        out.push(record(
+            &target,
+            Event::CallSent(CallSent {
+                id: Some(Cow::Owned(key.1)),
+                request: Request {
+                    model: Cow::Owned(start.model.clone()),
+                    provider: Some(Cow::Borrowed(PROVIDER)),
+                    max_tokens: None,
+                    messages: None,
+                    system: None,
+                },
+                response: (!failed).then(|| Response {
+                    id: m.response_id.clone().map(Cow::Owned),
+                    model: Some(Cow::Owned(start.model)),
+                    stop_reason: None,
+                    content: None,
+                }),
+                usage: Usage {
+                    input_tokens: input - cached,
+                    output_tokens: usage.output_tokens.unwrap_or(0),
+                    cache_read_tokens: cached,
+                    cache_write_tokens: usage.cache_write_input_tokens.unwrap_or(0),
+                    reasoning_tokens: usage.reasoning_output_tokens,
+                },
+                started_ms: start.at_ms,
+                finished_ms: at_ms.max(start.at_ms),
+                first_token_ms: None,
+                error: failed
+                    .then(|| {
+                        Json::of(m.error.as_deref().unwrap_or("the model request failed")).ok()
+                    })
+                    .flatten(),
+            }),
+        ));
+    }
+}
+
+/// The session a payload's event belongs to: a sub-agent's own, as Claude Code's adapter
+/// names it.
+fn target(hook: &claude_code::Payload) -> String {
+    match &hook.agent_id {
+        Some(agent) => format!("{}/agent-{agent}", hook.session_id),
+        None => hook.session_id.clone(),
+    }
+}
+
+/// No transcript is read: Codex's rollout is not Claude Code's transcript.
+struct NoTranscripts;
+
+impl claude_code::Transcripts for NoTranscripts {
+    fn read_from(&mut self, _: &str, _: u64) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

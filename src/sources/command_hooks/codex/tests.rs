@@ -1,0 +1,151 @@
+//! The adapter on payloads shaped as Codex CLI 0.171.0 sends them.
+
+use serde_json::json;
+
+use super::*;
+
+const SID: &str = "01a23350-4fdb-7bd1-93aa-7a10c99c8824";
+
+fn payload(event: &str, extra: serde_json::Value) -> Payload {
+    let mut v = json!({"session_id": SID, "hook_event_name": event, "cwd": "/work/ws", "model": "gpt-5",
+        "transcript_path": "/home/u/.codex/sessions/2026/12/01/rollout-x.jsonl"});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    Payload::parse(&v.to_string()).unwrap()
+}
+
+fn model(event: &str, request: &str, extra: serde_json::Value) -> Payload {
+    let mut v = json!({"kind": "sampling", "request_id": request, "attempt_number": 1, "thread_id": SID, "turn_id": "t1"});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    payload(event, v)
+}
+
+#[test]
+fn a_turn_gets_its_model_calls_from_the_model_hooks_and_its_calls_from_claude_codes_pairing() {
+    let mut a = Adapter::new(1_000);
+    let mut out = Vec::new();
+    let usage = json!({"token_usage": {"input_tokens": 1001, "cached_input_tokens": 201, "cache_write_input_tokens": 0,
+        "output_tokens": 51, "reasoning_output_tokens": 11, "total_tokens": 1052}, "status": "completed", "response_id": "resp_1"});
+    for (at, p) in [
+        (100, payload("SessionStart", json!({"source": "startup"}))),
+        (
+            200,
+            payload(
+                "UserPromptSubmit",
+                json!({"turn_id": "t1", "prompt": "run the command"}),
+            ),
+        ),
+        (300, model("PreModelRequest", "r1", json!({}))),
+        (
+            500,
+            payload(
+                "PreToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": "sleep 1"}, "tool_use_id": "call_1"}),
+            ),
+        ),
+        (520, model("PostModelRequest", "r1", usage.clone())),
+        (
+            1_600,
+            payload(
+                "PostToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": "sleep 1"}, "tool_response": "", "tool_use_id": "call_1"}),
+            ),
+        ),
+        (1_700, model("PreModelRequest", "r2", json!({}))),
+        (
+            1_900,
+            model(
+                "PostModelRequest",
+                "r2",
+                json!({"status": "failed", "error": "bad gateway", "token_usage": null}),
+            ),
+        ),
+        (
+            2_000,
+            payload("Stop", json!({"last_assistant_message": "done"})),
+        ),
+        (2_100, payload("SessionEnd", json!({"reason": "other"}))),
+    ] {
+        a.push(at, p, &mut out);
+    }
+    let kinds: Vec<&str> = out.iter().map(|r| r.event.kind().as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "prompted",
+            "calling",
+            "call_sent",
+            "called",
+            "call_sent",
+            "stopping",
+            "turn_ended",
+            "closed"
+        ]
+    );
+    let Event::Session(s) = &out[0].event else {
+        panic!()
+    };
+    assert_eq!(s.agent.as_deref(), Some("codex"));
+    let Event::CallSent(first) = &out[3].event else {
+        panic!()
+    };
+    assert_eq!((first.started_ms, first.finished_ms), (300, 520));
+    assert_eq!(first.request.model, "gpt-5");
+    assert_eq!(first.request.provider.as_deref(), Some("openai"));
+    assert_eq!(
+        (
+            first.usage.input_tokens,
+            first.usage.cache_read_tokens,
+            first.usage.output_tokens,
+            first.usage.reasoning_tokens
+        ),
+        (800, 201, 51, Some(11))
+    );
+    let Event::CallSent(failed) = &out[5].event else {
+        panic!()
+    };
+    assert!(failed.error.is_some() && failed.response.is_none());
+    let Event::Called(call) = &out[4].event else {
+        panic!()
+    };
+    assert_eq!((call.started_ms, call.finished_ms), (500, 1_600));
+}
+
+#[test]
+fn a_call_another_hook_denied_ends_refused_when_the_model_is_asked_again() {
+    let mut a = Adapter::new(1_000);
+    let mut out = Vec::new();
+    for (at, p) in [
+        (
+            100,
+            payload(
+                "UserPromptSubmit",
+                json!({"turn_id": "t1", "prompt": "push"}),
+            ),
+        ),
+        (
+            200,
+            payload(
+                "PreToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": "git push --force"}, "tool_use_id": "call_1"}),
+            ),
+        ),
+        (300, model("PreModelRequest", "r2", json!({}))),
+    ] {
+        a.push(at, p, &mut out);
+    }
+    let refused: Vec<_> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Called(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].refused);
+    assert_eq!((refused[0].started_ms, refused[0].finished_ms), (200, 300));
+}

@@ -1,0 +1,286 @@
+//! The real Codex CLI, offline, against a scripted stand-in for OpenAI's Responses API, with
+//! albedo-otel's hook installed by `albedo-otel install codex` beside a hook of the user's own
+//! that denies force-pushes. Two turns of one session (the second by `codex exec resume`): a
+//! shell call that takes a second, and one the user's hook denies. The trace must have one
+//! root a turn, the calls inside it, and the model calls with the tokens Codex's own rollout
+//! recorded. The collector demands an API key, which reaches it only through the
+//! configuration file.
+//! Needs the CLI: `npm install @openai/codex@0.171.0`, and `CODEX_BIN` (or `codex` on PATH);
+//! `.ci/run` does both.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::openai_responses::{MockResponses, DENIED_COMMAND, DENY_MARK};
+use support::*;
+
+const API_KEY: &str = "test-key-5d8f1a3c7e";
+
+fn codex() -> Option<PathBuf> {
+    let found = std::env::var_os("CODEX_BIN")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("codex"));
+    require_tool(
+        "codex (Codex CLI)",
+        found,
+        "install it with `npm install @openai/codex@0.171.0` and set CODEX_BIN to node_modules/.bin/codex",
+    )
+}
+
+/// The user's Codex before albedo-otel: the scripted provider, and a hook of their own.
+fn user_setup(home: &Path, api: &MockResponses) -> PathBuf {
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"gpt-5-mock\"\nmodel_provider = \"lab\"\n\n[model_providers.lab]\nname = \"lab\"\nbase_url = \"http://{}/v1\"\nwire_api = \"responses\"\n",
+            api.addr
+        ),
+    )
+    .unwrap();
+    let deny = home.join("deny-force-push.sh");
+    std::fs::write(
+        &deny,
+        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"force-push is not allowed\"}}';; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": deny.display().to_string(), "timeout": 3}]}]}});
+    let file = codex_home.join("hooks.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&hooks).unwrap()).unwrap();
+    file
+}
+
+fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("TERM", "dumb")
+        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
+        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
+}
+
+/// `codex exec` with `args`; its `--json` output.
+fn run_codex(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> String {
+    let mut cmd = Command::new(bin);
+    base_env(&mut cmd, home, spool);
+    cmd.args([
+        "exec",
+        "--json",
+        "--dangerously-bypass-hook-trust",
+        "--skip-git-repo-check",
+    ])
+    .args(args)
+    .current_dir(work)
+    .stdin(Stdio::null())
+    // Codex hands hooks its whole environment: the user's shell's variables for other
+    // programs must not take the traces elsewhere.
+    .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "codex {args:?} failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Each response's `(input, output)` tokens as Codex's rollout recorded them, in order.
+fn rollout_tokens(codex_home: &Path) -> Vec<(u64, u64)> {
+    let mut files: Vec<PathBuf> =
+        files_containing(&codex_home.join("sessions"), "token_usage_record");
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["type"] == "token_usage_record" {
+                let u = &v["payload"]["usage"];
+                out.push((
+                    u["input_tokens"].as_u64().unwrap_or(0),
+                    u["output_tokens"].as_u64().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_real_codex_session_becomes_a_trace_per_turn() {
+    let Some(bin) = codex() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockResponses::start();
+    let (home, work, hook_dir, spool) = (
+        temp_dir("cx-home"),
+        temp_dir("cx-work"),
+        temp_dir("cx-hooks"),
+        temp_dir("cx-spool"),
+    );
+    let hooks_file = user_setup(&home, &api);
+
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    let out = install
+        .args(["install", "codex"])
+        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("only once it is trusted"),
+        "install says Codex must trust the hooks:\n{said}"
+    );
+    let installed = std::fs::read_to_string(&hooks_file).unwrap();
+    assert!(
+        installed.contains("deny-force-push.sh") && installed.contains("--agent codex"),
+        "{installed}"
+    );
+    assert!(!installed.contains(API_KEY));
+
+    let first = run_codex(&bin, &["run the command"], &home, &work, &spool);
+    let thread: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let session = thread["thread_id"]
+        .as_str()
+        .expect("thread.started first")
+        .to_string();
+    run_codex(
+        &bin,
+        &["resume", &session, &format!("{DENY_MARK}: push it")],
+        &home,
+        &work,
+        &spool,
+    );
+
+    wait_until(
+        Duration::from_secs(60),
+        "the hook daemon to drain and exit",
+        || {
+            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
+                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
+        },
+    );
+    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
+    assert_eq!(rx.unauthorized(), 0, "{log}");
+    assert_eq!(
+        files_containing(&home, API_KEY),
+        vec![home.join(".config/albedo-otel/config.toml")]
+    );
+    assert!(files_containing(&hook_dir, API_KEY).is_empty());
+
+    let spans = rx.spans();
+    let tree = render_trees(
+        &spans,
+        &["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(&spans),
+        2,
+        "one root a turn, every parent present:\n{tree}\n{log}"
+    );
+    for root in spans.iter().filter(|s| s.span.parent_span_id.is_empty()) {
+        assert_eq!(root.span.name, "invoke_agent codex", "{tree}");
+        assert_eq!(
+            root.attr("session.id").as_deref(),
+            Some(session.as_str()),
+            "{tree}"
+        );
+        assert_eq!(
+            root.resource.get("service.name").map(String::as_str),
+            Some("albedo")
+        );
+        for s in spans
+            .iter()
+            .filter(|s| s.span.trace_id == root.span.trace_id)
+        {
+            assert!(
+                s.span.start_time_unix_nano >= root.span.start_time_unix_nano
+                    && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
+                "{} is outside its turn:\n{tree}",
+                s.span.name
+            );
+        }
+    }
+    let tools: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.name == "execute_tool Bash")
+        .collect();
+    assert_eq!(tools.len(), 2, "{tree}");
+    let slow = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_none())
+        .expect("the sleep call");
+    let took = slow.span.end_time_unix_nano - slow.span.start_time_unix_nano;
+    assert!(
+        took >= 1_000_000_000,
+        "the call slept 1 s; its span says {took} ns:\n{tree}"
+    );
+    let denied = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_some())
+        .expect("the denied call");
+    assert_eq!(
+        denied.span.status.as_ref().map(|s| s.code),
+        Some(2),
+        "{tree}"
+    );
+    assert!(denied
+        .attr("gen_ai.tool.call.arguments")
+        .unwrap_or_default()
+        .contains(DENIED_COMMAND));
+
+    let mut chats: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    chats.sort_by_key(|s| s.span.start_time_unix_nano);
+    let tokens = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let traced: Vec<(u64, u64)> = chats
+        .iter()
+        .map(|s| {
+            (
+                tokens(s, "gen_ai.usage.input_tokens"),
+                tokens(s, "gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        traced,
+        rollout_tokens(&home.join(".codex")),
+        "the trace's tokens against Codex's rollout:\n{tree}"
+    );
+    let sent: Vec<(u64, u64)> = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sent, "and against what the API answered");
+    for c in &chats {
+        assert_eq!(c.attr("gen_ai.provider.name").as_deref(), Some("openai"));
+        assert_eq!(
+            c.attr("gen_ai.request.model").as_deref(),
+            Some("gpt-5-mock")
+        );
+    }
+}
