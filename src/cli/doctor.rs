@@ -76,6 +76,12 @@ pub fn run(
             let codex =
                 std::env::var_os("CODEX_HOME").map_or_else(|| h.join(".codex"), PathBuf::from);
             places.push(("Codex CLI (user)".into(), codex.join("hooks.json")));
+            let copilot =
+                std::env::var_os("COPILOT_HOME").map_or_else(|| h.join(".copilot"), PathBuf::from);
+            places.push((
+                "Copilot CLI (user)".into(),
+                copilot.join("hooks/albedo-otel.json"),
+            ));
         }
         let here = PathBuf::from(".claude/settings.json");
         if project {

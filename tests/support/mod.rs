@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod exporter;
 pub mod gemini_api;
 pub mod hooks;
+pub mod openai_chat;
 pub mod openai_responses;
 pub mod otlp_json;
 pub mod prometheus;

@@ -44,6 +44,9 @@ enum Host {
     /// Codex CLI: $CODEX_HOME/hooks.json (default ~/.codex/hooks.json) or ./.codex/hooks.json.
     /// Codex runs a hook only once it is trusted.
     Codex(Agent),
+    /// Copilot CLI: a file of albedo-otel's own, $COPILOT_HOME/hooks/albedo-otel.json (default
+    /// ~/.copilot), or ./.github/hooks/albedo-otel.json
+    Copilot(Agent),
     /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
     Albedo {
         /// albedo's home [env: ALBEDO_HOME]
@@ -120,6 +123,9 @@ const CODEX_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 
+/// Copilot CLI's events that make a trace: its session log has the calls.
+const COPILOT_EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"];
+
 /// How a host's hooks file takes our hook: the same `hooks` → event → groups shape for all
 /// three, with these differences.
 pub(super) struct Hooks {
@@ -153,6 +159,13 @@ const GEMINI: Hooks = Hooks {
     named: true,
     agent: Some("gemini"),
 };
+const COPILOT: Hooks = Hooks {
+    events: COPILOT_EVENTS,
+    tool_events: &[],
+    timeout: 10,
+    named: false,
+    agent: Some("copilot"),
+};
 const CODEX: Hooks = Hooks {
     events: CODEX_EVENTS,
     tool_events: &["PreToolUse", "PostToolUse"],
@@ -163,14 +176,16 @@ const CODEX: Hooks = Hooks {
 impl Target {
     fn export(&self) -> &ExportArgs {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) => &a.export,
+            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => &a.export,
             Host::Albedo { export, .. } => export,
         }
     }
 
     fn hook_dir_flag(&self) -> Option<PathBuf> {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) => a.hook_dir.clone(),
+            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => {
+                a.hook_dir.clone()
+            }
             Host::Albedo { hook_dir, .. } => hook_dir.clone(),
         }
     }
@@ -189,7 +204,8 @@ impl Target {
         match &self.host {
             Host::ClaudeCode(Agent { project: true, .. })
             | Host::Gemini(Agent { project: true, .. })
-            | Host::Codex(Agent { project: true, .. }) => {
+            | Host::Codex(Agent { project: true, .. })
+            | Host::Copilot(Agent { project: true, .. }) => {
                 let root = std::env::current_dir()?;
                 let root = root.canonicalize().unwrap_or(root);
                 let name: String = root
@@ -236,6 +252,20 @@ impl Target {
                     },
                 };
                 (file, &CODEX)
+            }
+            Host::Copilot(a) => {
+                let file = match (&a.settings, a.project) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".github/hooks/albedo-otel.json"),
+                    (None, false) => match std::env::var_os("COPILOT_HOME") {
+                        Some(home) => PathBuf::from(home).join("hooks/albedo-otel.json"),
+                        None => {
+                            let home = std::env::var_os("HOME").context("HOME is not set")?;
+                            Path::new(&home).join(".copilot/hooks/albedo-otel.json")
+                        }
+                    },
+                };
+                (file, &COPILOT)
             }
             Host::Albedo { albedo_home, .. } => {
                 let home = albedo_home

@@ -9,10 +9,16 @@ pub enum Agent {
     ClaudeCode,
     Gemini,
     Codex,
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Gemini, Agent::Codex];
+    pub const ALL: [Agent; 4] = [
+        Agent::ClaudeCode,
+        Agent::Gemini,
+        Agent::Codex,
+        Agent::Copilot,
+    ];
 
     /// The name on a hook's command line and in the journal.
     pub fn name(self) -> &'static str {
@@ -20,6 +26,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
         }
     }
 

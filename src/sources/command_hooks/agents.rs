@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 pub use super::agent::Agent;
-use super::{claude_code, codex, gemini};
+use super::{claude_code, codex, copilot, gemini};
 use crate::protocol::Record;
 
 /// What the daemon reads of every payload, whatever its agent.
@@ -30,6 +30,7 @@ pub enum Parsed {
     ClaudeCode(claude_code::Payload),
     Gemini(gemini::Payload),
     Codex(codex::Payload),
+    Copilot(copilot::Payload),
 }
 
 /// Every agent's adapter, and which agent each session is.
@@ -38,6 +39,7 @@ pub struct Adapters {
     claude_code: claude_code::Adapter,
     gemini: gemini::Adapter,
     codex: codex::Adapter,
+    copilot: copilot::Adapter,
     of: HashMap<String, Agent>,
 }
 
@@ -48,6 +50,7 @@ impl Adapters {
             claude_code: claude_code::Adapter::new(grace_ms),
             gemini: gemini::Adapter::new(),
             codex: codex::Adapter::new(grace_ms),
+            copilot: copilot::Adapter::new(),
             of: HashMap::new(),
         }
     }
@@ -68,6 +71,9 @@ impl Adapters {
             }
             Agent::Codex => {
                 Parsed::Codex(codex::Payload::parse(payload.get()).map_err(|e| e.to_string())?)
+            }
+            Agent::Copilot => {
+                Parsed::Copilot(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
             }
         })
     }
@@ -93,19 +99,30 @@ impl Adapters {
                 self.note(Agent::Codex, &p.hook.session_id);
                 self.codex.push(at_ms, p, out);
             }
+            Parsed::Copilot(p) => {
+                self.note(Agent::Copilot, &p.session_id);
+                self.copilot.push(at_ms, &p, transcripts, out);
+            }
         }
     }
 
-    /// Ends what time ends (Claude Code's held stops).
-    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// Ends what time ends (Claude Code's held stops, Copilot's turns whose log is due).
+    pub fn tick(
+        &mut self,
+        now_ms: u64,
+        transcripts: &mut dyn claude_code::Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         self.claude_code.tick(now_ms, out);
         self.codex.claude_code_mut().tick(now_ms, out);
+        self.copilot.tick(now_ms, transcripts, out);
     }
 
     pub fn open_turns(&self) -> usize {
         self.claude_code.open_turns()
             + self.gemini.open_turns()
             + self.codex.claude_code().open_turns()
+            + self.copilot.open_turns()
     }
 
     /// Whether session `id` is between turns.
@@ -114,6 +131,7 @@ impl Adapters {
             Agent::ClaudeCode => self.claude_code.at_rest(id),
             Agent::Gemini => self.gemini.at_rest(id),
             Agent::Codex => self.codex.claude_code().at_rest(id),
+            Agent::Copilot => self.copilot.at_rest(id),
         }
     }
 
@@ -123,6 +141,9 @@ impl Adapters {
             Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, out),
             Agent::Gemini => self.gemini.abandon(id, at_ms, out),
             Agent::Codex => self.codex.claude_code_mut().abandon(id, at_ms, out),
+            Agent::Copilot => self
+                .copilot
+                .abandon(id, at_ms, &mut claude_code::Files, out),
         }
         self.of.remove(id);
     }
@@ -131,7 +152,7 @@ impl Adapters {
     pub fn transcript_offset(&self, id: &str) -> u64 {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.transcript_offset(id),
-            Agent::Gemini | Agent::Codex => 0,
+            Agent::Gemini | Agent::Codex | Agent::Copilot => 0,
         }
     }
 
@@ -142,8 +163,9 @@ impl Adapters {
 
     /// Resumes session `id` where an earlier daemon left it.
     pub fn resume(&mut self, id: &str, transcript_offset: u64) {
-        if self.agent(id) == Agent::ClaudeCode {
-            self.claude_code.resume(id, transcript_offset);
+        match self.agent(id) {
+            Agent::ClaudeCode => self.claude_code.resume(id, transcript_offset),
+            Agent::Gemini | Agent::Codex | Agent::Copilot => {}
         }
     }
 

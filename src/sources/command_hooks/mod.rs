@@ -21,6 +21,7 @@ pub mod agent;
 pub mod agents;
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod daemon;
 pub mod doctor;
 pub mod gemini;

@@ -128,7 +128,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             }
         }
         let mut records = Vec::new();
-        adapter.tick(now_ms(), &mut records);
+        adapter.tick(now_ms(), &mut Files, &mut records);
         let check_hosts = last_host_check.elapsed() >= config.host_check;
         if check_hosts {
             last_host_check = Instant::now();

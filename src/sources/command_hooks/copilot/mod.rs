@@ -1,0 +1,316 @@
+//! Copilot CLI's command hooks and session log to protocol records.
+//!
+//! Copilot's hooks, in Claude Code's style, carry no call id, no turn id and nothing of the
+//! model calls. Its session log (`events.jsonl`, which `Stop` names) has all of that, timed:
+//! - `UserPromptSubmit` opens the turn, at the payload's own time;
+//! - `Stop` ends it. Copilot writes its log behind its hooks, so the log is read a little
+//!   later (or at the next prompt): each model call (`session.usage_record`, timed at its end,
+//!   with its duration and tokens) and each tool call (`tool.execution_start` to
+//!   `tool.execution_complete`, by call id; a call a hook denied completes with the code
+//!   `denied`) between the turn's start and its `Stop`;
+//! - `SessionEnd` closes the session once its turn is read; `copilot --resume` opens it
+//!   again under its id.
+//!
+//! A sub-agent's own calls (log events with an `agentId`) are not traced yet. Reading the log
+//! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
+
+mod payload;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+pub use payload::Payload;
+use payload::{iso_ms, LogEvent, UsageRecord};
+
+use super::claude_code::Transcripts;
+use super::records::{record, session_opened};
+use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
+
+/// The agent name on Copilot CLI's turns.
+pub const AGENT: &str = "copilot";
+
+/// How long after `Stop` the session log is read: Copilot writes it behind the hooks, and a
+/// turn's last model call and tool end can reach it after its `Stop` has run.
+const LOG_GRACE_MS: u64 = 2_000;
+
+#[derive(Debug, Default)]
+struct Session {
+    started: bool,
+    turn_open: bool,
+    /// When the open turn began: the log's events from then on are its.
+    turn_start: u64,
+    /// The turn's `Stop`: when it came, and the log it named.
+    stop: Option<(u64, Option<String>)>,
+    /// `SessionEnd` came: the session closes once its last turn is read.
+    closing: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Adapter {
+    sessions: HashMap<String, Session>,
+}
+
+impl Adapter {
+    pub fn new() -> Self {
+        Adapter::default()
+    }
+
+    /// Sessions with a turn open or not yet read.
+    pub fn open_turns(&self) -> usize {
+        self.sessions
+            .values()
+            .filter(|s| s.turn_open || s.stop.is_some())
+            .count()
+    }
+
+    pub fn at_rest(&self, id: &str) -> bool {
+        self.sessions
+            .get(id)
+            .is_none_or(|s| !s.turn_open && s.stop.is_none())
+    }
+
+    /// Takes one payload received at `received_ms`; appends records to `out`.
+    pub fn push(
+        &mut self,
+        received_ms: u64,
+        p: &Payload,
+        logs: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        let at_ms = p.at_ms().unwrap_or(received_ms);
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        if !s.started {
+            s.started = true;
+            out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
+        }
+        match p.hook_event_name.as_str() {
+            "UserPromptSubmit" | "userPromptSubmitted" => {
+                // The last turn is over now, whatever the log's delay.
+                finish(sid, s, at_ms, logs, out);
+                s.turn_open = true;
+                s.turn_start = at_ms;
+                s.closing = None;
+                out.push(record(
+                    sid,
+                    Event::Prompted {
+                        at_ms,
+                        text: Cow::Owned(p.prompt.clone().unwrap_or_default()),
+                    },
+                ));
+            }
+            "Stop" | "agentStop" if s.turn_open => {
+                s.stop = Some((at_ms, p.transcript_path.clone().filter(|p| !p.is_empty())));
+            }
+            "SessionEnd" | "sessionEnd" => s.closing = Some(at_ms),
+            _ => {}
+        }
+    }
+
+    /// Reads the log of each turn whose `Stop` is old enough, and closes the sessions that
+    /// ended.
+    pub fn tick(
+        &mut self,
+        now_ms: u64,
+        logs: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let mut closed = Vec::new();
+        for (sid, s) in self.sessions.iter_mut() {
+            if s.stop
+                .as_ref()
+                .is_some_and(|(at, _)| now_ms >= at.saturating_add(LOG_GRACE_MS))
+            {
+                finish(sid, s, now_ms, logs, out);
+            }
+            if let Some(at) = s.closing.filter(|_| !s.turn_open && s.stop.is_none()) {
+                out.push(record(sid, Event::Closed { at_ms: at }));
+                closed.push(sid.clone());
+            }
+        }
+        for sid in closed {
+            self.sessions.remove(&sid);
+        }
+    }
+
+    /// Gives up on a session that will send nothing more: what its log has of its turn goes
+    /// out, and it is closed at `at_ms`, its open turn marked unfinished.
+    pub fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        logs: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if let Some(mut s) = self.sessions.remove(id) {
+            if s.stop.is_some() {
+                finish(id, &mut s, at_ms, logs, out);
+            }
+            out.push(record(id, Event::Closed { at_ms }));
+        }
+    }
+}
+
+/// Ends session `sid`'s turn: a held `Stop`'s turn with what the log has of it, at the `Stop`;
+/// a turn with no `Stop` at `at_ms`, interrupted.
+fn finish(
+    sid: &str,
+    s: &mut Session,
+    at_ms: u64,
+    logs: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
+    if let Some((stop_at, log)) = s.stop.take() {
+        if let Some(path) = log {
+            read_log(sid, s.turn_start, stop_at, &logs.read_from(&path, 0), out);
+        }
+        s.turn_open = false;
+        out.push(record(
+            sid,
+            Event::TurnEnded {
+                at_ms: stop_at,
+                reason: Some(Cow::Borrowed("end_turn")),
+            },
+        ));
+    } else if std::mem::take(&mut s.turn_open) {
+        out.push(record(
+            sid,
+            Event::TurnEnded {
+                at_ms,
+                reason: Some(Cow::Borrowed("interrupted")),
+            },
+        ));
+    }
+}
+
+/// The model and tool calls the log (`bytes`, whole) has between a turn's start and its
+/// `Stop`: the log holds every turn of the session, resumed ones included, and each event its
+/// time, so a turn takes its own whichever daemon reads it, and however often.
+fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) {
+    let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
+    for line in bytes.split(|b| *b == b'\n') {
+        let Ok(e) = serde_json::from_slice::<LogEvent>(line) else {
+            continue;
+        };
+        let Some(at) = e.timestamp.as_deref().and_then(iso_ms) else {
+            continue;
+        };
+        if e.agent_id.is_some() || at < from || at > to {
+            continue;
+        }
+        let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        match e.kind.as_str() {
+            "session.usage_record" => {
+                let Ok(u) = serde_json::from_value::<UsageRecord>(e.data["usage"].clone()) else {
+                    continue;
+                };
+                let mut c = call_sent(u, at);
+                c.started_ms = c.started_ms.max(from);
+                out.push(record(sid, Event::CallSent(c)));
+            }
+            "tool.execution_start" => {
+                let Some(id) = text(&e.data["toolCallId"]) else {
+                    continue;
+                };
+                let name = text(&e.data["toolName"]).unwrap_or_default();
+                let args = Json::of(&e.data["arguments"])
+                    .ok()
+                    .filter(|_| !e.data["arguments"].is_null());
+                out.push(record(
+                    sid,
+                    Event::Calling {
+                        at_ms: at,
+                        call: Call {
+                            id: Cow::Owned(id.clone()),
+                            name: Cow::Owned(name.clone()),
+                            arguments: args.clone(),
+                            within: None,
+                        },
+                    },
+                ));
+                running.insert(id, (name, args, at));
+            }
+            "tool.execution_complete" => {
+                let Some(id) = text(&e.data["toolCallId"]) else {
+                    continue;
+                };
+                let Some((name, arguments, started)) = running.remove(&id) else {
+                    continue;
+                };
+                let success = e.data["success"].as_bool().unwrap_or(true);
+                let refused = e.data["error"]["code"] == "denied";
+                let output = if success {
+                    &e.data["result"]["content"]
+                } else {
+                    &e.data["error"]["message"]
+                };
+                out.push(record(
+                    sid,
+                    Event::Called(Called {
+                        call: Call {
+                            id: Cow::Owned(id),
+                            name: Cow::Owned(name),
+                            arguments,
+                            within: None,
+                        },
+                        output: Json::of(output).ok().filter(|_| !output.is_null()),
+                        started_ms: started,
+                        finished_ms: at.max(started),
+                        refused,
+                        failed: !success && !refused,
+                    }),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {
+    let started = end_ms.saturating_sub(u.duration.unwrap_or(0.0).max(0.0) as u64);
+    let input = u.input_tokens.unwrap_or(0);
+    // Copilot counts cached tokens inside the input's; the protocol keeps them apart.
+    let cached = u.cache_read_tokens.unwrap_or(0).min(input);
+    let model = u.model.unwrap_or_default();
+    let provider = match u.provider_type.as_deref() {
+        Some("anthropic") => "anthropic",
+        Some("azure") => "azure.ai.openai",
+        Some("openai") => "openai",
+        _ => "github_copilot",
+    };
+    CallSent {
+        id: u.api_call_id.clone().map(Cow::Owned),
+        request: Request {
+            model: Cow::Owned(model.clone()),
+            provider: Some(Cow::Borrowed(provider)),
+            max_tokens: None,
+            messages: None,
+            system: None,
+        },
+        response: Some(Response {
+            id: u.api_call_id.map(Cow::Owned),
+            model: Some(Cow::Owned(model)),
+            stop_reason: u.finish_reason.map(Cow::Owned),
+            content: None,
+        }),
+        usage: Usage {
+            input_tokens: input - cached,
+            output_tokens: u.output_tokens.unwrap_or(0),
+            cache_read_tokens: cached,
+            cache_write_tokens: u.cache_write_tokens.unwrap_or(0),
+            reasoning_tokens: None,
+        },
+        started_ms: started,
+        finished_ms: end_ms,
+        first_token_ms: u
+            .time_to_first_token_ms
+            .map(|t| started.saturating_add(t.max(0.0) as u64).min(end_ms)),
+        error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! The adapter on hook payloads and a session log shaped as Copilot CLI 1.0.102 writes them.
+
+use serde_json::json;
+
+use super::*;
+
+const SID: &str = "88a9b10a-ab5f-4059-8d4d-f598e265cf8e";
+const T0: u64 = 1_796_157_322_000;
+
+fn iso(ms: u64) -> String {
+    humantime::format_rfc3339_millis(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(T0 + ms),
+    )
+    .to_string()
+}
+
+fn hook(event: &str, ms: u64, extra: serde_json::Value) -> Payload {
+    let mut v =
+        json!({"hook_event_name": event, "session_id": SID, "timestamp": iso(ms), "cwd": "/work"});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    serde_json::from_value(v).unwrap()
+}
+
+struct Log(String);
+
+impl Transcripts for Log {
+    fn read_from(&mut self, _: &str, offset: u64) -> Vec<u8> {
+        self.0.as_bytes()[offset as usize..].to_vec()
+    }
+}
+
+fn line(kind: &str, ms: u64, data: serde_json::Value) -> String {
+    json!({"type": kind, "data": data, "id": "x", "timestamp": iso(ms)}).to_string() + "\n"
+}
+
+fn log() -> Log {
+    let usage = |n: u64, at: u64, dur: u64| {
+        line(
+            "session.usage_record",
+            at,
+            json!({"usage": {"model": "gpt-4.1", "inputTokens": 1000 * n, "outputTokens": 20,
+            "cacheReadTokens": 100, "duration": dur, "timeToFirstTokenMs": 5, "apiCallId": format!("chatcmpl-{n}"),
+            "finishReason": "stop", "providerType": "openai"}}),
+        )
+    };
+    Log([
+        // Turn 1.
+        usage(1, 400, 300),
+        line("tool.execution_start", 410, json!({"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "sleep 1"}})),
+        line("tool.execution_complete", 1_420, json!({"toolCallId": "call_1", "success": true, "result": {"content": "hi"}})),
+        usage(2, 1_800, 300),
+        // Turn 2, resumed: a denied call, and a sub-agent's call that is not traced yet.
+        usage(3, 10_400, 300),
+        line("tool.execution_start", 10_410, json!({"toolCallId": "call_3", "toolName": "bash", "arguments": {"command": "git push --force"}})),
+        line("tool.execution_complete", 10_420, json!({"toolCallId": "call_3", "success": false, "error": {"message": "Denied", "code": "denied"}})),
+        json!({"type": "session.usage_record", "agentId": "child", "timestamp": iso(10_500), "data": {"usage": {"inputTokens": 9}}}).to_string() + "\n",
+        usage(4, 10_800, 300),
+    ]
+    .concat())
+}
+
+#[test]
+fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
+    let (mut a, mut logs, mut out) = (Adapter::new(), log(), Vec::new());
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    for p in [
+        hook("SessionStart", 0, json!({})),
+        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
+        hook("Stop", 1_900, stop.clone()),
+        hook("SessionEnd", 1_950, json!({"reason": "complete"})),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    assert_eq!(
+        out.len(),
+        2,
+        "nothing of the turn before the log is due: {out:?}"
+    );
+    a.tick(T0 + 1_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    let kinds: Vec<&str> = out.iter().map(|r| r.event.kind().as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "prompted",
+            "call_sent",
+            "calling",
+            "called",
+            "call_sent",
+            "turn_ended",
+            "closed"
+        ]
+    );
+    let Event::CallSent(c) = &out[2].event else {
+        panic!()
+    };
+    assert_eq!(
+        (c.started_ms, c.finished_ms, c.first_token_ms),
+        (T0 + 100, T0 + 400, Some(T0 + 105))
+    );
+    assert_eq!(
+        (c.usage.input_tokens, c.usage.cache_read_tokens),
+        (900, 100)
+    );
+
+    // The resumed process: the log now holds both turns; the second takes only its own.
+    let mut out = Vec::new();
+    for p in [
+        hook("SessionStart", 10_000, json!({"source": "resume"})),
+        hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
+        hook("Stop", 10_900, stop),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.abandon(SID, T0 + 11_000, &mut logs, &mut out);
+    let calls: Vec<&CallSent> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls
+            .iter()
+            .map(|c| c.id.as_deref().unwrap())
+            .collect::<Vec<_>>(),
+        ["chatcmpl-3", "chatcmpl-4"]
+    );
+    let denied = out
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::Called(c) => Some(c),
+            _ => None,
+        })
+        .unwrap();
+    assert!(denied.refused && !denied.failed);
+}

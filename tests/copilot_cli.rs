@@ -1,0 +1,283 @@
+//! The real Copilot CLI, offline, with a provider of the user's own (a scripted stand-in for
+//! OpenAI's chat completions), albedo-otel's hook installed by `albedo-otel install copilot`
+//! beside a hook of the user's own that denies force-pushes. Two turns of one session (the
+//! second by `--resume`): a shell call that takes a second, and one the user's hook denies.
+//! The trace must have one root a turn, the calls inside it with their ids and times from
+//! Copilot's session log, and the model calls with the tokens the log recorded. Copilot
+//! removes every `OTEL_*` variable from its hooks, so the collector's address and key reach
+//! the hook only through the configuration file.
+//! Needs the CLI: `npm install @github/copilot@1.0.102`, and `COPILOT_BIN` (or `copilot` on
+//! PATH); `.ci/run` does both.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::openai_chat::{MockChat, DENIED_COMMAND, DENY_MARK};
+use support::*;
+
+const API_KEY: &str = "test-key-2b6e9d4f8a";
+
+fn copilot() -> Option<PathBuf> {
+    let found = std::env::var_os("COPILOT_BIN")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("copilot"));
+    require_tool(
+        "copilot (Copilot CLI)",
+        found,
+        "install it with `npm install @github/copilot@1.0.102` and set COPILOT_BIN to node_modules/.bin/copilot",
+    )
+}
+
+/// A hook of the user's own, in a file of its own: Copilot loads every file in the folder.
+fn user_hook(home: &Path) {
+    let deny = home.join("deny-force-push.sh");
+    std::fs::write(
+        &deny,
+        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"force-push is not allowed\"}';; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": deny.display().to_string(), "timeout": 5}]}]}});
+    let dir = home.join(".copilot/hooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("mine.json"), hooks.to_string()).unwrap();
+}
+
+fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("TERM", "dumb")
+        .env("LANG", "C.UTF-8")
+        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
+        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
+}
+
+fn run_copilot(
+    bin: &Path,
+    args: &[&str],
+    home: &Path,
+    work: &Path,
+    api: &MockChat,
+    spool: &Path,
+) -> String {
+    let mut cmd = Command::new(bin);
+    base_env(&mut cmd, home, spool);
+    cmd.args(args)
+        .args(["--allow-all", "--no-auto-update"])
+        .current_dir(work)
+        .stdin(Stdio::null())
+        .env("COPILOT_OFFLINE", "true")
+        .env(
+            "COPILOT_PROVIDER_BASE_URL",
+            format!("http://{}/v1", api.addr),
+        )
+        .env("COPILOT_MODEL", "gpt-4.1");
+    let out = cmd.output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "copilot {args:?} failed: {all}");
+    all
+}
+
+/// Each model call's `(input, output)` tokens as Copilot's session log recorded them.
+fn log_tokens(home: &Path) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for f in files_containing(&home.join(".copilot/session-state"), "session.usage_record") {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["type"] == "session.usage_record" {
+                let u = &v["data"]["usage"];
+                out.push((
+                    u["inputTokens"].as_u64().unwrap_or(0),
+                    u["outputTokens"].as_u64().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_real_copilot_session_becomes_a_trace_per_turn() {
+    let Some(bin) = copilot() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockChat::start();
+    let (home, work, hook_dir, spool) = (
+        temp_dir("cp-home"),
+        temp_dir("cp-work"),
+        temp_dir("cp-hooks"),
+        temp_dir("cp-spool"),
+    );
+    user_hook(&home);
+
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    let out = install
+        .args(["install", "copilot"])
+        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = std::fs::read_to_string(home.join(".copilot/hooks/albedo-otel.json")).unwrap();
+    assert!(
+        ours.contains("--agent copilot") && !ours.contains(API_KEY),
+        "{ours}"
+    );
+
+    let first = run_copilot(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
+    let session = std::fs::read_dir(home.join(".copilot/session-state"))
+        .unwrap()
+        .next()
+        .expect("a session folder")
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    assert!(first.contains(&session) || !session.is_empty());
+    run_copilot(
+        &bin,
+        &[
+            &format!("--resume={session}"),
+            "-p",
+            &format!("{DENY_MARK}: push it"),
+        ],
+        &home,
+        &work,
+        &api,
+        &spool,
+    );
+
+    wait_until(
+        Duration::from_secs(60),
+        "the hook daemon to drain and exit",
+        || {
+            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
+                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
+        },
+    );
+    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
+    assert_eq!(rx.unauthorized(), 0, "{log}");
+    assert_eq!(
+        files_containing(&home, API_KEY),
+        vec![home.join(".config/albedo-otel/config.toml")]
+    );
+
+    let spans = rx.spans();
+    let tree = render_trees(
+        &spans,
+        &[
+            "gen_ai.tool.call.id",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+        ],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(&spans),
+        2,
+        "one root a turn, every parent present:\n{tree}\n{log}"
+    );
+    for root in spans.iter().filter(|s| s.span.parent_span_id.is_empty()) {
+        assert_eq!(root.span.name, "invoke_agent copilot", "{tree}");
+        assert_eq!(
+            root.attr("session.id").as_deref(),
+            Some(session.as_str()),
+            "{tree}"
+        );
+        for s in spans
+            .iter()
+            .filter(|s| s.span.trace_id == root.span.trace_id)
+        {
+            assert!(
+                s.span.start_time_unix_nano >= root.span.start_time_unix_nano
+                    && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
+                "{} is outside its turn:\n{tree}",
+                s.span.name
+            );
+        }
+    }
+    let tools: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.name == "execute_tool bash")
+        .collect();
+    assert_eq!(tools.len(), 2, "{tree}");
+    let slow = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_none())
+        .expect("the sleep call");
+    let took = slow.span.end_time_unix_nano - slow.span.start_time_unix_nano;
+    assert!(
+        took >= 1_000_000_000,
+        "the call slept 1 s; its span says {took} ns:\n{tree}"
+    );
+    assert_eq!(
+        slow.attr("gen_ai.tool.call.id").as_deref(),
+        Some("call_1"),
+        "the call id from the log:\n{tree}"
+    );
+    let denied = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_some())
+        .expect("the denied call");
+    assert_eq!(
+        denied.span.status.as_ref().map(|s| s.code),
+        Some(2),
+        "{tree}"
+    );
+    assert!(denied
+        .attr("gen_ai.tool.call.arguments")
+        .unwrap_or_default()
+        .contains(DENIED_COMMAND));
+
+    let mut chats: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    chats.sort_by_key(|s| s.span.start_time_unix_nano);
+    let tokens = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let traced: Vec<(u64, u64)> = chats
+        .iter()
+        .map(|s| {
+            (
+                tokens(s, "gen_ai.usage.input_tokens"),
+                tokens(s, "gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        traced,
+        log_tokens(&home),
+        "the trace's tokens against Copilot's session log:\n{tree}"
+    );
+    let sent: Vec<(u64, u64)> = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sent, "and against what the API answered");
+}
