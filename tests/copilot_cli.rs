@@ -149,7 +149,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         "{ours}"
     );
 
-    let first = run_copilot(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
+    run_copilot(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
     let session = std::fs::read_dir(home.join(".copilot/session-state"))
         .unwrap()
         .next()
@@ -158,7 +158,6 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         .file_name()
         .to_string_lossy()
         .into_owned();
-    assert!(first.contains(&session) || !session.is_empty());
     run_copilot(
         &bin,
         &[

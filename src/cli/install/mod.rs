@@ -1,6 +1,7 @@
 //! `install` and `uninstall`: albedo-otel's command hook in Claude Code's or Gemini CLI's
-//! `settings.json`, or in albedo's `$ALBEDO_HOME/hooks.json` (all three the same format, but
-//! for the timeout's unit and the hook's name).
+//! `settings.json`, Codex CLI's `hooks.json`, a Copilot CLI hooks file of our own, or albedo's
+//! `$ALBEDO_HOME/hooks.json` (all the same format, but for the timeout's unit and the hook's
+//! name).
 //!
 //! The settings in force when `install` runs (flags and environment, headers included) are
 //! written into the configuration file, and the hook command names that file: hosts strip the
@@ -132,9 +133,11 @@ pub(super) struct Hooks {
     pub events: &'static [&'static str],
     /// Events whose groups match on the tool name (`"matcher": "*"`).
     pub tool_events: &'static [&'static str],
-    /// The hook's `timeout`, in the host's unit: ten seconds (Gemini counts milliseconds;
-    /// Codex cuts `SessionEnd`'s to three seconds, and says so on every run if it is longer).
+    /// The hook's `timeout`, in the host's unit: ten seconds (Gemini counts milliseconds).
     pub timeout: u64,
+    /// Events whose timeout the host cuts to three seconds (and says so on every run if it is
+    /// longer): Codex's `SessionEnd` and `Interrupt`.
+    pub short: &'static [&'static str],
     /// Whether each hook carries a `name`.
     pub named: bool,
     /// The hook's `--agent`.
@@ -145,6 +148,7 @@ const CLAUDE_CODE: Hooks = Hooks {
     events: CLAUDE_CODE_EVENTS,
     tool_events: TOOL_EVENTS,
     timeout: 10,
+    short: &[],
     named: false,
     agent: None,
 };
@@ -156,6 +160,7 @@ const GEMINI: Hooks = Hooks {
     events: GEMINI_EVENTS,
     tool_events: &["BeforeTool", "AfterTool"],
     timeout: 10_000,
+    short: &[],
     named: true,
     agent: Some("gemini"),
 };
@@ -163,13 +168,15 @@ const COPILOT: Hooks = Hooks {
     events: COPILOT_EVENTS,
     tool_events: &[],
     timeout: 10,
+    short: &[],
     named: false,
     agent: Some("copilot"),
 };
 const CODEX: Hooks = Hooks {
     events: CODEX_EVENTS,
     tool_events: &["PreToolUse", "PostToolUse"],
-    timeout: 3,
+    timeout: 10,
+    short: &["SessionEnd", "Interrupt"],
     named: false,
     agent: Some("codex"),
 };

@@ -68,7 +68,7 @@ pub(super) fn add_ours(
             .as_array_mut()
             .with_context(|| format!("`hooks.{event}` is not a list"))?;
         // Gemini CLI shows a hook by its name.
-        let mut hook = json!({"type": "command", "command": command, "timeout": host.timeout});
+        let mut hook = json!({"type": "command", "command": command, "timeout": if host.short.contains(event) { 3 } else { host.timeout }});
         if host.named {
             hook["name"] = json!("albedo-otel");
         }

@@ -2,6 +2,9 @@
 //! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
 //! agent is a folder beside `claude_code/` plus a line in each `match` here.
 //!
+//! Codex's hooks are Claude Code's shape, so its adapter wraps Claude Code's: the one place an
+//! agent folder uses another's.
+//!
 //! The hook learns the agent from its command line (`--agent gemini`, written by `install`);
 //! a hook without one is Claude Code's, or albedo's, which sends Claude Code's payloads.
 
@@ -136,14 +139,18 @@ impl Adapters {
     }
 
     /// Gives up on a session that will send nothing more; see each adapter's `abandon`.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    pub fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        transcripts: &mut dyn claude_code::Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, out),
             Agent::Gemini => self.gemini.abandon(id, at_ms, out),
-            Agent::Codex => self.codex.claude_code_mut().abandon(id, at_ms, out),
-            Agent::Copilot => self
-                .copilot
-                .abandon(id, at_ms, &mut claude_code::Files, out),
+            Agent::Codex => self.codex.abandon(id, at_ms, out),
+            Agent::Copilot => self.copilot.abandon(id, at_ms, transcripts, out),
         }
         self.of.remove(id);
     }

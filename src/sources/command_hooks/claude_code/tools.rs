@@ -98,10 +98,17 @@ impl Adapter {
         ));
     }
 
-    /// Ends every call of `target` still pending, as refused: for a host that sends no
-    /// `PostToolBatch` (Codex), and asks its model again only once the calls it asked for are
-    /// over, so that a call still pending then was blocked by another hook.
-    pub fn refuse_pending(&mut self, target: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// Ends every call of `target` still pending: for a host that sends no `PostToolBatch`
+    /// (Codex). Refused when the host asks its model again, which it does only once the calls
+    /// it asked for are over, so that one still pending was blocked by another hook; failed
+    /// when the user interrupted it.
+    pub(in super::super) fn end_pending(
+        &mut self,
+        target: &str,
+        at_ms: u64,
+        refused: bool,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let Some(s) = self.sessions.get_mut(target) else {
             return;
         };
@@ -120,8 +127,8 @@ impl Adapter {
                     output: None,
                     started_ms: pre.at_ms,
                     finished_ms: at_ms.max(pre.at_ms),
-                    refused: true,
-                    failed: false,
+                    refused,
+                    failed: !refused,
                 }),
             ));
         }

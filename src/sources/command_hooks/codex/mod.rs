@@ -10,8 +10,9 @@
 //!   goes out after the first returns);
 //! - its transcript is a rollout of another shape, so Claude Code's reader is not given it:
 //!   the model calls come from the hooks instead;
-//! - `Interrupt` (Ctrl-C) is followed by `SessionEnd` without a `Stop`: the turn is exported
-//!   unfinished, as for a killed agent.
+//! - `Interrupt` (Ctrl-C) ends the calls and the model call in flight, failed; no `Stop`
+//!   follows, so the turn is exported unfinished when the next begins or the session ends;
+//! - a sub-agent's hooks carry its `agent_id`; its prompt is not the parent's next turn.
 //!
 //! Pure, like every adapter.
 
@@ -61,17 +62,40 @@ impl Adapter {
         &mut self.claude_code
     }
 
+    /// Gives up on a session that will send nothing more (see Claude Code's `abandon`); its
+    /// model calls in flight go out with an error.
+    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        self.unanswered(id, at_ms, out);
+        self.claude_code.abandon(id, at_ms, out);
+    }
+
     /// Takes one payload received at `at_ms`; appends records to `out`.
     pub fn push(&mut self, at_ms: u64, p: Payload, out: &mut Vec<Record<'static>>) {
         let Payload { mut hook, model } = p;
         // Claude Code's reader would take Codex's rollout for a transcript of its own.
         hook.transcript_path = None;
         hook.agent_transcript_path = None;
-        // Codex asks its model again, and stops, only once the calls it asked for are over:
-        // one still pending then was denied by another hook (Codex sends no PostToolBatch).
-        if matches!(hook.hook_event_name.as_str(), "PreModelRequest" | "Stop") {
-            let target = target(&hook);
-            self.claude_code.refuse_pending(&target, at_ms, out);
+        match hook.hook_event_name.as_str() {
+            // Codex asks its model again, and stops, only once the calls it asked for are
+            // over: one still pending then was denied by another hook (Codex sends no
+            // PostToolBatch).
+            "PreModelRequest" | "Stop" => {
+                self.claude_code
+                    .end_pending(&target(&hook), at_ms, true, out);
+            }
+            // Ctrl-C: what was running ends now, failed, and the model call in flight with an
+            // error; the turn is exported unfinished when the next begins or the session ends.
+            "Interrupt" => {
+                self.claude_code
+                    .end_pending(&target(&hook), at_ms, false, out);
+                self.unanswered(&hook.session_id, at_ms, out);
+            }
+            // A sub-agent's prompt opens no turn of the parent's: its SubagentStart opened it.
+            "UserPromptSubmit" if hook.agent_id.is_some() => return,
+            "SessionEnd" => {
+                self.unanswered(&hook.session_id, at_ms, out);
+            }
+            _ => {}
         }
         // Claude Code's adapter takes every event: it ignores the model hooks, but learns of
         // the session from whichever payload comes first.
@@ -81,6 +105,39 @@ impl Adapter {
             "PreModelRequest" | "PostModelRequest"
         ) {
             self.on_model(at_ms, &hook, &model, out);
+        }
+    }
+
+    /// Model calls of `session` (its sub-agents' included) that never got their
+    /// `PostModelRequest`: calls with an error, not lost.
+    fn unanswered(&mut self, session: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        let keys: Vec<(String, String)> = self
+            .started
+            .keys()
+            .filter(|(t, _)| claude_code::owner(t) == session)
+            .cloned()
+            .collect();
+        for key in keys {
+            let start = self.started.remove(&key).expect("listed above");
+            out.push(record(
+                &key.0,
+                Event::CallSent(CallSent {
+                    id: Some(Cow::Owned(key.1)),
+                    request: Request {
+                        model: Cow::Owned(start.model),
+                        provider: Some(Cow::Borrowed(PROVIDER)),
+                        max_tokens: None,
+                        messages: None,
+                        system: None,
+                    },
+                    response: None,
+                    usage: Usage::default(),
+                    started_ms: start.at_ms,
+                    finished_ms: at_ms.max(start.at_ms),
+                    first_token_ms: None,
+                    error: Json::of("interrupted before its answer").ok(),
+                }),
+            ));
         }
     }
 

@@ -149,3 +149,60 @@ fn a_call_another_hook_denied_ends_refused_when_the_model_is_asked_again() {
     assert!(refused[0].refused);
     assert_eq!((refused[0].started_ms, refused[0].finished_ms), (200, 300));
 }
+
+#[test]
+fn a_sub_agents_prompt_is_not_the_parents_next_turn_and_an_interrupt_ends_what_ran() {
+    let mut a = Adapter::new(1_000);
+    let mut out = Vec::new();
+    for (at, p) in [
+        (
+            100,
+            payload(
+                "UserPromptSubmit",
+                json!({"turn_id": "t1", "prompt": "spawn a helper"}),
+            ),
+        ),
+        (
+            200,
+            payload(
+                "SubagentStart",
+                json!({"turn_id": "c1", "agent_id": "child", "agent_type": "default"}),
+            ),
+        ),
+        (
+            300,
+            payload(
+                "UserPromptSubmit",
+                json!({"turn_id": "c1", "prompt": "SUBTASK", "agent_id": "child"}),
+            ),
+        ),
+        (400, model("PreModelRequest", "r1", json!({}))),
+        (
+            500,
+            payload(
+                "PreToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": "sleep 9"}, "tool_use_id": "call_9"}),
+            ),
+        ),
+        (600, payload("Interrupt", json!({"turn_id": "t1"}))),
+    ] {
+        a.push(at, p, &mut out);
+    }
+    // The parent has one turn; the sub-agent's opened its own session.
+    let prompts = out
+        .iter()
+        .filter(|r| r.session == SID && matches!(r.event, Event::Prompted { .. }))
+        .count();
+    assert_eq!(prompts, 1, "{out:?}");
+    let failed = out.iter().find_map(|r| match &r.event {
+        Event::Called(c) => Some(c),
+        _ => None,
+    });
+    assert!(
+        failed.is_some_and(|c| c.failed && !c.refused && c.finished_ms == 600),
+        "{out:?}"
+    );
+    assert!(out.iter().any(
+        |r| matches!(&r.event, Event::CallSent(c) if c.error.is_some() && c.finished_ms == 600)
+    ));
+}

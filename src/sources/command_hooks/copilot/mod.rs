@@ -43,6 +43,9 @@ struct Session {
     stop: Option<(u64, Option<String>)>,
     /// `SessionEnd` came: the session closes once its last turn is read.
     closing: Option<u64>,
+    /// The log the last `Stop` named: a turn that ends without one (an error, a `Stop` hook
+    /// that timed out) still reads its calls from it.
+    log: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -78,7 +81,9 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
+        // A sub-agent's hooks come under its own id: not traced yet (its calls are in the
+        // log with its `agentId`, and left out too).
+        if sid.is_empty() || p.agent_id.is_some() {
             return;
         }
         let at_ms = p.at_ms().unwrap_or(received_ms);
@@ -88,7 +93,7 @@ impl Adapter {
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
         match p.hook_event_name.as_str() {
-            "UserPromptSubmit" | "userPromptSubmitted" => {
+            "UserPromptSubmit" => {
                 // The last turn is over now, whatever the log's delay.
                 finish(sid, s, at_ms, logs, out);
                 s.turn_open = true;
@@ -102,10 +107,18 @@ impl Adapter {
                     },
                 ));
             }
-            "Stop" | "agentStop" if s.turn_open => {
-                s.stop = Some((at_ms, p.transcript_path.clone().filter(|p| !p.is_empty())));
+            "Stop" if s.turn_open => {
+                let log = p.transcript_path.clone().filter(|p| !p.is_empty());
+                s.log = log.or(s.log.take());
+                s.stop = Some((at_ms, s.log.clone()));
             }
-            "SessionEnd" | "sessionEnd" => s.closing = Some(at_ms),
+            "SessionEnd" => {
+                s.closing = Some(at_ms);
+                // A turn with no Stop (the model failed) ends with the session.
+                if s.stop.is_none() {
+                    finish(sid, s, at_ms, logs, out);
+                }
+            }
             _ => {}
         }
     }
@@ -146,10 +159,14 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
-            if s.stop.is_some() {
-                finish(id, &mut s, at_ms, logs, out);
-            }
-            out.push(record(id, Event::Closed { at_ms }));
+            finish(id, &mut s, at_ms, logs, out);
+            // A session that said it ended (the agent exits right after) closed then.
+            out.push(record(
+                id,
+                Event::Closed {
+                    at_ms: s.closing.unwrap_or(at_ms),
+                },
+            ));
         }
     }
 }
@@ -176,6 +193,9 @@ fn finish(
             },
         ));
     } else if std::mem::take(&mut s.turn_open) {
+        if let Some(path) = s.log.clone() {
+            read_log(sid, s.turn_start, at_ms, &logs.read_from(&path, 0), out);
+        }
         out.push(record(
             sid,
             Event::TurnEnded {

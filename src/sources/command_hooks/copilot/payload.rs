@@ -8,19 +8,20 @@ use serde_json::Value;
 /// and the session log has the rest.
 #[derive(Debug, Deserialize, Default)]
 pub struct Payload {
-    #[serde(alias = "sessionId")]
     pub session_id: String,
-    #[serde(default, alias = "hookName")]
     pub hook_event_name: String,
-    /// ISO in Claude Code's style, epoch ms in Copilot's own.
+    /// ISO in Claude Code's style (epoch ms in Copilot's own).
     #[serde(default)]
     pub timestamp: Option<Value>,
+    /// Set on a sub-agent's hooks, whose `session_id` is the sub-agent's own.
+    #[serde(default)]
+    pub agent_id: Option<String>,
     #[serde(default)]
     pub cwd: Option<String>,
     #[serde(default)]
     pub prompt: Option<String>,
     /// `Stop`: the session log.
-    #[serde(default, alias = "transcriptPath")]
+    #[serde(default)]
     pub transcript_path: Option<String>,
 }
 

@@ -163,7 +163,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
                         "session {s} went quiet with a turn open; exporting it unfinished"
                     );
                 }
-                adapter.abandon(s, now_ms(), &mut records);
+                adapter.abandon(s, now_ms(), &mut Files, &mut records);
                 state.ended = true;
             }
         }
