@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use support::agent_trace::{check_two_turns, Expect};
 use support::gemini_api::{MockGemini, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
@@ -257,105 +258,20 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     // Gemini hands its own key to every hook; the hook never journals it.
     assert!(files_containing(&hook_dir, "dummy-gemini-key").is_empty());
 
-    let tree = render_trees(
-        &spans,
-        &["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"],
-    );
-    eprintln!("{tree}");
-    assert_eq!(
-        check_invariants(&spans),
-        2,
-        "one root a turn, every parent present:\n{tree}\n{log}"
-    );
-    let roots: Vec<&FlatSpan> = spans
-        .iter()
-        .filter(|s| s.span.parent_span_id.is_empty())
-        .collect();
-    for root in &roots {
-        assert_eq!(root.span.name, "invoke_agent gemini-cli", "{tree}");
-        assert_eq!(
-            root.resource.get("service.name").map(String::as_str),
-            Some("albedo")
-        );
-        assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
-        // Every span of the turn lies within it.
-        for s in spans
-            .iter()
-            .filter(|s| s.span.trace_id == root.span.trace_id)
-        {
-            assert!(
-                s.span.start_time_unix_nano >= root.span.start_time_unix_nano
-                    && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
-                "{} is outside its turn:\n{tree}",
-                s.span.name
-            );
-        }
-    }
-    let tools: Vec<&FlatSpan> = spans
-        .iter()
-        .filter(|s| s.span.name == "execute_tool run_shell_command")
-        .collect();
-    assert_eq!(tools.len(), 2, "{tree}");
-    let slow = tools
-        .iter()
-        .find(|s| s.attr("albedo.tool.refused").is_none())
-        .expect("the sleep call");
-    let took = slow.span.end_time_unix_nano - slow.span.start_time_unix_nano;
-    assert!(
-        took >= 1_000_000_000,
-        "the call slept 1 s; its span says {took} ns:\n{tree}"
-    );
-    let denied = tools
-        .iter()
-        .find(|s| s.attr("albedo.tool.refused").is_some())
-        .expect("the denied call");
-    assert_eq!(
-        denied.span.status.as_ref().map(|s| s.code),
-        Some(2),
-        "a denied call is an error:\n{tree}"
-    );
-    assert!(denied
-        .attr("gen_ai.tool.call.arguments")
-        .unwrap_or_default()
-        .contains(DENIED_COMMAND));
-
-    // The model calls: as many as the CLI recorded, each with its tokens, in order.
-    let mut chats: Vec<&FlatSpan> = spans
-        .iter()
-        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
-        .collect();
-    chats.sort_by_key(|s| s.span.start_time_unix_nano);
-    let tokens = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let traced: Vec<(u64, u64)> = chats
-        .iter()
-        .map(|s| {
-            (
-                tokens(s, "gen_ai.usage.input_tokens"),
-                tokens(s, "gen_ai.usage.output_tokens"),
-            )
-        })
-        .collect();
-    let recorded = transcript_tokens(&home);
-    assert_eq!(
-        traced, recorded,
-        "the trace's tokens against the CLI's transcript:\n{tree}"
-    );
     let sent: Vec<(u64, u64)> = api
         .sent()
         .iter()
         .map(|s| (s.prompt_tokens, s.output_tokens))
         .collect();
-    assert_eq!(traced, sent, "and against what the API answered");
-    for c in &chats {
-        assert_eq!(
-            c.attr("gen_ai.provider.name").as_deref(),
-            Some("gcp.gemini")
-        );
-        assert_eq!(
-            c.attr("gen_ai.request.model").as_deref(),
-            Some("gemini-2.5-flash")
-        );
-    }
+    let expect = Expect {
+        root: "invoke_agent gemini-cli",
+        session: None,
+        tool: "execute_tool run_shell_command",
+        denied: DENIED_COMMAND,
+        provider: "gcp.gemini",
+        model: "gemini-2.5-flash",
+    };
+    check_two_turns(&spans, &expect, &transcript_tokens(&home), &sent, &log);
     assert_eq!(api.requests().len(), 4, "two model calls a turn");
 
     // uninstall takes ours out and leaves the user's.

@@ -1,0 +1,135 @@
+//! What every agent's test checks of the trace its two-turn session made: one root a turn,
+//! every span inside its turn, the one-second shell call and the denied one, and the model
+//! calls' tokens against what the agent itself recorded and what the scripted API sent.
+
+use super::{check_invariants, render_trees, FlatSpan};
+
+/// What one agent's trace should say.
+pub struct Expect<'a> {
+    /// `invoke_agent NAME`.
+    pub root: &'a str,
+    /// The session id every root carries, when the test knows it.
+    pub session: Option<&'a str>,
+    /// `execute_tool NAME` of the shell.
+    pub tool: &'a str,
+    /// The command the user's hook denied.
+    pub denied: &'a str,
+    pub provider: &'a str,
+    pub model: &'a str,
+}
+
+/// The model calls' `(input, output)` tokens, in the order they started.
+pub fn chat_tokens(spans: &[FlatSpan]) -> Vec<(u64, u64)> {
+    let mut chats: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    chats.sort_by_key(|s| s.span.start_time_unix_nano);
+    let tokens = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    chats
+        .iter()
+        .map(|s| {
+            (
+                tokens(s, "gen_ai.usage.input_tokens"),
+                tokens(s, "gen_ai.usage.output_tokens"),
+            )
+        })
+        .collect()
+}
+
+/// Checks the trace; `recorded` is what the agent's own log says of its model calls, `sent`
+/// what the API answered. `log` (the daemon's) goes with a failure.
+pub fn check_two_turns(
+    spans: &[FlatSpan],
+    e: &Expect<'_>,
+    recorded: &[(u64, u64)],
+    sent: &[(u64, u64)],
+    log: &str,
+) {
+    let tree = render_trees(
+        spans,
+        &[
+            "gen_ai.tool.call.id",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+        ],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(spans),
+        2,
+        "one root a turn, every parent present:\n{tree}\n{log}"
+    );
+    for root in spans.iter().filter(|s| s.span.parent_span_id.is_empty()) {
+        assert_eq!(root.span.name, e.root, "{tree}");
+        assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
+        // The configuration file decides, not the variables the agent's shell had.
+        assert_eq!(
+            root.resource.get("service.name").map(String::as_str),
+            Some("albedo")
+        );
+        if let Some(session) = e.session {
+            assert_eq!(root.attr("session.id").as_deref(), Some(session), "{tree}");
+        }
+        for s in spans
+            .iter()
+            .filter(|s| s.span.trace_id == root.span.trace_id)
+        {
+            assert!(
+                s.span.start_time_unix_nano >= root.span.start_time_unix_nano
+                    && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
+                "{} is outside its turn:\n{tree}",
+                s.span.name
+            );
+        }
+    }
+    let tools: Vec<&FlatSpan> = spans.iter().filter(|s| s.span.name == e.tool).collect();
+    assert_eq!(tools.len(), 2, "{tree}");
+    let slow = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_none())
+        .expect("the sleep call");
+    let took = slow.span.end_time_unix_nano - slow.span.start_time_unix_nano;
+    assert!(
+        took >= 1_000_000_000,
+        "the call slept 1 s; its span says {took} ns:\n{tree}"
+    );
+    let denied = tools
+        .iter()
+        .find(|s| s.attr("albedo.tool.refused").is_some())
+        .expect("the denied call");
+    assert_eq!(
+        denied.span.status.as_ref().map(|s| s.code),
+        Some(2),
+        "a denied call is an error:\n{tree}"
+    );
+    assert!(
+        denied
+            .attr("gen_ai.tool.call.arguments")
+            .unwrap_or_default()
+            .contains(e.denied),
+        "{tree}"
+    );
+
+    let traced = chat_tokens(spans);
+    assert_eq!(
+        traced, recorded,
+        "the trace's tokens against the agent's own record:\n{tree}"
+    );
+    assert_eq!(traced, sent, "and against what the API answered");
+    for c in spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+    {
+        assert_eq!(
+            c.attr("gen_ai.provider.name").as_deref(),
+            Some(e.provider),
+            "{tree}"
+        );
+        assert_eq!(
+            c.attr("gen_ai.request.model").as_deref(),
+            Some(e.model),
+            "{tree}"
+        );
+    }
+}
