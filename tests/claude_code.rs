@@ -105,10 +105,10 @@ fn a_real_claude_code_session_becomes_a_trace() {
     let rx = Receiver::start();
     rx.require_header("x-api-key", API_KEY);
     let api = MockAnthropic::start();
-    let home = temp_dir("cc-home");
-    let work = temp_dir("cc-work");
-    let hook_dir = temp_dir("cc-hooks");
-    let spool = temp_dir("cc-spool");
+    let home = scratch("cc-home");
+    let work = scratch("cc-work");
+    let hook_dir = scratch("cc-hooks");
+    let spool = scratch("cc-spool");
     let settings = home.join("albedo-otel-settings.json");
 
     // Install the hook the way a user would: export the standard variables, run install.
@@ -345,10 +345,10 @@ fn a_killed_claude_code_leaves_no_turn_behind() {
     let Some(claude) = claude() else { return };
     let rx = Receiver::start();
     let api = MockAnthropic::start();
-    let home = temp_dir("cc-kill-home");
-    let work = temp_dir("cc-kill-work");
-    let hook_dir = temp_dir("cc-kill-hooks");
-    let spool = temp_dir("cc-kill-spool");
+    let home = scratch("cc-kill-home");
+    let work = scratch("cc-kill-work");
+    let hook_dir = scratch("cc-kill-hooks");
+    let spool = scratch("cc-kill-spool");
     let settings = home.join("albedo-otel-settings.json");
     install(
         &settings,

@@ -125,10 +125,10 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
     rx.require_header("x-api-key", API_KEY);
     let api = MockResponses::start();
     let (home, work, hook_dir, spool) = (
-        temp_dir("cx-home"),
-        temp_dir("cx-work"),
-        temp_dir("cx-hooks"),
-        temp_dir("cx-spool"),
+        scratch("cx-home"),
+        scratch("cx-work"),
+        scratch("cx-hooks"),
+        scratch("cx-spool"),
     );
     let hooks_file = user_setup(&home, &api);
 

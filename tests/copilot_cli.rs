@@ -121,10 +121,10 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
     rx.require_header("x-api-key", API_KEY);
     let api = MockChat::start();
     let (home, work, hook_dir, spool) = (
-        temp_dir("cp-home"),
-        temp_dir("cp-work"),
-        temp_dir("cp-hooks"),
-        temp_dir("cp-spool"),
+        scratch("cp-home"),
+        scratch("cp-work"),
+        scratch("cp-hooks"),
+        scratch("cp-spool"),
     );
     user_hook(&home);
 
@@ -151,11 +151,12 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
     );
 
     run_copilot(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
+    // The session's folder is the one with a log in it; Copilot keeps lock folders beside it.
     let session = std::fs::read_dir(home.join(".copilot/session-state"))
         .unwrap()
-        .next()
-        .expect("a session folder")
-        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("events.jsonl").is_file())
+        .expect("a session folder with events.jsonl")
         .file_name()
         .to_string_lossy()
         .into_owned();

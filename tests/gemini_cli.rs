@@ -146,10 +146,10 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     rx.require_header("x-api-key", API_KEY);
     let api = MockGemini::start();
     let (home, work, hook_dir, spool) = (
-        temp_dir("gm-home"),
-        temp_dir("gm-work"),
-        temp_dir("gm-hooks"),
-        temp_dir("gm-spool"),
+        scratch("gm-home"),
+        scratch("gm-work"),
+        scratch("gm-hooks"),
+        scratch("gm-spool"),
     );
     let settings = user_settings(&home);
 

@@ -13,14 +13,15 @@ pub mod otlp_json;
 pub mod prometheus;
 mod receiver;
 pub mod scale;
+mod scratch;
 pub mod stack;
 pub mod traces;
 
 pub use receiver::*;
+pub use scratch::{scratch, temp_dir};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -242,8 +243,9 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     cmd.env("ALBEDO_OTEL_LOG", "info");
     // Each run gets a spool of its own, unless the test shares one on purpose, and no
     // configuration file but the one a test writes.
-    cmd.env("ALBEDO_OTEL_SPOOL_DIR", temp_dir("spool"));
-    cmd.env("XDG_CONFIG_HOME", temp_dir("config"));
+    let (spool, config) = (scratch("spool"), scratch("config"));
+    cmd.env("ALBEDO_OTEL_SPOOL_DIR", &spool);
+    cmd.env("XDG_CONFIG_HOME", &config);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -256,19 +258,6 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     out
-}
-
-/// A new, empty folder under the system's temporary folder.
-pub fn temp_dir(what: &str) -> std::path::PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "albedo-otel-test-{what}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 pub fn repo_file(path: &str) -> String {
