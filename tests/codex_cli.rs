@@ -12,24 +12,18 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use support::agent_trace::{check_two_turns, Expect};
+use support::agent_trace::{
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
+    Expect,
+};
 use support::openai_responses::{MockResponses, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-5d8f1a3c7e";
 
 fn codex() -> Option<PathBuf> {
-    let found = std::env::var_os("CODEX_BIN")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| which("codex"));
-    require_tool(
-        "codex (Codex CLI)",
-        found,
-        "install it with `npm install @openai/codex@0.171.0` and set CODEX_BIN to node_modules/.bin/codex",
-    )
+    find_cli("CODEX_BIN", "codex", "Codex CLI", "@openai/codex@0.171.0")
 }
 
 /// The user's Codex before albedo-otel: the scripted provider, and a hook of their own.
@@ -44,14 +38,11 @@ fn user_setup(home: &Path, api: &MockResponses) -> PathBuf {
         ),
     )
     .unwrap();
-    let deny = home.join("deny-force-push.sh");
-    std::fs::write(
-        &deny,
-        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"force-push is not allowed\"}}';; esac\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deny = deny_force_push(
+        home,
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": "force-push is not allowed"}}),
+    );
     let hooks = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": deny.display().to_string(), "timeout": 3}]}]}});
     let file = codex_home.join("hooks.json");
@@ -134,20 +125,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
 
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    let out = install
-        .args(["install", "codex"])
-        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = install_as_user(install, "codex", &hook_dir, &rx, API_KEY);
     assert!(
         said.contains("only once it is trusted"),
         "install says Codex must trust the hooks:\n{said}"
@@ -173,21 +151,8 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         &spool,
     );
 
-    wait_until(
-        Duration::from_secs(60),
-        "the hook daemon to drain and exit",
-        || {
-            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
-                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
-        },
-    );
-    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
-    assert_eq!(rx.unauthorized(), 0, "{log}");
-    assert_eq!(
-        files_containing(&home, API_KEY),
-        vec![home.join(".config/albedo-otel/config.toml")]
-    );
-    assert!(files_containing(&hook_dir, API_KEY).is_empty());
+    let log = drained(&hook_dir, &rx);
+    key_only_in_config(&home, &hook_dir, API_KEY);
 
     let spans = rx.spans();
     let sent: Vec<(u64, u64)> = api

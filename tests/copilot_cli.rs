@@ -13,36 +13,32 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use support::agent_trace::{check_two_turns, Expect};
+use support::agent_trace::{
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
+    Expect,
+};
 use support::openai_chat::{MockChat, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-2b6e9d4f8a";
 
 fn copilot() -> Option<PathBuf> {
-    let found = std::env::var_os("COPILOT_BIN")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| which("copilot"));
-    require_tool(
-        "copilot (Copilot CLI)",
-        found,
-        "install it with `npm install @github/copilot@1.0.102` and set COPILOT_BIN to node_modules/.bin/copilot",
+    find_cli(
+        "COPILOT_BIN",
+        "copilot",
+        "Copilot CLI",
+        "@github/copilot@1.0.102",
     )
 }
 
 /// A hook of the user's own, in a file of its own: Copilot loads every file in the folder.
 fn user_hook(home: &Path) {
-    let deny = home.join("deny-force-push.sh");
-    std::fs::write(
-        &deny,
-        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"force-push is not allowed\"}';; esac\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deny = deny_force_push(
+        home,
+        &serde_json::json!({"permissionDecision": "deny",
+            "permissionDecisionReason": "force-push is not allowed"}),
+    );
     let hooks = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": deny.display().to_string(), "timeout": 5}]}]}});
     let dir = home.join(".copilot/hooks");
@@ -130,20 +126,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
 
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    let out = install
-        .args(["install", "copilot"])
-        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    install_as_user(install, "copilot", &hook_dir, &rx, API_KEY);
     let ours = std::fs::read_to_string(home.join(".copilot/hooks/albedo-otel.json")).unwrap();
     assert!(
         ours.contains("--agent copilot") && !ours.contains(API_KEY),
@@ -173,20 +156,8 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         &spool,
     );
 
-    wait_until(
-        Duration::from_secs(60),
-        "the hook daemon to drain and exit",
-        || {
-            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
-                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
-        },
-    );
-    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
-    assert_eq!(rx.unauthorized(), 0, "{log}");
-    assert_eq!(
-        files_containing(&home, API_KEY),
-        vec![home.join(".config/albedo-otel/config.toml")]
-    );
+    let log = drained(&hook_dir, &rx);
+    key_only_in_config(&home, &hook_dir, API_KEY);
 
     let spans = rx.spans();
     let sent: Vec<(u64, u64)> = api

@@ -12,36 +12,31 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
-use support::agent_trace::{check_two_turns, Expect};
+use support::agent_trace::{
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
+    Expect,
+};
 use support::gemini_api::{MockGemini, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-9c2e4b7a1d";
 
 fn gemini() -> Option<PathBuf> {
-    let found = std::env::var_os("GEMINI_BIN")
-        .map(PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| which("gemini"));
-    require_tool(
-        "gemini (Gemini CLI)",
-        found,
-        "install it with `npm install @google/gemini-cli@0.61.0` and set GEMINI_BIN to node_modules/.bin/gemini",
+    find_cli(
+        "GEMINI_BIN",
+        "gemini",
+        "Gemini CLI",
+        "@google/gemini-cli@0.61.0",
     )
 }
 
 /// The user's settings before albedo-otel: offline-friendly, and a hook of their own.
 fn user_settings(home: &Path) -> PathBuf {
-    let deny = home.join("deny-force-push.sh");
-    std::fs::write(
-        &deny,
-        "#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{\"decision\":\"deny\",\"reason\":\"force-push is not allowed\"}';; esac\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deny = deny_force_push(
+        home,
+        &serde_json::json!({"decision": "deny", "reason": "force-push is not allowed"}),
+    );
     let settings = serde_json::json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         // The CLI's own clean-up would delete a resumed session's transcript.
@@ -156,20 +151,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     // Installed as a user would: the standard variables exported, the key among them.
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    let out = install
-        .args(["install", "gemini"])
-        .env("ALBEDO_OTEL_HOOK_DIR", &hook_dir)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={API_KEY}"))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    install_as_user(install, "gemini", &hook_dir, &rx, API_KEY);
     let installed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(
@@ -225,16 +207,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
         &spool,
     );
 
-    wait_until(
-        Duration::from_secs(60),
-        "the hook daemon to drain and exit",
-        || {
-            albedo_otel::sources::command_hooks::journal::list(&hook_dir).is_empty()
-                && !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
-        },
-    );
-    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
-    assert_eq!(rx.unauthorized(), 0, "{log}");
+    let log = drained(&hook_dir, &rx);
     // The doctor's test traces aside.
     let doctor: Vec<Vec<u8>> = rx
         .spans()
@@ -248,13 +221,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
         .into_iter()
         .filter(|s| !doctor.contains(&s.span.trace_id))
         .collect();
-    let config = home.join(".config/albedo-otel/config.toml");
-    assert_eq!(
-        files_containing(&home, API_KEY),
-        vec![config],
-        "the key is only in the configuration file"
-    );
-    assert!(files_containing(&hook_dir, API_KEY).is_empty());
+    key_only_in_config(&home, &hook_dir, API_KEY);
     // Gemini hands its own key to every hook; the hook never journals it.
     assert!(files_containing(&hook_dir, "dummy-gemini-key").is_empty());
 

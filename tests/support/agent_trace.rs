@@ -2,7 +2,96 @@
 //! every span inside its turn, the one-second shell call and the denied one, and the model
 //! calls' tokens against what the agent itself recorded and what the scripted API sent.
 
-use super::{check_invariants, render_trees, FlatSpan};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::{
+    check_invariants, files_containing, render_trees, require_tool, wait_until, which, FlatSpan,
+    Receiver,
+};
+
+/// An agent's CLI: `$var` when it names a file, else `name` on PATH. Without either the test
+/// is skipped, or fails under `ALBEDO_OTEL_REQUIRE_TOOLS`.
+pub fn find_cli(var: &str, name: &str, what: &str, package: &str) -> Option<PathBuf> {
+    let found = std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which(name));
+    require_tool(
+        &format!("{name} ({what})"),
+        found,
+        &format!(
+            "install it with `npm install {package}` and set {var} to node_modules/.bin/{name}"
+        ),
+    )
+}
+
+/// A hook of the user's own, in their home: it answers `answer` to a force-push, and nothing
+/// to anything else.
+pub fn deny_force_push(home: &Path, answer: &serde_json::Value) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let deny = home.join("deny-force-push.sh");
+    std::fs::write(
+        &deny,
+        format!("#!/bin/sh\ncase \"$(cat)\" in *'git push --force'*) echo '{answer}';; esac\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    deny
+}
+
+/// `albedo-otel install AGENT` as a user runs it: the standard variables exported, the
+/// collector's key among them. `cmd` carries the test's clean environment. Returns what it
+/// printed.
+pub fn install_as_user(
+    mut cmd: Command,
+    agent: &str,
+    hook_dir: &Path,
+    rx: &Receiver,
+    key: &str,
+) -> String {
+    let out = cmd
+        .args(["install", agent])
+        .env("ALBEDO_OTEL_HOOK_DIR", hook_dir)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", format!("x-api-key={key}"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+/// Waits for the hook daemon to send everything and exit, checks that the collector refused
+/// nothing for a missing key, and returns the daemon's log.
+pub fn drained(hook_dir: &Path, rx: &Receiver) -> String {
+    use albedo_otel::sources::command_hooks::{daemon, journal};
+    wait_until(
+        Duration::from_secs(60),
+        "the hook daemon to drain and exit",
+        || journal::list(hook_dir).is_empty() && !daemon::running(hook_dir),
+    );
+    let log = std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();
+    assert_eq!(rx.unauthorized(), 0, "{log}");
+    log
+}
+
+/// The collector's key is in the configuration file under `home`, and in nothing else there
+/// or in the hook's folder.
+pub fn key_only_in_config(home: &Path, hook_dir: &Path, key: &str) {
+    assert_eq!(
+        files_containing(home, key),
+        vec![home.join(".config/albedo-otel/config.toml")],
+        "the key is only in the configuration file"
+    );
+    assert!(files_containing(hook_dir, key).is_empty());
+}
 
 /// What one agent's trace should say.
 pub struct Expect<'a> {

@@ -4,6 +4,7 @@
 //! tool; the sub-agent runs `Bash` and answers; the main agent answers. Any other request
 //! (titles, summaries) gets a short text. Never a 4xx or 5xx: the CLI would retry for minutes.
 
+use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -19,15 +20,7 @@ pub const LONG_TOOL_MARK: &str = "LONG-TOOL";
 pub struct MockAnthropic {
     pub addr: SocketAddr,
     pub requests: Arc<Mutex<Vec<Value>>>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Drop for MockAnthropic {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+    _server: MockServer,
 }
 
 enum Block {
@@ -225,30 +218,20 @@ async fn other() -> axum::response::Response {
 
 impl MockAnthropic {
     pub fn start() -> MockAnthropic {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let addr = runtime.block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let app = axum::Router::new()
-                .route("/v1/messages", axum::routing::post(messages))
-                .route(
-                    "/v1/messages/count_tokens",
-                    axum::routing::post(count_tokens),
-                )
-                .fallback(other)
-                .with_state(requests.clone());
-            tokio::spawn(async move { axum::serve(l, app).await });
-            addr
-        });
+        let app = axum::Router::new()
+            .route("/v1/messages", axum::routing::post(messages))
+            .route(
+                "/v1/messages/count_tokens",
+                axum::routing::post(count_tokens),
+            )
+            .fallback(other)
+            .with_state(requests.clone());
+        let server = MockServer::start(app);
         MockAnthropic {
-            addr,
+            addr: server.addr,
             requests,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! carries the tool's result gets a text answer in two chunks. Each answer's usage is
 //! recorded, for the test to compare with the trace.
 
+use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -33,15 +34,7 @@ struct State {
 pub struct MockGemini {
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Drop for MockGemini {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+    _server: MockServer,
 }
 
 fn last_user_text(req: &Value) -> String {
@@ -122,25 +115,15 @@ async fn generate(
 
 impl MockGemini {
     pub fn start() -> MockGemini {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let state = Arc::new(Mutex::new(State::default()));
-        let addr = runtime.block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let app = axum::Router::new()
-                .route("/v1beta/models/{call}", axum::routing::post(generate))
-                .with_state(state.clone());
-            tokio::spawn(async move { axum::serve(l, app).await });
-            addr
-        });
+        let app = axum::Router::new()
+            .route("/v1beta/models/{call}", axum::routing::post(generate))
+            .with_state(state.clone());
+        let server = MockServer::start(app);
         MockGemini {
-            addr,
+            addr: server.addr,
             state,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 

@@ -7,6 +7,7 @@ pub mod anthropic;
 pub mod exporter;
 pub mod gemini_api;
 pub mod hooks;
+mod mock_server;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod otlp_json;

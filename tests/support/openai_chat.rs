@@ -4,6 +4,7 @@
 //! prompt says so, which the test's own hook denies; else a one-second sleep); a request that
 //! carries the tool's result gets a text answer. Each answer's usage is recorded.
 
+use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -17,15 +18,7 @@ pub use super::gemini_api::{Sent, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
 pub struct MockChat {
     pub addr: SocketAddr,
     sent: Arc<Mutex<Vec<Sent>>>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Drop for MockChat {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+    _server: MockServer,
 }
 
 async fn completions(
@@ -98,25 +91,15 @@ async fn completions(
 
 impl MockChat {
     pub fn start() -> MockChat {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let addr = runtime.block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(completions))
-                .with_state(sent.clone());
-            tokio::spawn(async move { axum::serve(l, app).await });
-            addr
-        });
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(completions))
+            .with_state(sent.clone());
+        let server = MockServer::start(app);
         MockChat {
-            addr,
+            addr: server.addr,
             sent,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 

@@ -4,6 +4,7 @@
 //! which the test's own hook denies; else a one-second sleep); a request that carries the
 //! command's output gets a text answer. Each answer's usage is recorded for the test.
 
+use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -22,15 +23,7 @@ struct State {
 pub struct MockResponses {
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Drop for MockResponses {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+    _server: MockServer,
 }
 
 fn event(out: &mut String, kind: &str, data: Value) {
@@ -129,25 +122,15 @@ async fn responses(
 
 impl MockResponses {
     pub fn start() -> MockResponses {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let state = Arc::new(Mutex::new(State::default()));
-        let addr = runtime.block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let app = axum::Router::new()
-                .route("/v1/responses", axum::routing::post(responses))
-                .with_state(state.clone());
-            tokio::spawn(async move { axum::serve(l, app).await });
-            addr
-        });
+        let app = axum::Router::new()
+            .route("/v1/responses", axum::routing::post(responses))
+            .with_state(state.clone());
+        let server = MockServer::start(app);
         MockResponses {
-            addr,
+            addr: server.addr,
             state,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 

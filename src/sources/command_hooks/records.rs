@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::protocol::{Event, Json, Record, SessionInfo};
+use crate::protocol::{CallSent, Event, Json, Record, Request, SessionInfo, Usage};
 
 pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
     Record {
@@ -34,4 +34,47 @@ pub(super) fn session_opened(
             parent: None,
         }),
     )
+}
+
+/// A model call whose answer never came (the stream broke, the agent was stopped): still a
+/// model call, with an error and no usage, rather than lost.
+pub(super) struct Unanswered {
+    pub id: String,
+    pub model: String,
+    pub provider: &'static str,
+    pub max_tokens: Option<u64>,
+    pub started_ms: u64,
+    pub first_token_ms: Option<u64>,
+}
+
+impl Unanswered {
+    /// The call's record, ended at `at_ms` (never before it started) with `why` as its error.
+    pub(super) fn record(self, session: &str, at_ms: u64, why: &str) -> Record<'static> {
+        record(
+            session,
+            Event::CallSent(CallSent {
+                id: Some(Cow::Owned(self.id)),
+                request: Request {
+                    model: Cow::Owned(self.model),
+                    provider: Some(Cow::Borrowed(self.provider)),
+                    max_tokens: self.max_tokens,
+                    messages: None,
+                    system: None,
+                },
+                response: None,
+                usage: Usage::default(),
+                started_ms: self.started_ms,
+                finished_ms: at_ms.max(self.started_ms),
+                first_token_ms: self.first_token_ms.map(|t| t.max(self.started_ms)),
+                error: Json::of(why).ok(),
+            }),
+        )
+    }
+}
+
+/// An RFC 3339 time (`2026-11-29T21:09:49.888Z`), as the agents write them, in Unix
+/// milliseconds.
+pub(super) fn unix_ms(s: &str) -> Option<u64> {
+    let t = humantime::parse_rfc3339_weak(s).ok()?;
+    u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
 }

@@ -17,6 +17,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::super::records::unix_ms;
 use super::conversation::Conversation;
 use crate::protocol::Usage;
 
@@ -113,14 +114,6 @@ struct OutputDetails {
     thinking_tokens: Option<u64>,
 }
 
-/// RFC 3339 (`2026-11-29T21:09:49.888Z`) to Unix milliseconds.
-pub fn parse_timestamp(s: &str) -> Option<u64> {
-    let t = humantime::parse_rfc3339_weak(s.trim_end_matches('Z')).ok()?;
-    t.duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_millis() as u64)
-}
-
 impl TranscriptCursor {
     /// Consumes the complete lines of `bytes` (the file from `offset` on); returns how many
     /// bytes it took. A last line without its newline is left for the next read.
@@ -192,7 +185,7 @@ impl TranscriptCursor {
             return;
         };
         self.converse(&line);
-        let ts = line.timestamp.as_deref().and_then(parse_timestamp);
+        let ts = line.timestamp.as_deref().and_then(unix_ms);
         match line.kind.as_deref() {
             Some("api-request") => {
                 if let Some(ts) = ts {

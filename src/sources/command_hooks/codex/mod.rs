@@ -24,7 +24,7 @@ use std::collections::HashMap;
 pub use payload::{ModelHook, Payload};
 
 use super::claude_code;
-use super::records::record;
+use super::records::{record, Unanswered};
 use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on Codex CLI's turns.
@@ -119,25 +119,15 @@ impl Adapter {
             .collect();
         for key in keys {
             let start = self.started.remove(&key).expect("listed above");
-            out.push(record(
-                &key.0,
-                Event::CallSent(CallSent {
-                    id: Some(Cow::Owned(key.1)),
-                    request: Request {
-                        model: Cow::Owned(start.model),
-                        provider: Some(Cow::Borrowed(PROVIDER)),
-                        max_tokens: None,
-                        messages: None,
-                        system: None,
-                    },
-                    response: None,
-                    usage: Usage::default(),
-                    started_ms: start.at_ms,
-                    finished_ms: at_ms.max(start.at_ms),
-                    first_token_ms: None,
-                    error: Json::of("interrupted before its answer").ok(),
-                }),
-            ));
+            let call = Unanswered {
+                id: key.1,
+                model: start.model,
+                provider: PROVIDER,
+                max_tokens: None,
+                started_ms: start.at_ms,
+                first_token_ms: None,
+            };
+            out.push(call.record(&key.0, at_ms, "interrupted before its answer"));
         }
     }
 

@@ -20,10 +20,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub use payload::Payload;
-use payload::{iso_ms, LogEvent, UsageRecord};
+use payload::{LogEvent, UsageRecord};
 
 use super::claude_code::Transcripts;
-use super::records::{record, session_opened};
+use super::records::{record, session_opened, unix_ms};
 use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on Copilot CLI's turns.
@@ -46,6 +46,9 @@ struct Session {
     /// The log the last `Stop` named: a turn that ends without one (an error, a `Stop` hook
     /// that timed out) still reads its calls from it.
     log: Option<String>,
+    /// How far into which log the turns already read reach: the next turn reads on from
+    /// there, not the whole session's log again.
+    read: Option<(String, u64)>,
 }
 
 #[derive(Debug, Default)]
@@ -182,7 +185,7 @@ fn finish(
 ) {
     if let Some((stop_at, log)) = s.stop.take() {
         if let Some(path) = log {
-            read_log(sid, s.turn_start, stop_at, &logs.read_from(&path, 0), out);
+            read_turn(sid, s, &path, stop_at, logs, out);
         }
         s.turn_open = false;
         out.push(record(
@@ -194,7 +197,7 @@ fn finish(
         ));
     } else if std::mem::take(&mut s.turn_open) {
         if let Some(path) = s.log.clone() {
-            read_log(sid, s.turn_start, at_ms, &logs.read_from(&path, 0), out);
+            read_turn(sid, s, &path, at_ms, logs, out);
         }
         out.push(record(
             sid,
@@ -206,16 +209,41 @@ fn finish(
     }
 }
 
-/// The model and tool calls the log (`bytes`, whole) has between a turn's start and its
-/// `Stop`: the log holds every turn of the session, resumed ones included, and each event its
-/// time, so a turn takes its own whichever daemon reads it, and however often.
-fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) {
+/// Reads the open turn's calls from `path`, on from where the last turn read this log got to.
+fn read_turn(
+    sid: &str,
+    s: &mut Session,
+    path: &str,
+    to: u64,
+    logs: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
+    let offset = match &s.read {
+        Some((read, offset)) if read == path => *offset,
+        _ => 0,
+    };
+    let done = read_log(sid, s.turn_start, to, &logs.read_from(path, offset), out);
+    s.read = Some((path.to_string(), offset + done));
+}
+
+/// The model and tool calls the log (`bytes`) has between a turn's start and its `Stop`; the
+/// log holds every turn of the session, resumed ones included, and each event its time, so a
+/// turn takes its own whichever daemon reads it, and from wherever. Returns how many bytes of
+/// whole lines no later turn needs: those up to the first event after `to`.
+fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
     let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
-    for line in bytes.split(|b| *b == b'\n') {
-        let Ok(e) = serde_json::from_slice::<LogEvent>(line) else {
-            continue;
-        };
-        let Some(at) = e.timestamp.as_deref().and_then(iso_ms) else {
+    let (mut pos, mut done, mut later) = (0usize, 0usize, false);
+    while let Some(n) = bytes[pos..].iter().position(|b| *b == b'\n') {
+        let line = &bytes[pos..pos + n];
+        pos += n + 1;
+        let at = serde_json::from_slice::<LogEvent>(line)
+            .ok()
+            .and_then(|e| Some((e.timestamp.as_deref().and_then(unix_ms)?, e)));
+        later |= at.as_ref().is_some_and(|(at, _)| *at > to);
+        if !later {
+            done = pos;
+        }
+        let Some((at, e)) = at else {
             continue;
         };
         if e.agent_id.is_some() || at < from || at > to {
@@ -287,6 +315,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
             _ => {}
         }
     }
+    done as u64
 }
 
 fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {

@@ -4,6 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::super::records::unix_ms;
+
 /// A hook payload. Copilot sends no call or turn id: the hooks mark a turn's start and end,
 /// and the session log has the rest.
 #[derive(Debug, Deserialize, Default)]
@@ -29,15 +31,10 @@ impl Payload {
     pub fn at_ms(&self) -> Option<u64> {
         match self.timestamp.as_ref()? {
             Value::Number(n) => n.as_u64(),
-            Value::String(s) => iso_ms(s),
+            Value::String(s) => unix_ms(s),
             _ => None,
         }
     }
-}
-
-pub fn iso_ms(s: &str) -> Option<u64> {
-    let t = humantime::parse_rfc3339_weak(s).ok()?;
-    u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
 }
 
 /// One line of `events.jsonl`.

@@ -138,3 +138,58 @@ fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
         .unwrap();
     assert!(denied.refused && !denied.failed);
 }
+
+/// A log that grows between reads, and remembers where each read began.
+struct Growing {
+    text: String,
+    reads: Vec<u64>,
+}
+
+impl Transcripts for Growing {
+    fn read_from(&mut self, _: &str, offset: u64) -> Vec<u8> {
+        self.reads.push(offset);
+        self.text.as_bytes()[offset as usize..].to_vec()
+    }
+}
+
+#[test]
+fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
+    let whole = log().0;
+    // The first turn's four lines, and half of the fifth, still being written.
+    let first: usize = whole.split_inclusive('\n').take(4).map(str::len).sum();
+    let mut logs = Growing {
+        text: whole[..first + 30].to_string(),
+        reads: Vec::new(),
+    };
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    for p in [
+        hook("SessionStart", 0, json!({})),
+        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
+        hook("Stop", 1_900, stop.clone()),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 1_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    logs.text = whole.clone();
+    for p in [
+        hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
+        hook("Stop", 10_900, stop),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 10_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    assert_eq!(logs.reads, [0, first as u64], "the half line is read again");
+    let ids: Vec<&str> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) => c.id.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        ["chatcmpl-1", "chatcmpl-2", "chatcmpl-3", "chatcmpl-4"],
+        "each model call once"
+    );
+}

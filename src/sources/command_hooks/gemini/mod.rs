@@ -23,8 +23,8 @@ use serde_json::value::RawValue;
 
 pub use payload::{slim, Payload};
 
-use super::records::{raw, record, session_opened};
-use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
+use super::records::{raw, record, session_opened, Unanswered};
+use crate::protocol::{Call, CallSent, Called, Event, Record, Request, Response, Usage};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -305,25 +305,15 @@ impl Adapter {
             return;
         };
         s.model_calls += 1;
-        out.push(record(
-            sid,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(format!("model-{}", s.model_calls))),
-                request: Request {
-                    model: Cow::Owned(start.model),
-                    provider: Some(Cow::Borrowed(PROVIDER)),
-                    max_tokens: start.max_tokens,
-                    messages: None,
-                    system: None,
-                },
-                response: None,
-                usage: Usage::default(),
-                started_ms: start.at_ms,
-                finished_ms: at_ms.max(start.at_ms),
-                first_token_ms: start.first_chunk_ms.map(|t| t.max(start.at_ms)),
-                error: Json::of("the answer ended without a finishing chunk").ok(),
-            }),
-        ));
+        let call = Unanswered {
+            id: format!("model-{}", s.model_calls),
+            model: start.model,
+            provider: PROVIDER,
+            max_tokens: start.max_tokens,
+            started_ms: start.at_ms,
+            first_token_ms: start.first_chunk_ms,
+        };
+        out.push(call.record(sid, at_ms, "the answer ended without a finishing chunk"));
     }
 
     /// Calls that never got their `AfterTool`: a hook denied them, and they never ran.

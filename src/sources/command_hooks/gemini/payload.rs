@@ -4,6 +4,8 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::super::records::unix_ms;
+
 #[derive(Debug, Deserialize, Default)]
 pub struct Payload {
     pub session_id: String,
@@ -81,9 +83,7 @@ pub struct UsageMetadata {
 impl Payload {
     /// The payload's own time in Unix ms, if it has a readable one.
     pub fn at_ms(&self) -> Option<u64> {
-        let t = humantime::parse_rfc3339_weak(self.timestamp.as_deref()?).ok()?;
-        let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
-        u64::try_from(ms).ok()
+        unix_ms(self.timestamp.as_deref()?)
     }
 
     /// The finish reason of a chunk that ends its model call.
