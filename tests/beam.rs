@@ -28,7 +28,7 @@ fn the_extension_ffi_on_a_real_beam() {
     ) else {
         return;
     };
-    let build = temp_dir("beam");
+    let build = scratch("beam");
     for src in [
         "integrations/albedo/src/albedo_otel_ffi.erl",
         "integrations/albedo/test/albedo_otel_ffi_tests.erl",

@@ -20,7 +20,7 @@ fn sigterm_against_a_collector_that_never_answers(protocol: &str) {
     let (lines, _) = stream(40);
     let silent = Silent::start();
     let endpoint = format!("http://127.0.0.1:{}", silent.port);
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let args = run_args(protocol, &endpoint, "32", &["--batch-delay", "50ms"]);
     let mut exporter = Exporter::start(&args, &spool);
     exporter.write(&lines);
@@ -111,7 +111,7 @@ fn drain(live: bool) {
     let (backlog, expected) = stream(40);
     let port = free_port();
     let endpoint = format!("http://127.0.0.1:{port}");
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let args = run_args("grpc", &endpoint, "16", &["--max-concurrent-exports", "4"]);
     let mut first = Exporter::start(&args, &spool);
     first.write(&backlog);

@@ -54,7 +54,7 @@ fn sessions(spans: &[FlatSpan]) -> Vec<String> {
 #[test]
 fn two_configurations_reach_their_own_collectors_and_an_edit_takes_effect() {
     let (a, b, c) = (Receiver::start(), Receiver::start(), Receiver::start());
-    let dir = temp_dir("two-configs");
+    let dir = scratch("two-configs");
     let hooks = dir.join("hooks");
     let user = config(&dir, "user.toml", &a.grpc_url());
     let project = config(&dir, "project.toml", &b.grpc_url());
@@ -95,7 +95,7 @@ fn two_configurations_reach_their_own_collectors_and_an_edit_takes_effect() {
 #[test]
 fn a_malformed_file_is_named_once_and_loses_nothing() {
     let rx = Receiver::start();
-    let dir = temp_dir("bad-config");
+    let dir = scratch("bad-config");
     let path = dir.join("config.toml");
     std::fs::write(
         &path,
@@ -154,7 +154,7 @@ fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
     let (ours, other) = (Receiver::start(), Receiver::start());
     // A collector that would take the key: it shows whether the key came.
     other.require_header("x-api-key", "file-secret-81");
-    let dir = temp_dir("headers-layer");
+    let dir = scratch("headers-layer");
     let path = dir.join("config.toml");
     std::fs::write(
         &path,
@@ -225,7 +225,7 @@ fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
 fn config_set_leaves_folders_it_did_not_make_alone_and_writes_through_links() {
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    let dir = temp_dir("config-set");
+    let dir = scratch("config-set");
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -296,7 +296,7 @@ fn config_set_leaves_folders_it_did_not_make_alone_and_writes_through_links() {
 #[test]
 fn albedo_s_clean_environment_gets_everything_from_the_installed_command() {
     let rx = Receiver::start();
-    let dir = temp_dir("albedo-clean");
+    let dir = scratch("albedo-clean");
     let albedo_home = dir.join("albedo");
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["install", "albedo"])
@@ -361,7 +361,7 @@ fn albedo_s_clean_environment_gets_everything_from_the_installed_command() {
 /// `config show`: every setting and where it came from; a header's value never shows.
 #[test]
 fn config_show_says_where_each_setting_comes_from() {
-    let dir = temp_dir("show");
+    let dir = scratch("show");
     let path = dir.join("config.toml");
     std::fs::write(
         &path,
@@ -420,7 +420,7 @@ fn config_show_says_where_each_setting_comes_from() {
 fn doctor_tests_the_installed_route() {
     let rx = Receiver::start();
     rx.require_header("x-api-key", "right-key-27f");
-    let dir = temp_dir("doctor-route");
+    let dir = scratch("doctor-route");
     let settings = dir.join("settings.json");
     let install = |env: &[(&str, &str)]| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
@@ -515,7 +515,7 @@ fn doctor_tests_the_installed_route() {
 #[test]
 fn doctor_runs_only_our_executable_and_a_project_s_file_only_when_asked() {
     let rx = Receiver::start();
-    let dir = temp_dir("doctor-project");
+    let dir = scratch("doctor-project");
     let checkout = dir.join("checkout");
     std::fs::create_dir_all(checkout.join(".claude")).unwrap();
     let config_file = config(&dir, "config.toml", &rx.grpc_url());

@@ -18,7 +18,7 @@ use support::*;
 fn the_collector_is_down_at_start_and_comes_up_five_seconds_later() {
     let (lines, expected) = stream(30);
     let port = free_port();
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
     let mut exporter = Exporter::start(
         &[
@@ -57,7 +57,7 @@ fn the_collector_is_killed_and_restarted_mid_session() {
     let (lines, expected) = stream(30);
     let rx1 = Receiver::start();
     let http = rx1.http;
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let endpoint = rx1.http_url();
     let mut exporter = Exporter::start(
         &["run", "--endpoint", &endpoint, "--batch-delay", "100ms"],
@@ -104,7 +104,7 @@ fn the_collector_is_killed_and_restarted_mid_session() {
 fn an_exporter_killed_while_the_collector_is_down_has_its_spool_delivered_by_the_next() {
     let (lines, expected) = stream(30);
     let port = free_port();
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
     let args = [
         "run",
@@ -153,7 +153,7 @@ fn refused_first(protocol: &str, refusals: u64) {
     let rx = Receiver::start();
     rx.refuse_next(refusals);
     let url = rx.url(protocol);
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let mut exporter = Exporter::start(&run_args(protocol, &url, "64", &[]), &spool);
     exporter.write(&lines);
     // The session goes on while the collector refuses, then recovers: the spool drains.
@@ -191,7 +191,7 @@ fn an_http_collector_that_answers_503_at_first_gets_everything_once() {
 fn a_full_spool_drops_the_oldest_counts_it_and_keeps_running() {
     let (lines, expected) = stream(30);
     let port = free_port();
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let endpoint = format!("http://127.0.0.1:{port}");
     // Room for a few batches only.
     let args = [
@@ -249,7 +249,7 @@ fn several_in_flight_out_of_order(protocol: &str, spool: bool) {
     rx.answer_unevenly(Duration::from_millis(15));
     rx.refuse_spread(4, 6);
     let url = rx.url(protocol);
-    let spool_dir = temp_dir("spool");
+    let spool_dir = scratch("spool");
     let mut args = run_args(protocol, &url, "16", &["--max-concurrent-exports", "4"]);
     if !spool {
         args.push("--no-spool");

@@ -31,3 +31,20 @@ fn every_kept_input_of_the_line_fuzzer_gives_a_whole_tree() {
 fn every_kept_input_of_the_claude_code_fuzzer_gives_a_whole_tree() {
     assert!(replay("claude_code", fuzz::claude_code) >= 2);
 }
+
+#[test]
+fn every_kept_input_of_the_agents_fuzzer_gives_a_whole_tree() {
+    replay("agents", fuzz::agents);
+}
+
+proptest::proptest! {
+    // The fuzzer runs apart from CI; this keeps its driver honest on every run: random
+    // interleavings of the four agents' payloads must build a whole tree.
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+    #[test]
+    fn random_interleavings_of_every_agents_payloads_give_a_whole_tree(
+        data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)
+    ) {
+        proptest::prop_assert_eq!(fuzz::agents(&data), Ok(()));
+    }
+}

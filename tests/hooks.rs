@@ -253,7 +253,7 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
     };
     let rx = Receiver::start();
     let setup = Setup::new(&rx);
-    let dir = temp_dir("agent");
+    let dir = scratch("agent");
     let payloads = [
         r#"{"session_id":"killed","hook_event_name":"UserPromptSubmit","prompt":"build it","cwd":"/w"}"#,
         r#"{"session_id":"killed","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"long","tool_input":{"command":"cargo build"}}"#,

@@ -37,7 +37,7 @@ fn install_cmd(
 
 #[test]
 fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
-    let dir = temp_dir("install");
+    let dir = scratch("install");
     let settings = dir.join("settings.json");
     let original = r#"{
   "model": "opus",
@@ -135,7 +135,7 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_removes_only_ours() {
 fn install_keeps_a_private_settings_file_private_and_writes_through_a_link() {
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    let dir = temp_dir("install-private");
+    let dir = scratch("install-private");
     let dotfiles = dir.join("dotfiles");
     std::fs::create_dir_all(&dotfiles).unwrap();
     let real = dotfiles.join("claude-settings.json");
@@ -192,7 +192,7 @@ fn install_keeps_a_private_settings_file_private_and_writes_through_a_link() {
 
 #[test]
 fn install_for_albedo_writes_its_four_events() {
-    let home = temp_dir("albedo-home");
+    let home = scratch("albedo-home");
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["install", "albedo"])
         .env("ALBEDO_HOME", &home)
@@ -257,4 +257,52 @@ fn doctor_sends_a_test_trace_and_says_where_it_went() {
         )),
         "{stdout}"
     );
+}
+
+/// The agent runs the hooks of the user's settings and of the project's: ours in both would
+/// record every event twice, so `install` and `doctor` say so, and name the way out.
+#[test]
+fn our_hook_in_both_scopes_is_called_out() {
+    let dir = scratch("two-scopes");
+    let (home, checkout) = (dir.join("home"), dir.join("checkout"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&checkout).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .args(args)
+            .current_dir(&checkout)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+            .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+            .env_remove("ALBEDO_OTEL_CONFIG")
+            .env_remove("ALBEDO_HOME")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() || args[0] == "doctor",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = run(&["install", "claude-code"]);
+    assert!(!said.contains("warning"), "{said}");
+    let said = run(&["install", "claude-code", "--project"]);
+    assert!(
+        said.contains(&format!(
+            "warning: {} has albedo-otel's hook too",
+            home.join(".claude/settings.json").display()
+        )) && said.contains("`albedo-otel uninstall claude-code` removes that one"),
+        "{said}"
+    );
+    let said = run(&["doctor"]);
+    assert!(
+        said.contains("warn hook, Claude Code:") && said.contains("both have our hook"),
+        "{said}"
+    );
+    run(&["uninstall", "claude-code", "--project"]);
+    let said = run(&["doctor"]);
+    assert!(!said.contains("both have our hook"), "{said}");
 }

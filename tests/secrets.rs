@@ -120,7 +120,8 @@ fn no_exported_string_carries_a_secret() {
             _ => secret.clone(),
         };
         let text = text.replace('"', "");
-        let out_file = temp_dir("leak").join("out.jsonl");
+        let out_dir = scratch("leak");
+        let out_file = out_dir.join("out.jsonl");
         let out = run_binary(
             &[
                 "replay",
@@ -158,7 +159,8 @@ fn no_exported_string_carries_a_secret() {
 
 #[test]
 fn user_patterns_redact_and_bad_ones_are_clear_errors() {
-    let out_file = temp_dir("user").join("out.jsonl");
+    let out_dir = scratch("user");
+    let out_file = out_dir.join("out.jsonl");
     let out = run_binary(
         &[
             "replay",
@@ -188,7 +190,8 @@ fn user_patterns_redact_and_bad_ones_are_clear_errors() {
 
 #[test]
 fn tool_content_can_be_turned_off() {
-    let out_file = temp_dir("off").join("out.jsonl");
+    let out_dir = scratch("off");
+    let out_file = out_dir.join("out.jsonl");
     let out = run_binary(
         &[
             "replay",
@@ -218,7 +221,7 @@ fn tool_content_can_be_turned_off() {
 #[test]
 fn the_spool_holds_scrubbed_data_only() {
     let secret = "sk-ant-api03-SPOOLSPOOLSPOOLSPOOLSPOOLSPOOL";
-    let spool = temp_dir("spool");
+    let spool = scratch("spool");
     let port = free_port();
     let out = run_binary(
         &[

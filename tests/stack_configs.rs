@@ -95,7 +95,7 @@ fn every_collector_config_in_deploy_passes_the_collectors_own_validate() {
 #[test]
 fn a_misspelt_component_or_key_is_refused_in_the_collectors_words() {
     let Some(tools) = Tools::find() else { return };
-    let dir = temp_dir("stack-validate");
+    let dir = scratch("stack-validate");
     let original = std::fs::read_to_string(repo_file("deploy/otel-collector.yaml")).unwrap();
     for (n, (from, to, words)) in [
         (

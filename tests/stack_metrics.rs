@@ -110,7 +110,7 @@ fn panels_without_data(
 #[test]
 fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
     let Some(tools) = Tools::find() else { return };
-    let dir = temp_dir("stack-metrics");
+    let dir = scratch("stack-metrics");
     let jaeger = Jaeger::start(&tools, &dir, "jaeger");
     let tempo = Receiver::start();
     let span_metrics = free_port();

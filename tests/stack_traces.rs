@@ -48,7 +48,7 @@ fn report(problems: &[String]) -> String {
 #[test]
 fn every_span_reaches_jaeger_as_the_exporter_assembled_it_over_grpc_and_http() {
     let Some(tools) = Tools::find() else { return };
-    let dir = temp_dir("stack-traces");
+    let dir = scratch("stack-traces");
     let jaeger = Jaeger::start(&tools, &dir, "jaeger");
     let tempo = Receiver::start();
     let collector = Collector::main(&tools, &jaeger, &tempo.grpc_url(), free_port(), &dir);

@@ -66,7 +66,7 @@ fn endpoint(rx: &Receiver, protocol: &str) -> String {
 #[test]
 fn https_with_the_configured_ca_delivers_over_both_protocols() {
     let pki = pki(false);
-    let dir = temp_dir("tls");
+    let dir = scratch("tls");
     let ca = write(&dir, "ca.pem", &pki.ca_pem);
     for protocol in ["grpc", "http/protobuf"] {
         let rx = Receiver::start_tls(&pki.server);
@@ -93,7 +93,7 @@ fn https_with_the_configured_ca_delivers_over_both_protocols() {
 #[test]
 fn mutual_tls_sends_the_client_certificate_and_fails_clearly_without_it() {
     let pki = pki(true);
-    let dir = temp_dir("mtls");
+    let dir = scratch("mtls");
     let ca = write(&dir, "ca.pem", &pki.ca_pem);
     let cert = write(&dir, "client.pem", &pki.client_cert_pem);
     let key = write(&dir, "client.key", &pki.client_key_pem);
@@ -179,7 +179,7 @@ fn a_missing_certificate_file_is_a_clear_error_before_anything_is_read() {
 #[test]
 fn grpc_with_a_private_ca_and_mutual_tls_from_the_configuration_file_alone() {
     let pki = pki(true);
-    let dir = temp_dir("tls-file");
+    let dir = scratch("tls-file");
     let ca = write(&dir, "ca.pem", &pki.ca_pem);
     let cert = write(&dir, "client.pem", &pki.client_cert_pem);
     let key = write(&dir, "client-key.pem", &pki.client_key_pem);

@@ -84,6 +84,19 @@ pub fn run(
             ));
         }
         let here = PathBuf::from(".claude/settings.json");
+        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
+            let user = h.join(".claude/settings.json");
+            // Claude Code runs the hooks of both: each event would be recorded twice.
+            if !install::installed_commands(&user).is_empty()
+                && !install::installed_commands(&here).is_empty()
+            {
+                println!(
+                    "warn hook, Claude Code: {} and {} both have our hook, and Claude Code runs both, so every event is recorded twice; keep one (`albedo-otel uninstall claude-code --project` removes this project's)",
+                    user.display(),
+                    here.display()
+                );
+            }
+        }
         if project {
             places.push(("Claude Code (this project)".into(), here));
         } else if !install::installed_commands(&here).is_empty() {

@@ -14,6 +14,9 @@ use crate::protocol::{decode_line, validate};
 use crate::sources::command_hooks::claude_code::{Adapter, Payload, Transcripts};
 use crate::sources::stream::read_lines;
 
+mod agents;
+pub use agents::agents;
+
 /// Small caps, so the fuzzer reaches the eviction paths too. Built once: compiling the
 /// scrubber's regexes for every input would be most of the time.
 fn config() -> AssembleConfig {

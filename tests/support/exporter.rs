@@ -9,18 +9,21 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 
 use albedo_otel::testing::{generate, Expected, GenConfig};
 
-use super::{check_invariants, temp_dir, Receiver};
+use super::{check_invariants, scratch, Receiver, Scratch};
 
 /// The exporter as a child process fed line by line, stderr kept in a file.
 pub struct Exporter {
     pub child: Child,
     stdin: Option<ChildStdin>,
     log: PathBuf,
+    /// Its log's folder and its empty configuration folder, removed with it.
+    _dirs: (Scratch, Scratch),
 }
 
 impl Exporter {
     pub fn start(args: &[&str], spool: &Path) -> Exporter {
-        let log = temp_dir("log").join("stderr.log");
+        let (log_dir, config) = (scratch("log"), scratch("config"));
+        let log = log_dir.join("stderr.log");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
         cmd.args(args)
             .arg("--spool-dir")
@@ -29,7 +32,7 @@ impl Exporter {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             // A config file of the developer's own must not change what is tested.
-            .env("XDG_CONFIG_HOME", temp_dir("config"));
+            .env("XDG_CONFIG_HOME", &config);
         for (k, _) in std::env::vars() {
             if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
                 cmd.env_remove(k);
@@ -37,7 +40,12 @@ impl Exporter {
         }
         let mut child = cmd.spawn().unwrap();
         let stdin = child.stdin.take();
-        Exporter { child, stdin, log }
+        Exporter {
+            child,
+            stdin,
+            log,
+            _dirs: (log_dir, config),
+        }
     }
 
     pub fn write(&mut self, lines: &[String]) {

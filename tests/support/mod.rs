@@ -19,7 +19,7 @@ pub mod stack;
 pub mod traces;
 
 pub use receiver::*;
-pub use scratch::{scratch, temp_dir};
+pub use scratch::{scratch, temp_dir, Scratch};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::{Command, Output, Stdio};

@@ -233,8 +233,40 @@ impl Target {
     }
 
     fn file_and_hooks(&self) -> Result<(PathBuf, &'static Hooks)> {
+        self.file_in(None)
+    }
+
+    /// The agent's other scope (the user's for a project install, this project's for a
+    /// user's), when the install names no settings file of its own.
+    fn other_scope(&self) -> Option<(PathBuf, String)> {
+        let (Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a)) =
+            &self.host
+        else {
+            return None;
+        };
+        if a.settings.is_some() {
+            return None;
+        }
+        let name = match &self.host {
+            Host::ClaudeCode(_) => "claude-code",
+            Host::Gemini(_) => "gemini",
+            Host::Codex(_) => "codex",
+            _ => "copilot",
+        };
+        let uninstall = if a.project {
+            format!("albedo-otel uninstall {name}")
+        } else {
+            format!("albedo-otel uninstall {name} --project")
+        };
+        let file = self.file_in(Some(!a.project)).ok()?.0;
+        Some((file, uninstall))
+    }
+
+    /// The settings file and hooks of the install, in the project's scope or the user's
+    /// (`project`; the install's own when `None`).
+    fn file_in(&self, project: Option<bool>) -> Result<(PathBuf, &'static Hooks)> {
         let settings_file = |a: &Agent, folder: &str| {
-            Ok::<_, anyhow::Error>(match (&a.settings, a.project) {
+            Ok::<_, anyhow::Error>(match (&a.settings, project.unwrap_or(a.project)) {
                 (Some(f), _) => f.clone(),
                 (None, true) => Path::new(folder).join("settings.json"),
                 (None, false) => {
@@ -247,7 +279,7 @@ impl Target {
             Host::ClaudeCode(a) => (settings_file(a, ".claude")?, &CLAUDE_CODE),
             Host::Gemini(a) => (settings_file(a, ".gemini")?, &GEMINI),
             Host::Codex(a) => {
-                let file = match (&a.settings, a.project) {
+                let file = match (&a.settings, project.unwrap_or(a.project)) {
                     (Some(f), _) => f.clone(),
                     (None, true) => PathBuf::from(".codex/hooks.json"),
                     (None, false) => match std::env::var_os("CODEX_HOME") {
@@ -261,7 +293,7 @@ impl Target {
                 (file, &CODEX)
             }
             Host::Copilot(a) => {
-                let file = match (&a.settings, a.project) {
+                let file = match (&a.settings, project.unwrap_or(a.project)) {
                     (Some(f), _) => f.clone(),
                     (None, true) => PathBuf::from(".github/hooks/albedo-otel.json"),
                     (None, false) => match std::env::var_os("COPILOT_HOME") {
@@ -360,6 +392,15 @@ pub fn install(target: &Target) -> Result<i32> {
         println!(
             "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex (it keeps each under [hooks.state] in its config.toml)"
         );
+    }
+    // The agents run the hooks of every scope: two of ours would record each event twice.
+    if let Some((other, uninstall)) = target.other_scope() {
+        if !installed_commands(&other).is_empty() {
+            println!(
+                "warning: {} has albedo-otel's hook too, and the agent runs both, so every event would be recorded twice: keep one (`{uninstall}` removes that one)",
+                other.display()
+            );
+        }
     }
     Ok(0)
 }
