@@ -267,10 +267,10 @@ fn our_hook_in_both_scopes_is_called_out() {
     let (home, checkout) = (dir.join("home"), dir.join("checkout"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&checkout).unwrap();
-    let run = |args: &[&str]| {
+    let run_in = |cwd: &std::path::Path, args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
             .args(args)
-            .current_dir(&checkout)
+            .current_dir(cwd)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_STATE_HOME", home.join(".state"))
@@ -287,7 +287,11 @@ fn our_hook_in_both_scopes_is_called_out() {
         );
         String::from_utf8_lossy(&out.stdout).to_string()
     };
+    let run = |args: &[&str]| run_in(&checkout, args);
     let said = run(&["install", "claude-code"]);
+    assert!(!said.contains("warning"), "{said}");
+    // A project at HOME is the user's own settings: one file, no warning.
+    let said = run_in(&home, &["install", "claude-code", "--project"]);
     assert!(!said.contains("warning"), "{said}");
     let said = run(&["install", "claude-code", "--project"]);
     assert!(
@@ -305,4 +309,11 @@ fn our_hook_in_both_scopes_is_called_out() {
     run(&["uninstall", "claude-code", "--project"]);
     let said = run(&["doctor"]);
     assert!(!said.contains("both have our hook"), "{said}");
+    // The doctor's hooks started a daemon in the folder about to be removed.
+    let hooks = home.join(".state/albedo-otel/hooks");
+    wait_until(
+        std::time::Duration::from_secs(30),
+        "the doctor's daemon to exit",
+        || !albedo_otel::sources::command_hooks::daemon::running(&hooks),
+    );
 }

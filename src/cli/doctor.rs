@@ -84,18 +84,8 @@ pub fn run(
             ));
         }
         let here = PathBuf::from(".claude/settings.json");
-        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
-            let user = h.join(".claude/settings.json");
-            // Claude Code runs the hooks of both: each event would be recorded twice.
-            if !install::installed_commands(&user).is_empty()
-                && !install::installed_commands(&here).is_empty()
-            {
-                println!(
-                    "warn hook, Claude Code: {} and {} both have our hook, and Claude Code runs both, so every event is recorded twice; keep one (`albedo-otel uninstall claude-code --project` removes this project's)",
-                    user.display(),
-                    here.display()
-                );
-            }
+        if let Some((_, user)) = places.iter().find(|(w, _)| w == "Claude Code (user)") {
+            both_scopes(user, &here);
         }
         if project {
             places.push(("Claude Code (this project)".into(), here));
@@ -138,6 +128,25 @@ pub fn run(
         );
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// Warns when Claude Code's user settings and this project's both have a hook of ours, and
+/// not the same command (which Claude Code would run once): it runs the hooks of both, so
+/// every event would be recorded twice.
+fn both_scopes(user: &Path, project: &Path) {
+    let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (theirs, ours) = (
+        install::installed_commands(user),
+        install::installed_commands(project),
+    );
+    if theirs.is_empty() || ours.is_empty() || theirs == ours || same(user) == same(project) {
+        return;
+    }
+    println!(
+        "warn hook, Claude Code: {} and {} both have our hook, and Claude Code runs both, so every event is recorded twice; keep one (`albedo-otel uninstall claude-code --project` removes this project's)",
+        user.display(),
+        project.display()
+    );
 }
 
 /// Runs `command` as the host would, with a test payload, and waits for the daemon's answer.

@@ -1,6 +1,8 @@
-//! What every agent's test checks of the trace its two-turn session made: one root a turn,
-//! every span inside its turn, the one-second shell call and the denied one, and the model
-//! calls' tokens against what the agent itself recorded and what the scripted API sent.
+//! What every agent's CLI test shares: finding the CLI, the user's own hook, installing as
+//! a user would, waiting for the daemon, the key checks, and what the trace of the two-turn
+//! session must say: one root a turn, every span inside its turn, the one-second shell call
+//! and the denied one, and the model calls' tokens against what the agent itself recorded and
+//! what the scripted API sent.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -14,9 +14,10 @@
 //! file as once; `uninstall` removes our entries and nothing else.
 
 mod command;
+mod scope;
 mod settings;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -231,90 +232,6 @@ impl Target {
             _ => Ok(user),
         }
     }
-
-    fn file_and_hooks(&self) -> Result<(PathBuf, &'static Hooks)> {
-        self.file_in(None)
-    }
-
-    /// The agent's other scope (the user's for a project install, this project's for a
-    /// user's), when the install names no settings file of its own.
-    fn other_scope(&self) -> Option<(PathBuf, String)> {
-        let (Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a)) =
-            &self.host
-        else {
-            return None;
-        };
-        if a.settings.is_some() {
-            return None;
-        }
-        let name = match &self.host {
-            Host::ClaudeCode(_) => "claude-code",
-            Host::Gemini(_) => "gemini",
-            Host::Codex(_) => "codex",
-            _ => "copilot",
-        };
-        let uninstall = if a.project {
-            format!("albedo-otel uninstall {name}")
-        } else {
-            format!("albedo-otel uninstall {name} --project")
-        };
-        let file = self.file_in(Some(!a.project)).ok()?.0;
-        Some((file, uninstall))
-    }
-
-    /// The settings file and hooks of the install, in the project's scope or the user's
-    /// (`project`; the install's own when `None`).
-    fn file_in(&self, project: Option<bool>) -> Result<(PathBuf, &'static Hooks)> {
-        let settings_file = |a: &Agent, folder: &str| {
-            Ok::<_, anyhow::Error>(match (&a.settings, project.unwrap_or(a.project)) {
-                (Some(f), _) => f.clone(),
-                (None, true) => Path::new(folder).join("settings.json"),
-                (None, false) => {
-                    let home = std::env::var_os("HOME").context("HOME is not set")?;
-                    Path::new(&home).join(folder).join("settings.json")
-                }
-            })
-        };
-        Ok(match &self.host {
-            Host::ClaudeCode(a) => (settings_file(a, ".claude")?, &CLAUDE_CODE),
-            Host::Gemini(a) => (settings_file(a, ".gemini")?, &GEMINI),
-            Host::Codex(a) => {
-                let file = match (&a.settings, project.unwrap_or(a.project)) {
-                    (Some(f), _) => f.clone(),
-                    (None, true) => PathBuf::from(".codex/hooks.json"),
-                    (None, false) => match std::env::var_os("CODEX_HOME") {
-                        Some(home) => PathBuf::from(home).join("hooks.json"),
-                        None => {
-                            let home = std::env::var_os("HOME").context("HOME is not set")?;
-                            Path::new(&home).join(".codex/hooks.json")
-                        }
-                    },
-                };
-                (file, &CODEX)
-            }
-            Host::Copilot(a) => {
-                let file = match (&a.settings, project.unwrap_or(a.project)) {
-                    (Some(f), _) => f.clone(),
-                    (None, true) => PathBuf::from(".github/hooks/albedo-otel.json"),
-                    (None, false) => match std::env::var_os("COPILOT_HOME") {
-                        Some(home) => PathBuf::from(home).join("hooks/albedo-otel.json"),
-                        None => {
-                            let home = std::env::var_os("HOME").context("HOME is not set")?;
-                            Path::new(&home).join(".copilot/hooks/albedo-otel.json")
-                        }
-                    },
-                };
-                (file, &COPILOT)
-            }
-            Host::Albedo { albedo_home, .. } => {
-                let home = albedo_home
-                    .clone()
-                    .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
-                    .context("set ALBEDO_HOME or --albedo-home")?;
-                (home.join("hooks.json"), &ALBEDO)
-            }
-        })
-    }
 }
 
 pub fn install(target: &Target) -> Result<i32> {
@@ -393,14 +310,8 @@ pub fn install(target: &Target) -> Result<i32> {
             "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex (it keeps each under [hooks.state] in its config.toml)"
         );
     }
-    // The agents run the hooks of every scope: two of ours would record each event twice.
-    if let Some((other, uninstall)) = target.other_scope() {
-        if !installed_commands(&other).is_empty() {
-            println!(
-                "warning: {} has albedo-otel's hook too, and the agent runs both, so every event would be recorded twice: keep one (`{uninstall}` removes that one)",
-                other.display()
-            );
-        }
+    if let Some(warning) = target.both_scopes(&file, &command) {
+        println!("warning: {warning}");
     }
     Ok(0)
 }

@@ -74,7 +74,7 @@ impl Unanswered {
 
 /// An RFC 3339 time (`2026-11-29T21:09:49.888Z`), as the agents write them, in Unix
 /// milliseconds.
-pub(super) fn unix_ms(s: &str) -> Option<u64> {
+pub(super) fn rfc3339_ms(s: &str) -> Option<u64> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
 }

@@ -95,7 +95,9 @@ fn chosen_payload(c: &mut Choices<'_>, agent: Agent, now: u64) -> Value {
     p
 }
 
-/// Copilot's session log as the fuzzer writes it: calls and tool runs around `now`.
+/// Copilot's session log as the fuzzer writes it: calls and tool runs around `now`. Each
+/// read gets the next log chosen, whatever its offset, so a held offset meets logs that do
+/// not fit it.
 fn chosen_log(c: &mut Choices<'_>, now: u64) -> Vec<u8> {
     let mut log = String::new();
     for _ in 0..c.u8() % 6 {
@@ -121,7 +123,11 @@ fn chosen_log(c: &mut Choices<'_>, now: u64) -> Vec<u8> {
         log.push_str(&json!({"type": kind, "timestamp": at, "data": data}).to_string());
         log.push('\n');
     }
-    log.into_bytes()
+    // Now and then cut mid-line, as a log still being written is.
+    let cut = usize::from(c.u8() % 4) * 7;
+    let mut log = log.into_bytes();
+    log.truncate(log.len().saturating_sub(cut));
+    log
 }
 
 /// The daemon's dispatch under payloads of all four agents, chosen by the fuzzer's bytes (now

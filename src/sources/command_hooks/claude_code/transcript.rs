@@ -17,7 +17,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::records::unix_ms;
+use super::super::records::rfc3339_ms;
 use super::conversation::Conversation;
 use crate::protocol::Usage;
 
@@ -185,7 +185,7 @@ impl TranscriptCursor {
             return;
         };
         self.converse(&line);
-        let ts = line.timestamp.as_deref().and_then(unix_ms);
+        let ts = line.timestamp.as_deref().and_then(rfc3339_ms);
         match line.kind.as_deref() {
             Some("api-request") => {
                 if let Some(ts) = ts {

@@ -118,6 +118,6 @@ fn a_partial_last_line_waits_for_its_end() {
 
 #[test]
 fn timestamps_parse_to_milliseconds() {
-    assert_eq!(unix_ms("1970-01-01T00:00:01.250Z"), Some(1250));
-    assert_eq!(unix_ms("nonsense"), None);
+    assert_eq!(rfc3339_ms("1970-01-01T00:00:01.250Z"), Some(1250));
+    assert_eq!(rfc3339_ms("nonsense"), None);
 }

@@ -23,7 +23,7 @@ pub use payload::Payload;
 use payload::{LogEvent, UsageRecord};
 
 use super::claude_code::Transcripts;
-use super::records::{record, session_opened, unix_ms};
+use super::records::{record, rfc3339_ms, session_opened};
 use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on Copilot CLI's turns.
@@ -218,28 +218,45 @@ fn read_turn(
     logs: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
 ) {
-    let offset = match &s.read {
-        Some((read, offset)) if read == path => *offset,
+    // The read starts one byte early, on the newline that ended the last whole line read: a
+    // log that shrank or was replaced shows no newline there, and is read again from its
+    // start (the events' times keep the turns apart).
+    let held = match &s.read {
+        Some((read, offset)) if read == path && *offset > 0 => *offset,
         _ => 0,
     };
-    let done = read_log(sid, s.turn_start, to, &logs.read_from(path, offset), out);
+    let mut bytes = logs.read_from(path, held.saturating_sub(1));
+    let offset = if held == 0 {
+        0
+    } else if bytes.first() == Some(&b'\n') {
+        bytes.remove(0);
+        held
+    } else {
+        bytes = logs.read_from(path, 0);
+        0
+    };
+    let done = read_log(sid, s.turn_start, to, &bytes, out);
     s.read = Some((path.to_string(), offset + done));
 }
 
 /// The model and tool calls the log (`bytes`) has between a turn's start and its `Stop`; the
 /// log holds every turn of the session, resumed ones included, and each event its time, so a
 /// turn takes its own whichever daemon reads it, and from wherever. Returns how many bytes of
-/// whole lines no later turn needs: those up to the first event after `to`.
+/// whole lines no later turn needs: those up to the first event after `to`. A last line with
+/// no newline yet is taken if it parses, and read again next time.
 fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
     let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
     let (mut pos, mut done, mut later) = (0usize, 0usize, false);
-    while let Some(n) = bytes[pos..].iter().position(|b| *b == b'\n') {
-        let line = &bytes[pos..pos + n];
-        pos += n + 1;
+    while pos < bytes.len() {
+        let (line, whole) = match bytes[pos..].iter().position(|b| *b == b'\n') {
+            Some(n) => (&bytes[pos..pos + n], true),
+            None => (&bytes[pos..], false),
+        };
+        pos += line.len() + 1;
         let at = serde_json::from_slice::<LogEvent>(line)
             .ok()
-            .and_then(|e| Some((e.timestamp.as_deref().and_then(unix_ms)?, e)));
-        later |= at.as_ref().is_some_and(|(at, _)| *at > to);
+            .and_then(|e| Some((e.timestamp.as_deref().and_then(rfc3339_ms)?, e)));
+        later |= !whole || at.as_ref().is_some_and(|(at, _)| *at > to);
         if !later {
             done = pos;
         }

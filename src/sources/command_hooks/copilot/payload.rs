@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::super::records::unix_ms;
+use super::super::records::rfc3339_ms;
 
 /// A hook payload. Copilot sends no call or turn id: the hooks mark a turn's start and end,
 /// and the session log has the rest.
@@ -31,7 +31,7 @@ impl Payload {
     pub fn at_ms(&self) -> Option<u64> {
         match self.timestamp.as_ref()? {
             Value::Number(n) => n.as_u64(),
-            Value::String(s) => unix_ms(s),
+            Value::String(s) => rfc3339_ms(s),
             _ => None,
         }
     }

@@ -148,17 +148,21 @@ struct Growing {
 impl Transcripts for Growing {
     fn read_from(&mut self, _: &str, offset: u64) -> Vec<u8> {
         self.reads.push(offset);
-        self.text.as_bytes()[offset as usize..].to_vec()
+        let from = (offset as usize).min(self.text.len());
+        self.text.as_bytes()[from..].to_vec()
     }
 }
 
 #[test]
 fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
     let whole = log().0;
-    // The first turn's four lines, and half of the fifth, still being written.
-    let first: usize = whole.split_inclusive('\n').take(4).map(str::len).sum();
+    let lines: Vec<usize> = whole.split_inclusive('\n').map(str::len).collect();
+    // The first turn's four lines, then the second turn's first line (after the first `Stop`,
+    // so not the first turn's, and not to be skipped by the next read), and half of its
+    // second, still being written.
+    let first: usize = lines[..4].iter().sum();
     let mut logs = Growing {
-        text: whole[..first + 30].to_string(),
+        text: whole[..first + lines[4] + 30].to_string(),
         reads: Vec::new(),
     };
     let (mut a, mut out) = (Adapter::new(), Vec::new());
@@ -179,7 +183,12 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
         a.push(0, &p, &mut logs, &mut out);
     }
     a.tick(T0 + 10_900 + LOG_GRACE_MS, &mut logs, &mut out);
-    assert_eq!(logs.reads, [0, first as u64], "the half line is read again");
+    // The second read starts on the newline before the first line it needs.
+    assert_eq!(
+        logs.reads,
+        [0, first as u64 - 1],
+        "the later line and the half line are read again"
+    );
     let ids: Vec<&str> = out
         .iter()
         .filter_map(|r| match &r.event {
@@ -192,4 +201,45 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
         ["chatcmpl-1", "chatcmpl-2", "chatcmpl-3", "chatcmpl-4"],
         "each model call once"
     );
+}
+
+#[test]
+fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
+    let whole = log().0;
+    let first: usize = whole.split_inclusive('\n').take(4).map(str::len).sum();
+    let mut logs = Growing {
+        text: whole[..first].to_string(),
+        reads: Vec::new(),
+    };
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    for p in [
+        hook("SessionStart", 0, json!({})),
+        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
+        hook("Stop", 1_900, stop.clone()),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 1_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    // Replaced by a shorter log: the second turn's two model calls.
+    let second: Vec<&str> = whole.split_inclusive('\n').skip(4).collect();
+    logs.text = [second[0], second[second.len() - 1]].concat();
+    assert!(logs.text.len() < first);
+    out.clear();
+    for p in [
+        hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
+        hook("Stop", 10_900, stop),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 10_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    assert_eq!(logs.reads, [0, first as u64 - 1, 0]);
+    let ids: Vec<&str> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) => c.id.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["chatcmpl-3", "chatcmpl-4"]);
 }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::records::unix_ms;
+use super::super::records::rfc3339_ms;
 
 #[derive(Debug, Deserialize, Default)]
 pub struct Payload {
@@ -83,7 +83,7 @@ pub struct UsageMetadata {
 impl Payload {
     /// The payload's own time in Unix ms, if it has a readable one.
     pub fn at_ms(&self) -> Option<u64> {
-        unix_ms(self.timestamp.as_deref()?)
+        rfc3339_ms(self.timestamp.as_deref()?)
     }
 
     /// The finish reason of a chunk that ends its model call.

@@ -1,0 +1,107 @@
+//! Where an install's settings file is, in the agent's user scope or a project's, and the
+//! warning when both scopes have our hook: the agents run the hooks of every scope, so two of
+//! ours would record each event twice.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::{
+    installed_commands, Agent, Hooks, Host, Target, ALBEDO, CLAUDE_CODE, CODEX, COPILOT, GEMINI,
+};
+
+impl Target {
+    pub(super) fn file_and_hooks(&self) -> Result<(PathBuf, &'static Hooks)> {
+        self.file_in(None)
+    }
+
+    /// The settings file and hooks of the install, in the project's scope or the user's
+    /// (`project`; the install's own when `None`).
+    fn file_in(&self, project: Option<bool>) -> Result<(PathBuf, &'static Hooks)> {
+        let settings_file = |a: &Agent, folder: &str| {
+            Ok::<_, anyhow::Error>(match (&a.settings, project.unwrap_or(a.project)) {
+                (Some(f), _) => f.clone(),
+                (None, true) => Path::new(folder).join("settings.json"),
+                (None, false) => {
+                    let home = std::env::var_os("HOME").context("HOME is not set")?;
+                    Path::new(&home).join(folder).join("settings.json")
+                }
+            })
+        };
+        Ok(match &self.host {
+            Host::ClaudeCode(a) => (settings_file(a, ".claude")?, &CLAUDE_CODE),
+            Host::Gemini(a) => (settings_file(a, ".gemini")?, &GEMINI),
+            Host::Codex(a) => {
+                let file = match (&a.settings, project.unwrap_or(a.project)) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".codex/hooks.json"),
+                    (None, false) => match std::env::var_os("CODEX_HOME") {
+                        Some(home) => PathBuf::from(home).join("hooks.json"),
+                        None => {
+                            let home = std::env::var_os("HOME").context("HOME is not set")?;
+                            Path::new(&home).join(".codex/hooks.json")
+                        }
+                    },
+                };
+                (file, &CODEX)
+            }
+            Host::Copilot(a) => {
+                let file = match (&a.settings, project.unwrap_or(a.project)) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".github/hooks/albedo-otel.json"),
+                    (None, false) => match std::env::var_os("COPILOT_HOME") {
+                        Some(home) => PathBuf::from(home).join("hooks/albedo-otel.json"),
+                        None => {
+                            let home = std::env::var_os("HOME").context("HOME is not set")?;
+                            Path::new(&home).join(".copilot/hooks/albedo-otel.json")
+                        }
+                    },
+                };
+                (file, &COPILOT)
+            }
+            Host::Albedo { albedo_home, .. } => {
+                let home = albedo_home
+                    .clone()
+                    .or_else(|| std::env::var_os("ALBEDO_HOME").map(PathBuf::from))
+                    .context("set ALBEDO_HOME or --albedo-home")?;
+                (home.join("hooks.json"), &ALBEDO)
+            }
+        })
+    }
+
+    /// What to tell the user when the agent's other scope (the user's for a project install,
+    /// this project's for a user's) has a hook of ours that is not `command` in `file`; `None`
+    /// when the install names its settings file, or the two scopes are one file (a project
+    /// at HOME), or the other scope has no hook of ours.
+    pub(super) fn both_scopes(&self, file: &Path, command: &str) -> Option<String> {
+        let (Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a)) =
+            &self.host
+        else {
+            return None;
+        };
+        if a.settings.is_some() {
+            return None;
+        }
+        let (other, _) = self.file_in(Some(!a.project)).ok()?;
+        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if same(&other) == same(file) {
+            return None;
+        }
+        let theirs = installed_commands(&other);
+        // Claude Code runs a command that two scopes share once.
+        if theirs.is_empty() || theirs.iter().all(|c| c == command) {
+            return None;
+        }
+        let name = match &self.host {
+            Host::ClaudeCode(_) => "claude-code",
+            Host::Gemini(_) => "gemini",
+            Host::Codex(_) => "codex",
+            _ => "copilot",
+        };
+        let scope = if a.project { "" } else { " --project" };
+        Some(format!(
+            "{} has albedo-otel's hook too, and the agent runs the hooks of both scopes (Copilot, in a folder it trusts), so every event would be recorded twice: keep one (`albedo-otel uninstall {name}{scope}` removes that one)",
+            other.display()
+        ))
+    }
+}
