@@ -60,22 +60,26 @@ fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
         .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
 }
 
-/// `codex exec` with `args`; its `--json` output.
-fn run_codex(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> String {
+/// `codex exec` with `args`; its `--json` output. `bypass`: run untrusted hooks too (the
+/// user's own among them), as `--dangerously-bypass-hook-trust` does.
+fn run_codex(
+    bin: &Path,
+    args: &[&str],
+    bypass: bool,
+    home: &Path,
+    work: &Path,
+    spool: &Path,
+) -> String {
     let mut cmd = Command::new(bin);
     base_env(&mut cmd, home, spool);
-    cmd.args([
-        "exec",
-        "--json",
-        "--dangerously-bypass-hook-trust",
-        "--skip-git-repo-check",
-    ])
-    .args(args)
-    .current_dir(work)
-    .stdin(Stdio::null())
-    // Codex hands hooks its whole environment: the user's shell's variables for other
-    // programs must not take the traces elsewhere.
-    .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+    cmd.args(["exec", "--json", "--skip-git-repo-check"])
+        .args(bypass.then_some("--dangerously-bypass-hook-trust"))
+        .args(args)
+        .current_dir(work)
+        .stdin(Stdio::null())
+        // Codex hands hooks its whole environment: the user's shell's variables for other
+        // programs must not take the traces elsewhere.
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -125,7 +129,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
 
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    let said = install_as_user(install, "codex", &hook_dir, &rx, API_KEY);
+    let said = install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
     assert!(
         said.contains("only once it is trusted"),
         "install says Codex must trust the hooks:\n{said}"
@@ -137,7 +141,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
     );
     assert!(!installed.contains(API_KEY));
 
-    let first = run_codex(&bin, &["run the command"], &home, &work, &spool);
+    let first = run_codex(&bin, &["run the command"], true, &home, &work, &spool);
     let thread: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
     let session = thread["thread_id"]
         .as_str()
@@ -146,6 +150,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
     run_codex(
         &bin,
         &["resume", &session, &format!("{DENY_MARK}: push it")],
+        true,
         &home,
         &work,
         &spool,
@@ -174,5 +179,60 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         &rollout_tokens(&home.join(".codex")),
         &sent,
         &log,
+    );
+}
+
+/// `install codex --trust` trusts our hooks the way Codex checks trust: the real CLI then runs
+/// them with no bypass flag, and `uninstall` takes the trust out with them.
+#[test]
+fn hooks_installed_with_trust_run_without_the_bypass_flag() {
+    let Some(bin) = codex() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockResponses::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("cxt-home"),
+        scratch("cxt-work"),
+        scratch("cxt-hooks"),
+        scratch("cxt-spool"),
+    );
+    user_setup(&home, &api);
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    let said = install_as_user(install, &["codex", "--trust"], &hook_dir, &rx, API_KEY);
+    assert!(
+        said.contains("which Codex now runs without asking"),
+        "{said}"
+    );
+    let config = home.join(".codex/config.toml");
+    let trusted = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        trusted.contains("[model_providers.lab]") && trusted.contains("trusted_hash"),
+        "the user's settings stay, and the trust is added:\n{trusted}"
+    );
+
+    run_codex(&bin, &["run the command"], false, &home, &work, &spool);
+    let log = drained(&hook_dir, &rx);
+    let spans = rx.spans();
+    let roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
+    assert_eq!(roots.len(), 1, "{log}");
+    assert_eq!(roots[0].span.name, "invoke_agent codex");
+    assert!(
+        spans.iter().any(|s| s.span.name == "execute_tool Bash"),
+        "the tool hooks ran too:\n{}",
+        render_trees(&spans, &[])
+    );
+
+    let mut uninstall = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut uninstall, &home, &spool);
+    let out = uninstall.args(["uninstall", "codex"]).output().unwrap();
+    assert!(out.status.success());
+    let left = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        !left.contains("trusted_hash") && left.contains("[model_providers.lab]"),
+        "{left}"
     );
 }

@@ -126,7 +126,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
 
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    install_as_user(install, "copilot", &hook_dir, &rx, API_KEY);
+    install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let ours = std::fs::read_to_string(home.join(".copilot/hooks/albedo-otel.json")).unwrap();
     assert!(
         ours.contains("--agent copilot") && !ours.contains(API_KEY),

@@ -151,7 +151,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     // Installed as a user would: the standard variables exported, the key among them.
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
-    install_as_user(install, "gemini", &hook_dir, &rx, API_KEY);
+    install_as_user(install, &["gemini"], &hook_dir, &rx, API_KEY);
     let installed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(

@@ -43,18 +43,19 @@ pub fn deny_force_push(home: &Path, answer: &serde_json::Value) -> PathBuf {
     deny
 }
 
-/// `albedo-otel install AGENT` as a user runs it: the standard variables exported, the
+/// `albedo-otel install AGENT [FLAGS]` (`what`) as a user runs it: the standard variables exported, the
 /// collector's key among them. `cmd` carries the test's clean environment. Returns what it
 /// printed.
 pub fn install_as_user(
     mut cmd: Command,
-    agent: &str,
+    what: &[&str],
     hook_dir: &Path,
     rx: &Receiver,
     key: &str,
 ) -> String {
     let out = cmd
-        .args(["install", agent])
+        .arg("install")
+        .args(what)
         .env("ALBEDO_OTEL_HOOK_DIR", hook_dir)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")

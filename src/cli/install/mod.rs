@@ -13,6 +13,7 @@
 //! of the file is written next to it before it changes; running `install` twice leaves the same
 //! file as once; `uninstall` removes our entries and nothing else.
 
+mod codex_trust;
 mod command;
 mod scope;
 mod settings;
@@ -77,6 +78,10 @@ struct Agent {
     /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
     #[arg(long, value_name = "DIR")]
     hook_dir: Option<PathBuf>,
+    /// Codex only: trust albedo-otel's own hooks in Codex's config.toml, so that Codex runs
+    /// them without asking (it skips untrusted hooks without a word)
+    #[arg(long)]
+    trust: bool,
     #[command(flatten)]
     export: ExportArgs,
 }
@@ -189,6 +194,13 @@ impl Target {
         }
     }
 
+    fn trust(&self) -> bool {
+        match &self.host {
+            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => a.trust,
+            Host::Albedo { .. } => false,
+        }
+    }
+
     fn hook_dir_flag(&self) -> Option<PathBuf> {
         match &self.host {
             Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => {
@@ -236,6 +248,9 @@ impl Target {
 
 pub fn install(target: &Target) -> Result<i32> {
     let (file, host) = target.file_and_hooks()?;
+    if target.trust() && host.agent != Some("codex") {
+        anyhow::bail!("--trust is for Codex, the one agent that asks to trust each hook");
+    }
     let (before, mut settings) = load(&file)?;
     // The settings in force now go into the configuration file first.
     let export = target.export();
@@ -291,6 +306,12 @@ pub fn install(target: &Target) -> Result<i32> {
             otlp.protocol.as_str()
         );
     }
+    let codex = host.agent == Some("codex");
+    let trusted_before = if codex {
+        codex_trust::ours(&file, &settings)
+    } else {
+        Vec::new()
+    };
     remove_ours(&mut settings);
     let command = command(&config_file, &hook_dir, host.agent)?;
     add_ours(&mut settings, host, &command)?;
@@ -305,10 +326,27 @@ pub fn install(target: &Target) -> Result<i32> {
         file.display(),
         host.events.join(", ")
     );
-    if host.agent == Some("codex") {
-        println!(
-            "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex (it keeps each under [hooks.state] in its config.toml)"
-        );
+    if codex {
+        // Trust given to our old entries goes with them; new trust only when asked for.
+        let trust = target.trust();
+        let trusted = if trust {
+            codex_trust::ours(&file, &settings)
+        } else {
+            Vec::new()
+        };
+        let config = codex_trust::config_file()?;
+        codex_trust::update(&config, &trusted_before, &trusted)?;
+        if trust {
+            println!(
+                "trusted in {}: albedo-otel's {} hooks, which Codex now runs without asking",
+                config.display(),
+                trusted.len()
+            );
+        } else {
+            println!(
+                "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex, or run this again with --trust (it keeps each under [hooks.state] in its config.toml)"
+            );
+        }
     }
     if let Some(warning) = target.both_scopes(&file, &command) {
         println!("warning: {warning}");
@@ -317,8 +355,13 @@ pub fn install(target: &Target) -> Result<i32> {
 }
 
 pub fn uninstall(target: &Target) -> Result<i32> {
-    let (file, _) = target.file_and_hooks()?;
+    let (file, host) = target.file_and_hooks()?;
     let (before, mut settings) = load(&file)?;
+    let trusted = if host.agent == Some("codex") {
+        codex_trust::ours(&file, &settings)
+    } else {
+        Vec::new()
+    };
     let removed = remove_ours(&mut settings);
     if removed == 0 {
         println!("nothing to remove in {}", file.display());
@@ -329,5 +372,11 @@ pub fn uninstall(target: &Target) -> Result<i32> {
         "removed {removed} albedo-otel hooks from {}",
         file.display()
     );
+    if !trusted.is_empty() {
+        let config = codex_trust::config_file()?;
+        if codex_trust::update(&config, &trusted, &[])? {
+            println!("and their trust from {}", config.display());
+        }
+    }
     Ok(0)
 }
