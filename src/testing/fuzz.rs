@@ -73,6 +73,17 @@ impl Choices<'_> {
         taken
     }
 
+    /// The time of the next step: mostly a little later, now and then a little earlier, and
+    /// now and then anywhere in the whole `u64` range, so that sums on outside values are
+    /// exercised.
+    fn next_time(&mut self, op: u8, now: u64) -> u64 {
+        match op % 8 {
+            0 => self.u64(),
+            1 => now.saturating_sub(u64::from(self.u8())),
+            _ => now.saturating_add(u64::from(self.u8()) * 10),
+        }
+    }
+
     fn done(&self) -> bool {
         self.0.is_empty()
     }
@@ -117,11 +128,7 @@ pub fn claude_code(data: &[u8]) -> Result<(), String> {
     let mut now: u64 = 1_796_000_000_000;
     while !c.done() {
         let op = c.u8();
-        now = match op % 8 {
-            0 => c.u64(),
-            1 => now.saturating_sub(u64::from(c.u8())),
-            _ => now.saturating_add(u64::from(c.u8()) * 10),
-        };
+        now = c.next_time(op, now);
         if op % 16 == 15 {
             adapter.tick(now, &mut records);
             continue;

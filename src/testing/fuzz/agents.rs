@@ -143,11 +143,7 @@ pub fn agents(data: &[u8]) -> Result<(), String> {
     let mut now: u64 = 1_796_000_000_000;
     while !c.done() {
         let op = c.u8();
-        now = match op % 8 {
-            0 => c.u64(),
-            1 => now.saturating_sub(u64::from(c.u8())),
-            _ => now.saturating_add(u64::from(c.u8()) * 10),
-        };
+        now = c.next_time(op, now);
         match op % 16 {
             15 => adapters.tick(now, &mut logs, &mut records),
             13 => {

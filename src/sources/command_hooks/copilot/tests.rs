@@ -153,6 +153,33 @@ impl Transcripts for Growing {
     }
 }
 
+/// One turn of the session, `at` ms in: its prompt 100 ms in, its `Stop` 900 ms later (1,900
+/// for the first, whose session starts at 0), and the log read once the `Stop` is old enough.
+fn turn(
+    a: &mut Adapter,
+    logs: &mut Growing,
+    out: &mut Vec<Record<'static>>,
+    at: u64,
+    prompt: &str,
+) {
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    let end = if at == 0 { 1_900 } else { at + 900 };
+    let mut hooks = Vec::new();
+    if at == 0 {
+        hooks.push(hook("SessionStart", 0, json!({})));
+    }
+    hooks.push(hook(
+        "UserPromptSubmit",
+        at + 100,
+        json!({ "prompt": prompt }),
+    ));
+    hooks.push(hook("Stop", end, stop));
+    for p in hooks {
+        a.push(0, &p, logs, out);
+    }
+    a.tick(T0 + end + LOG_GRACE_MS, logs, out);
+}
+
 #[test]
 fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
     let whole = log().0;
@@ -166,23 +193,9 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
         reads: Vec::new(),
     };
     let (mut a, mut out) = (Adapter::new(), Vec::new());
-    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
-    for p in [
-        hook("SessionStart", 0, json!({})),
-        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
-        hook("Stop", 1_900, stop.clone()),
-    ] {
-        a.push(0, &p, &mut logs, &mut out);
-    }
-    a.tick(T0 + 1_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    turn(&mut a, &mut logs, &mut out, 0, "run it");
     logs.text = whole.clone();
-    for p in [
-        hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
-        hook("Stop", 10_900, stop),
-    ] {
-        a.push(0, &p, &mut logs, &mut out);
-    }
-    a.tick(T0 + 10_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    turn(&mut a, &mut logs, &mut out, 10_000, "push");
     // The second read starts on the newline before the first line it needs.
     assert_eq!(
         logs.reads,
@@ -212,27 +225,13 @@ fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
         reads: Vec::new(),
     };
     let (mut a, mut out) = (Adapter::new(), Vec::new());
-    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
-    for p in [
-        hook("SessionStart", 0, json!({})),
-        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
-        hook("Stop", 1_900, stop.clone()),
-    ] {
-        a.push(0, &p, &mut logs, &mut out);
-    }
-    a.tick(T0 + 1_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    turn(&mut a, &mut logs, &mut out, 0, "run it");
     // Replaced by a shorter log: the second turn's two model calls.
     let second: Vec<&str> = whole.split_inclusive('\n').skip(4).collect();
     logs.text = [second[0], second[second.len() - 1]].concat();
     assert!(logs.text.len() < first);
     out.clear();
-    for p in [
-        hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
-        hook("Stop", 10_900, stop),
-    ] {
-        a.push(0, &p, &mut logs, &mut out);
-    }
-    a.tick(T0 + 10_900 + LOG_GRACE_MS, &mut logs, &mut out);
+    turn(&mut a, &mut logs, &mut out, 10_000, "push");
     assert_eq!(logs.reads, [0, first as u64 - 1, 0]);
     let ids: Vec<&str> = out
         .iter()
