@@ -86,7 +86,8 @@ fn sigterm_without_a_spool_counts_the_unanswered_exactly() {
         "32",
         &["--batch-delay", "50ms", "--no-spool"],
     );
-    let mut exporter = Exporter::start(&args, &temp_dir("spool"));
+    let spool = scratch("spool");
+    let mut exporter = Exporter::start(&args, &spool);
     exporter.write(&lines);
     wait_until(Duration::from_secs(20), "exports to be in flight", || {
         silent.received() > 16 << 10

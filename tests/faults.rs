@@ -326,7 +326,8 @@ fn several_in_flight_that_all_fail_are_all_counted() {
             "2s",
         ],
     );
-    let mut exporter = Exporter::start(&args, &temp_dir("spool"));
+    let spool = scratch("spool");
+    let mut exporter = Exporter::start(&args, &spool);
     exporter.write(&lines);
     let (status, stderr) = exporter.finish();
     assert!(status.success(), "{stderr}");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{repo_file, temp_dir, wait_until, Receiver};
+use super::{repo_file, scratch, wait_until, Receiver, Scratch};
 
 /// A place for journals and the settings every hook of one test shares.
 pub struct Setup {
@@ -18,6 +18,27 @@ pub struct Setup {
     /// Invocations so far: they alternate between `albedo-otel-hook` and `albedo-otel hook`,
     /// which must be interchangeable within one session.
     calls: std::sync::atomic::AtomicUsize,
+    /// The folders this setup made, removed once its daemon is gone.
+    owned: Option<(Scratch, Scratch)>,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let Some(owned) = self.owned.take() else {
+            return;
+        };
+        // A daemon still winding down would write into the folders as they go, and leave
+        // some behind; it exits a second after its last hook.
+        let gone = super::poll_until(Duration::from_secs(10), Duration::from_millis(20), || {
+            !albedo_otel::sources::command_hooks::daemon::running(&self.hook_dir)
+        });
+        if gone {
+            drop(owned);
+        } else {
+            // Left for whoever looks into why the daemon stayed.
+            std::mem::forget(owned);
+        }
+    }
 }
 
 impl Setup {
@@ -28,12 +49,14 @@ impl Setup {
 
     /// Hooks told by the environment to send to `endpoint` over gRPC.
     pub fn to(endpoint: &str) -> Setup {
+        let (hooks, spool) = (scratch("hooks"), scratch("spool"));
         Setup {
-            hook_dir: temp_dir("hooks"),
-            spool: temp_dir("spool"),
+            hook_dir: hooks.to_path_buf(),
+            spool: spool.to_path_buf(),
             endpoint: Some(endpoint.to_string()),
             args: Vec::new(),
             calls: std::sync::atomic::AtomicUsize::new(0),
+            owned: Some((hooks, spool)),
         }
     }
 
@@ -46,6 +69,7 @@ impl Setup {
             endpoint: None,
             args: vec!["--config".into(), config.into()],
             calls: std::sync::atomic::AtomicUsize::new(0),
+            owned: None,
         }
     }
 

@@ -30,6 +30,11 @@ use settings::{add_ours, load, remove_ours, save};
 
 use super::{process_env, ExportArgs};
 use albedo_otel::config::{self, edit, mask, snapshot};
+// The events each agent's hook goes in for: each agent's folder says which make a trace.
+use albedo_otel::sources::command_hooks::{
+    claude_code::HOOK_EVENTS as CLAUDE_CODE_EVENTS, codex::HOOK_EVENTS as CODEX_EVENTS,
+    copilot::HOOK_EVENTS as COPILOT_EVENTS, gemini::HOOK_EVENTS as GEMINI_EVENTS,
+};
 
 #[derive(Args)]
 pub struct Target {
@@ -86,53 +91,10 @@ struct Agent {
     export: ExportArgs,
 }
 
-/// Claude Code's events that make a trace.
-const CLAUDE_CODE_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionEnd",
-];
 /// The events albedo's `hooks` extension runs command hooks for.
 const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
 /// Claude Code's (and albedo's) events that match on the tool name.
 const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
-/// Gemini CLI's events that make a trace (docs/agents/gemini-cli.md).
-const GEMINI_EVENTS: &[&str] = &[
-    "SessionStart",
-    "BeforeAgent",
-    "BeforeModel",
-    "AfterModel",
-    "BeforeTool",
-    "AfterTool",
-    "AfterAgent",
-    "SessionEnd",
-];
-
-/// Codex CLI's events that make a trace: Claude Code's, and its model hooks.
-const CODEX_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreModelRequest",
-    "PostModelRequest",
-    "PreToolUse",
-    "PostToolUse",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "Interrupt",
-    "SessionEnd",
-];
-
-/// Copilot CLI's events that make a trace: its session log has the calls.
-const COPILOT_EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"];
-
 /// How a host's hooks file takes our hook: the same `hooks` → event → groups shape for all
 /// three, with these differences.
 pub(super) struct Hooks {

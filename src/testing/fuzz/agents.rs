@@ -9,35 +9,19 @@ use super::{config, Choices, FuzzTranscripts};
 use crate::assemble::{Assembler, Output};
 use crate::protocol::validate;
 use crate::sources::command_hooks::agents::{Adapters, Agent};
+use crate::sources::command_hooks::{codex, copilot, gemini};
 use crate::testing::check_tree;
 
 const SESSIONS: [&str; 3] = ["s", "t", ""];
 
+/// The events each agent's hook is installed for; Claude Code's with the ones it sends that
+/// make no trace.
 fn events(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::ClaudeCode => super::EVENTS,
-        Agent::Gemini => &[
-            "SessionStart",
-            "BeforeAgent",
-            "BeforeModel",
-            "AfterModel",
-            "BeforeTool",
-            "AfterTool",
-            "AfterAgent",
-            "SessionEnd",
-        ],
-        Agent::Codex => &[
-            "SessionStart",
-            "UserPromptSubmit",
-            "PreModelRequest",
-            "PostModelRequest",
-            "PreToolUse",
-            "PostToolUse",
-            "Stop",
-            "Interrupt",
-            "SessionEnd",
-        ],
-        Agent::Copilot => &["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
+        Agent::Gemini => gemini::HOOK_EVENTS,
+        Agent::Codex => codex::HOOK_EVENTS,
+        Agent::Copilot => copilot::HOOK_EVENTS,
     }
 }
 

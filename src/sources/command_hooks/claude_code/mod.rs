@@ -46,6 +46,20 @@ pub fn owner(session: &str) -> &str {
 
 /// The agent name on turns from command hooks.
 pub const AGENT: &str = "claude-code";
+
+/// Claude Code's events that make a trace.
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+];
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.

@@ -29,6 +29,21 @@ use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on Codex CLI's turns.
 pub const AGENT: &str = "codex";
+
+/// Codex CLI's events that make a trace: Claude Code's, and its model hooks.
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreModelRequest",
+    "PostModelRequest",
+    "PreToolUse",
+    "PostToolUse",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "Interrupt",
+    "SessionEnd",
+];
 /// `gen_ai.provider.name` for OpenAI, as the GenAI conventions name it.
 const PROVIDER: &str = "openai";
 

@@ -29,6 +29,9 @@ use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Resp
 /// The agent name on Copilot CLI's turns.
 pub const AGENT: &str = "copilot";
 
+/// Copilot CLI's events that make a trace: its session log has the calls.
+pub const HOOK_EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"];
+
 /// How long after `Stop` the session log is read: Copilot writes it behind the hooks, and a
 /// turn's last model call and tool end can reach it after its `Stop` has run.
 const LOG_GRACE_MS: u64 = 2_000;

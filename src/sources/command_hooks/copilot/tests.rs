@@ -115,20 +115,7 @@ fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
         a.push(0, &p, &mut logs, &mut out);
     }
     a.abandon(SID, T0 + 11_000, &mut logs, &mut out);
-    let calls: Vec<&CallSent> = out
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::CallSent(c) => Some(c),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        calls
-            .iter()
-            .map(|c| c.id.as_deref().unwrap())
-            .collect::<Vec<_>>(),
-        ["chatcmpl-3", "chatcmpl-4"]
-    );
+    assert_eq!(call_ids(&out), ["chatcmpl-3", "chatcmpl-4"]);
     let denied = out
         .iter()
         .find_map(|r| match &r.event {
@@ -137,6 +124,16 @@ fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
         })
         .unwrap();
     assert!(denied.refused && !denied.failed);
+}
+
+/// The ids of the model calls in `out`, in order.
+fn call_ids<'a>(out: &'a [Record<'static>]) -> Vec<&'a str> {
+    out.iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) => c.id.as_deref(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A log that grows between reads, and remembers where each read began.
@@ -202,13 +199,7 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
         [0, first as u64 - 1],
         "the later line and the half line are read again"
     );
-    let ids: Vec<&str> = out
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::CallSent(c) => c.id.as_deref(),
-            _ => None,
-        })
-        .collect();
+    let ids = call_ids(&out);
     assert_eq!(
         ids,
         ["chatcmpl-1", "chatcmpl-2", "chatcmpl-3", "chatcmpl-4"],
@@ -233,12 +224,6 @@ fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
     out.clear();
     turn(&mut a, &mut logs, &mut out, 10_000, "push");
     assert_eq!(logs.reads, [0, first as u64 - 1, 0]);
-    let ids: Vec<&str> = out
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::CallSent(c) => c.id.as_deref(),
-            _ => None,
-        })
-        .collect();
+    let ids = call_ids(&out);
     assert_eq!(ids, ["chatcmpl-3", "chatcmpl-4"]);
 }

@@ -28,6 +28,18 @@ use crate::protocol::{Call, CallSent, Called, Event, Record, Request, Response, 
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
+
+/// Gemini CLI's events that make a trace (docs/agents/gemini-cli.md).
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "BeforeAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeTool",
+    "AfterTool",
+    "AfterAgent",
+    "SessionEnd",
+];
 /// `gen_ai.provider.name` for the Gemini API, as the GenAI conventions name it.
 const PROVIDER: &str = "gcp.gemini";
 
