@@ -27,6 +27,10 @@ impl Drop for Setup {
         let Some(owned) = self.owned.take() else {
             return;
         };
+        if std::thread::panicking() {
+            // The folders stay for the failure (`Scratch` says where); no wait for that.
+            return;
+        }
         // A daemon still winding down would write into the folders as they go, and leave
         // some behind; it exits a second after its last hook.
         let gone = super::poll_until(Duration::from_secs(10), Duration::from_millis(20), || {
@@ -36,6 +40,10 @@ impl Drop for Setup {
             drop(owned);
         } else {
             // Left for whoever looks into why the daemon stayed.
+            eprintln!(
+                "the daemon in {} still runs: its folders are left",
+                self.hook_dir.display()
+            );
             std::mem::forget(owned);
         }
     }

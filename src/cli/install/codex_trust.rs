@@ -53,53 +53,117 @@ fn snake(event: &str) -> String {
     out
 }
 
-/// The trust entries of our handlers in `settings`, the hooks file at `file`.
-pub(super) fn ours(file: &Path, settings: &Map<String, Value>) -> Vec<Entry> {
-    let file = file
-        .canonicalize()
-        .or_else(|_| std::path::absolute(file))
-        .unwrap_or_else(|_| file.to_path_buf());
+/// Whether `hook` is a handler whose hash this module can compute as Codex does: ours, and
+/// with no field beyond the three we write (a user who edited one gets Codex's own review).
+fn hashable(hook: &Value) -> bool {
+    is_ours(hook)
+        && hook.as_object().is_some_and(|o| {
+            o.keys()
+                .all(|k| matches!(k.as_str(), "type" | "command" | "timeout"))
+        })
+}
+
+/// Every handler of `settings` by event, in file order, with its key (`file` as Codex names
+/// the hooks file) and, for one of ours, its trust entry.
+fn handlers(
+    file: &Path,
+    settings: &Map<String, Value>,
+) -> Vec<(String, String, bool, Option<Entry>)> {
     let Some(events) = settings.get("hooks").and_then(Value::as_object) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for (event, groups) in events {
+        let snake = snake(event);
         for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
             let matcher = group.get("matcher").and_then(Value::as_str);
-            let handlers = group.get("hooks").and_then(Value::as_array);
-            for (h, hook) in handlers.into_iter().flatten().enumerate() {
-                let Some(command) = hook.get("command").and_then(Value::as_str) else {
-                    continue;
-                };
-                if !is_ours(hook) {
-                    continue;
-                }
-                let hashed = Hashed {
-                    event_name: snake(event),
-                    hooks: [Handler {
-                        is_async: false,
-                        command,
-                        timeout: hook.get("timeout").and_then(Value::as_u64).unwrap_or(600),
-                        kind: "command",
-                    }],
-                    matcher,
-                };
-                let json = serde_json::to_vec(&hashed).unwrap_or_default();
-                let digest = ring::digest::digest(&ring::digest::SHA256, &json);
-                let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-                out.push(Entry {
-                    key: format!("{}:{}:{g}:{h}", file.display(), snake(event)),
-                    hash: format!("sha256:{hex}"),
-                });
+            let list = group.get("hooks").and_then(Value::as_array);
+            for (h, hook) in list.into_iter().flatten().enumerate() {
+                let key = format!("{}:{snake}:{g}:{h}", file.display());
+                let entry = hook
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .filter(|_| hashable(hook))
+                    .map(|command| Entry {
+                        key: key.clone(),
+                        hash: hash(&snake, matcher, command, hook.get("timeout")),
+                    });
+                out.push((event.clone(), key, is_ours(hook), entry));
             }
         }
     }
     out
 }
 
-/// Codex's own configuration file: `$CODEX_HOME/config.toml`, or `~/.codex/config.toml`.
+/// Codex's hash of one command handler: its timeout as Codex runs it (600 s unless set, at
+/// least 1, and `SessionEnd`'s and `Interrupt`'s cut to 3).
+fn hash(snake: &str, matcher: Option<&str>, command: &str, timeout: Option<&Value>) -> String {
+    let mut timeout = timeout.and_then(Value::as_u64).unwrap_or(600).max(1);
+    if matches!(snake, "session_end" | "interrupt") {
+        timeout = timeout.min(3);
+    }
+    let hashed = Hashed {
+        event_name: snake.to_string(),
+        hooks: [Handler {
+            is_async: false,
+            command,
+            timeout,
+            kind: "command",
+        }],
+        matcher,
+    };
+    let json = serde_json::to_vec(&hashed).unwrap_or_default();
+    let digest = ring::digest::digest(&ring::digest::SHA256, &json);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// The trust entries of our handlers in `settings`, the hooks file Codex knows as `file`.
+pub(super) fn ours(file: &Path, settings: &Map<String, Value>) -> Vec<Entry> {
+    handlers(file, settings)
+        .into_iter()
+        .filter_map(|(_, _, _, entry)| entry)
+        .collect()
+}
+
+/// Where each handler's trust goes when `before` becomes `after`: an edit takes our handlers
+/// out and puts them back at the end, and every handler after ours moves up. Codex keys trust
+/// by place, so a moved handler would lose it without a word; the n-th of the user's
+/// handlers of an event (or of ours) before is the n-th after. Only changed keys are listed.
+pub(super) fn moves(
+    file: &Path,
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+) -> Vec<(String, String)> {
+    let (old, new) = (handlers(file, before), handlers(file, after));
+    let mut out = Vec::new();
+    let events: Vec<&String> = old.iter().map(|(e, ..)| e).collect();
+    let mut seen = std::collections::HashSet::new();
+    for event in events {
+        if !seen.insert(event.clone()) {
+            continue;
+        }
+        for mine in [false, true] {
+            let pick = |list: &[(String, String, bool, Option<Entry>)]| -> Vec<String> {
+                list.iter()
+                    .filter(|(e, _, ours, _)| e == event && *ours == mine)
+                    .map(|(_, k, ..)| k.clone())
+                    .collect()
+            };
+            for (from, to) in pick(&old).into_iter().zip(pick(&new)) {
+                if from != to {
+                    out.push((from, to));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Codex's own configuration file: `$CODEX_HOME/config.toml`, or `~/.codex/config.toml`
+/// (an empty `CODEX_HOME` is unset, as Codex reads it).
 pub(super) fn config_file() -> Result<PathBuf> {
-    match std::env::var_os("CODEX_HOME") {
+    match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
         Some(home) => Ok(PathBuf::from(home).join("config.toml")),
         None => {
             let home = std::env::var_os("HOME").context("HOME is not set")?;
@@ -108,10 +172,20 @@ pub(super) fn config_file() -> Result<PathBuf> {
     }
 }
 
-/// Takes the entries `remove` out of `config` (only where the hash still matches: an entry
-/// the user re-trusted for another hook stays), and puts `add` in. Returns whether the file
-/// changed. The rest of the file, comments included, is kept as it was.
-pub(super) fn update(config: &Path, remove: &[Entry], add: &[Entry]) -> Result<bool> {
+/// Applies an edit of the hooks file to the trust in `config`: moved handlers take their
+/// entries along; `stale` entries (our handlers gone) are taken out where their hash is still
+/// ours; `add` sets the trusted hash of ours, leaving the rest of an entry (`enabled`) alone.
+/// Returns whether the file changed. With nothing to do, the file is not read at all; the rest
+/// of it, comments included, is kept as it was, and a link is written through.
+pub(super) fn update(
+    config: &Path,
+    moves: &[(String, String)],
+    stale: &[Entry],
+    add: &[Entry],
+) -> Result<bool> {
+    if moves.is_empty() && stale.is_empty() && add.is_empty() {
+        return Ok(false);
+    }
     let before = match std::fs::read_to_string(config) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -125,43 +199,50 @@ pub(super) fn update(config: &Path, remove: &[Entry], add: &[Entry]) -> Result<b
         .and_then(|h| h.get_mut("state"))
         .and_then(toml_edit::Item::as_table_like_mut)
     {
-        for e in remove {
+        let moved: Vec<(String, toml_edit::Item)> = moves
+            .iter()
+            .filter_map(|(from, to)| Some((to.clone(), state.remove(from)?)))
+            .collect();
+        for e in stale {
             let held = state
                 .get(&e.key)
                 .and_then(|t| t.get("trusted_hash"))
                 .and_then(toml_edit::Item::as_str);
-            if held == Some(e.hash.as_str()) {
+            if held == Some(e.hash.as_str()) && !moved.iter().any(|(to, _)| *to == e.key) {
                 state.remove(&e.key);
             }
+        }
+        for (to, item) in moved {
+            state.insert(&to, item);
         }
     }
     if !add.is_empty() {
         let hooks = doc
             .entry("hooks")
             .or_insert_with(implicit_table)
-            .as_table_mut()
+            .as_table_like_mut()
             .context("`hooks` in Codex's config.toml is not a table")?;
         let state = hooks
             .entry("state")
-            .or_insert_with(implicit_table)
-            .as_table_mut()
+            .or_insert(implicit_table())
+            .as_table_like_mut()
             .context("`hooks.state` in Codex's config.toml is not a table")?;
         for e in add {
-            let mut entry = toml_edit::Table::new();
+            let entry = state
+                .entry(&e.key)
+                .or_insert(toml_edit::Item::Table(toml_edit::Table::new()))
+                .as_table_like_mut()
+                .with_context(|| format!("`hooks.state.\"{}\"` is not a table", e.key))?;
             entry.insert("trusted_hash", toml_edit::value(e.hash.clone()));
-            state.insert(&e.key, toml_edit::Item::Table(entry));
         }
     }
     let after = doc.to_string();
     if after == before {
         return Ok(false);
     }
-    if let Some(dir) = config.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    // Codex's config can hold provider keys: its mode is kept, and a new one is private.
-    let mode = file_mode(config).unwrap_or(0o600);
-    albedo_otel::fs::write_durably(config, after.as_bytes(), mode)
+    // Written through a link (a dotfiles repository), keeping its mode, 0600 at most:
+    // Codex's config can hold provider keys.
+    albedo_otel::fs::replace_durably(config, after.as_bytes())
         .with_context(|| format!("writing {}", config.display()))?;
     Ok(true)
 }
@@ -170,17 +251,6 @@ fn implicit_table() -> toml_edit::Item {
     let mut t = toml_edit::Table::new();
     t.set_implicit(true);
     toml_edit::Item::Table(t)
-}
-
-#[cfg(unix)]
-fn file_mode(path: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(std::fs::metadata(path).ok()?.permissions().mode() & 0o777)
-}
-
-#[cfg(not(unix))]
-fn file_mode(_: &Path) -> Option<u32> {
-    None
 }
 
 #[cfg(test)]
@@ -209,5 +279,67 @@ mod tests {
             "{entries:?}"
         );
         assert!(entries[0].hash.starts_with("sha256:") && entries[0].hash.len() == 71);
+    }
+
+    #[test]
+    fn a_reinstall_carries_the_trust_of_the_handlers_it_moves() {
+        let ours = serde_json::json!({"matcher": "*", "hooks": [
+            {"type": "command", "command": "/x/albedo-otel-hook --agent codex", "timeout": 10}]});
+        let mine = serde_json::json!({"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "my-guard", "timeout": 3}]});
+        let settings = |groups: serde_json::Value| -> Map<String, Value> {
+            serde_json::from_value(serde_json::json!({"hooks": {"PreToolUse": groups}})).unwrap()
+        };
+        // Ours first, the user's after; the edit takes ours out and puts it back at the end.
+        let before = settings(serde_json::json!([ours, mine]));
+        let after = settings(serde_json::json!([mine, ours]));
+        let file = Path::new("/h/hooks.json");
+        let moves = moves(file, &before, &after);
+        assert_eq!(
+            moves,
+            [
+                (
+                    "/h/hooks.json:pre_tool_use:1:0".to_string(),
+                    "/h/hooks.json:pre_tool_use:0:0".to_string()
+                ),
+                (
+                    "/h/hooks.json:pre_tool_use:0:0".to_string(),
+                    "/h/hooks.json:pre_tool_use:1:0".to_string()
+                ),
+            ]
+        );
+        let dir = std::env::temp_dir().join(format!("albedo-otel-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("config.toml");
+        std::fs::write(
+            &config,
+            "# mine\nmodel = \"m\"\n\n[hooks.state.\"/h/hooks.json:pre_tool_use:1:0\"]\ntrusted_hash = \"sha256:mine\"\nenabled = true\n",
+        )
+        .unwrap();
+        let add = super::ours(file, &after);
+        assert!(update(&config, &moves, &[], &add).unwrap());
+        let doc: toml_edit::DocumentMut =
+            std::fs::read_to_string(&config).unwrap().parse().unwrap();
+        let state = &doc["hooks"]["state"];
+        assert_eq!(
+            state["/h/hooks.json:pre_tool_use:0:0"]["trusted_hash"].as_str(),
+            Some("sha256:mine"),
+            "{doc}"
+        );
+        assert_eq!(
+            state["/h/hooks.json:pre_tool_use:0:0"]["enabled"].as_bool(),
+            Some(true)
+        );
+        assert_eq!(
+            state["/h/hooks.json:pre_tool_use:1:0"]["trusted_hash"].as_str(),
+            Some(add[0].hash.as_str())
+        );
+        assert!(
+            doc.to_string().starts_with("# mine\nmodel = \"m\""),
+            "{doc}"
+        );
+        // Nothing to do: the file is not even read.
+        assert!(!update(&dir.join("missing/config.toml"), &[], &[], &[]).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

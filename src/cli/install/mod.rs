@@ -213,6 +213,9 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && host.agent != Some("codex") {
         anyhow::bail!("--trust is for Codex, the one agent that asks to trust each hook");
     }
+    if target.trust() && target.codex_key_file().is_none() {
+        anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
+    }
     let (before, mut settings) = load(&file)?;
     // The settings in force now go into the configuration file first.
     let export = target.export();
@@ -268,12 +271,7 @@ pub fn install(target: &Target) -> Result<i32> {
             otlp.protocol.as_str()
         );
     }
-    let codex = host.agent == Some("codex");
-    let trusted_before = if codex {
-        codex_trust::ours(&file, &settings)
-    } else {
-        Vec::new()
-    };
+    let edited_from = settings.clone();
     remove_ours(&mut settings);
     let command = command(&config_file, &hook_dir, host.agent)?;
     add_ours(&mut settings, host, &command)?;
@@ -288,19 +286,27 @@ pub fn install(target: &Target) -> Result<i32> {
         file.display(),
         host.events.join(", ")
     );
-    if codex {
-        // Trust given to our old entries goes with them; new trust only when asked for.
-        let trust = target.trust();
-        let trusted = if trust {
-            codex_trust::ours(&file, &settings)
+    if let Some(key_file) = target.codex_key_file() {
+        // Codex keys trust by a hook's place in the file: the trust of every handler the edit
+        // moved goes with it, and ours is added only when asked for.
+        let moves = codex_trust::moves(&key_file, &edited_from, &settings);
+        let trusted = if target.trust() {
+            codex_trust::ours(&key_file, &settings)
         } else {
             Vec::new()
         };
         let config = codex_trust::config_file()?;
-        codex_trust::update(&config, &trusted_before, &trusted)?;
-        if trust {
+        if let Err(e) = codex_trust::update(&config, &moves, &[], &trusted) {
+            if target.trust() {
+                return Err(e);
+            }
             println!(
-                "trusted in {}: albedo-otel's {} hooks, which Codex now runs without asking",
+                "warning: the trust of the hooks moved in the file was not carried over: {e:#}"
+            );
+        }
+        if target.trust() {
+            println!(
+                "trusted in {}: albedo-otel's {} hooks, which Codex now runs without asking (a project's hooks also need the project trusted in Codex)",
                 config.display(),
                 trusted.len()
             );
@@ -317,13 +323,12 @@ pub fn install(target: &Target) -> Result<i32> {
 }
 
 pub fn uninstall(target: &Target) -> Result<i32> {
-    let (file, host) = target.file_and_hooks()?;
+    let (file, _) = target.file_and_hooks()?;
+    if target.trust() {
+        anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
+    }
     let (before, mut settings) = load(&file)?;
-    let trusted = if host.agent == Some("codex") {
-        codex_trust::ours(&file, &settings)
-    } else {
-        Vec::new()
-    };
+    let edited_from = settings.clone();
     let removed = remove_ours(&mut settings);
     if removed == 0 {
         println!("nothing to remove in {}", file.display());
@@ -334,10 +339,15 @@ pub fn uninstall(target: &Target) -> Result<i32> {
         "removed {removed} albedo-otel hooks from {}",
         file.display()
     );
-    if !trusted.is_empty() {
+    if let Some(key_file) = target.codex_key_file() {
+        // Ours go, with their trust; the handlers after them move up, with theirs.
+        let stale = codex_trust::ours(&key_file, &edited_from);
+        let moves = codex_trust::moves(&key_file, &edited_from, &settings);
         let config = codex_trust::config_file()?;
-        if codex_trust::update(&config, &trusted, &[])? {
-            println!("and their trust from {}", config.display());
+        match codex_trust::update(&config, &moves, &stale, &[]) {
+            Ok(true) => println!("and updated their trust in {}", config.display()),
+            Ok(false) => {}
+            Err(e) => println!("warning: the hooks' trust in Codex was not updated: {e:#}"),
         }
     }
     Ok(0)

@@ -35,7 +35,8 @@ impl Target {
                 let file = match (&a.settings, project.unwrap_or(a.project)) {
                     (Some(f), _) => f.clone(),
                     (None, true) => PathBuf::from(".codex/hooks.json"),
-                    (None, false) => match std::env::var_os("CODEX_HOME") {
+                    (None, false) => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty())
+                    {
                         Some(home) => PathBuf::from(home).join("hooks.json"),
                         None => {
                             let home = std::env::var_os("HOME").context("HOME is not set")?;
@@ -69,6 +70,33 @@ impl Target {
         })
     }
 
+    /// Codex's hooks file as Codex names it in its trust keys, when the install is Codex's in
+    /// one of its scopes: `CODEX_HOME` resolved, or `~/.codex` as written, for the user's; the
+    /// working folder's `.codex` for a project's. `None` for a settings file of the user's
+    /// choosing, which Codex does not read.
+    pub(super) fn codex_key_file(&self) -> Option<PathBuf> {
+        let Host::Codex(a) = &self.host else {
+            return None;
+        };
+        if a.settings.is_some() {
+            return None;
+        }
+        if a.project {
+            return std::path::absolute(".codex/hooks.json").ok();
+        }
+        match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+            Some(home) => {
+                let home = PathBuf::from(home);
+                let home = home.canonicalize().unwrap_or(home);
+                Some(home.join("hooks.json"))
+            }
+            None => {
+                std::path::absolute(Path::new(&std::env::var_os("HOME")?).join(".codex/hooks.json"))
+                    .ok()
+            }
+        }
+    }
+
     /// What to tell the user when the agent's other scope (the user's for a project install,
     /// this project's for a user's) has a hook of ours that is not `command` in `file`; `None`
     /// when the install names its settings file, or the two scopes are one file (a project
@@ -88,8 +116,10 @@ impl Target {
             return None;
         }
         let theirs = installed_commands(&other);
-        // Claude Code runs a command that two scopes share once.
-        if theirs.is_empty() || theirs.iter().all(|c| c == command) {
+        // Claude Code runs a command that two scopes share once; the others are not known to.
+        let shared =
+            matches!(self.host, Host::ClaudeCode(_)) && theirs.iter().all(|c| c == command);
+        if theirs.is_empty() || shared {
             return None;
         }
         let name = match &self.host {
