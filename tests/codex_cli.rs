@@ -160,11 +160,6 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
     key_only_in_config(&home, &hook_dir, API_KEY);
 
     let spans = rx.spans();
-    let sent: Vec<(u64, u64)> = api
-        .sent()
-        .iter()
-        .map(|s| (s.prompt_tokens, s.output_tokens))
-        .collect();
     let expect = Expect {
         root: "invoke_agent codex",
         session: Some(&session),
@@ -177,7 +172,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         &spans,
         &expect,
         &rollout_tokens(&home.join(".codex")),
-        &sent,
+        &api.sent(),
         &log,
     );
 }

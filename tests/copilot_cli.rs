@@ -160,11 +160,6 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
     key_only_in_config(&home, &hook_dir, API_KEY);
 
     let spans = rx.spans();
-    let sent: Vec<(u64, u64)> = api
-        .sent()
-        .iter()
-        .map(|s| (s.prompt_tokens, s.output_tokens))
-        .collect();
     let expect = Expect {
         root: "invoke_agent copilot",
         session: Some(&session),
@@ -173,7 +168,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         provider: "openai",
         model: "gpt-4.1",
     };
-    check_two_turns(&spans, &expect, &log_tokens(&home), &sent, &log);
+    check_two_turns(&spans, &expect, &log_tokens(&home), &api.sent(), &log);
     // The call ids come from Copilot's log: its hooks have none.
     let ids: Vec<String> = spans
         .iter()

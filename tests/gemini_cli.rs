@@ -89,7 +89,7 @@ fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGem
 /// The model messages the CLI recorded, as `(input, output)` tokens, in order: its transcript
 /// is JSON lines where a record with an id replaces the earlier one with that id.
 fn transcript_tokens(home: &Path) -> Vec<(u64, u64)> {
-    let chats: Vec<PathBuf> = walk(&home.join(".gemini/tmp"))
+    let chats: Vec<PathBuf> = files_under(&home.join(".gemini/tmp"))
         .into_iter()
         .filter(|p| {
             p.extension().is_some_and(|e| e == "jsonl") && p.to_string_lossy().contains("/chats/")
@@ -119,19 +119,6 @@ fn transcript_tokens(home: &Path) -> Vec<(u64, u64)> {
         }
     }
     order.iter().map(|id| by_id[id]).collect()
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
@@ -225,11 +212,6 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     // Gemini hands its own key to every hook; the hook never journals it.
     assert!(files_containing(&hook_dir, "dummy-gemini-key").is_empty());
 
-    let sent: Vec<(u64, u64)> = api
-        .sent()
-        .iter()
-        .map(|s| (s.prompt_tokens, s.output_tokens))
-        .collect();
     let expect = Expect {
         root: "invoke_agent gemini-cli",
         session: None,
@@ -238,7 +220,13 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
         provider: "gcp.gemini",
         model: "gemini-2.5-flash",
     };
-    check_two_turns(&spans, &expect, &transcript_tokens(&home), &sent, &log);
+    check_two_turns(
+        &spans,
+        &expect,
+        &transcript_tokens(&home),
+        &api.sent(),
+        &log,
+    );
     assert_eq!(api.requests().len(), 4, "two model calls a turn");
 
     // uninstall takes ours out and leaves the user's.

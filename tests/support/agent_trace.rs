@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::gemini_api::Sent;
 use super::{
     check_invariants, files_containing, render_trees, require_tool, wait_until, which, FlatSpan,
     Receiver,
@@ -135,7 +136,7 @@ pub fn check_two_turns(
     spans: &[FlatSpan],
     e: &Expect<'_>,
     recorded: &[(u64, u64)],
-    sent: &[(u64, u64)],
+    sent: &[Sent],
     log: &str,
 ) {
     let tree = render_trees(
@@ -208,6 +209,10 @@ pub fn check_two_turns(
         traced, recorded,
         "the trace's tokens against the agent's own record:\n{tree}"
     );
+    let sent: Vec<(u64, u64)> = sent
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
     assert_eq!(traced, sent, "and against what the API answered");
     for c in spans
         .iter()

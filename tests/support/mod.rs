@@ -377,26 +377,31 @@ pub fn assert_same_spans(expected: &[FlatSpan], got: &[FlatSpan]) {
     }
 }
 
-/// Every file below `dir` (not following links) whose bytes contain `needle`.
-pub fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+/// Every file below `dir`, not following links.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
             match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(p),
-                Ok(t) if t.is_file() => {
-                    let bytes = std::fs::read(&p).unwrap_or_default();
-                    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                        found.push(p);
-                    }
-                }
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => found.push(e.path()),
                 _ => {}
             }
         }
     }
     found
+}
+
+/// Every file below `dir` (not following links) whose bytes contain `needle`.
+pub fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|p| {
+            let bytes = std::fs::read(p).unwrap_or_default();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .collect()
 }
 
 /// The permission bits of `path` (Unix).
