@@ -73,8 +73,7 @@ pub fn run(
         if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
             places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
             places.push(("Gemini CLI (user)".into(), h.join(".gemini/settings.json")));
-            let codex =
-                std::env::var_os("CODEX_HOME").map_or_else(|| h.join(".codex"), PathBuf::from);
+            let codex = install::codex_home().unwrap_or_else(|_| h.join(".codex"));
             places.push(("Codex CLI (user)".into(), codex.join("hooks.json")));
             let copilot =
                 std::env::var_os("COPILOT_HOME").map_or_else(|| h.join(".copilot"), PathBuf::from);

@@ -160,16 +160,27 @@ pub(super) fn moves(
     out
 }
 
-/// Codex's own configuration file: `$CODEX_HOME/config.toml`, or `~/.codex/config.toml`
-/// (an empty `CODEX_HOME` is unset, as Codex reads it).
-pub(super) fn config_file() -> Result<PathBuf> {
-    match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join("config.toml")),
+/// `CODEX_HOME`, when set to something (an empty one is unset, as Codex reads it).
+pub(super) fn codex_home_var() -> Option<PathBuf> {
+    std::env::var_os("CODEX_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Codex's folder: `CODEX_HOME`, or `~/.codex`.
+pub fn codex_home() -> Result<PathBuf> {
+    match codex_home_var() {
+        Some(home) => Ok(home),
         None => {
             let home = std::env::var_os("HOME").context("HOME is not set")?;
-            Ok(Path::new(&home).join(".codex/config.toml"))
+            Ok(Path::new(&home).join(".codex"))
         }
     }
+}
+
+/// Codex's own configuration file, `config.toml` in its folder.
+pub(super) fn config_file() -> Result<PathBuf> {
+    Ok(codex_home()?.join("config.toml"))
 }
 
 /// Applies an edit of the hooks file to the trust in `config`: moved handlers take their

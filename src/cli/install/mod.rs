@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
+pub use codex_trust::codex_home;
 use command::command;
 pub use command::{program, settings_before};
 pub use settings::installed_commands;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::codex_trust;
 use super::{
     installed_commands, Agent, Hooks, Host, Target, ALBEDO, CLAUDE_CODE, CODEX, COPILOT, GEMINI,
 };
@@ -35,14 +36,7 @@ impl Target {
                 let file = match (&a.settings, project.unwrap_or(a.project)) {
                     (Some(f), _) => f.clone(),
                     (None, true) => PathBuf::from(".codex/hooks.json"),
-                    (None, false) => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty())
-                    {
-                        Some(home) => PathBuf::from(home).join("hooks.json"),
-                        None => {
-                            let home = std::env::var_os("HOME").context("HOME is not set")?;
-                            Path::new(&home).join(".codex/hooks.json")
-                        }
-                    },
+                    (None, false) => codex_trust::codex_home()?.join("hooks.json"),
                 };
                 (file, &CODEX)
             }
@@ -84,17 +78,12 @@ impl Target {
         if a.project {
             return std::path::absolute(".codex/hooks.json").ok();
         }
-        match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-            Some(home) => {
-                let home = PathBuf::from(home);
-                let home = home.canonicalize().unwrap_or(home);
-                Some(home.join("hooks.json"))
-            }
-            None => {
-                std::path::absolute(Path::new(&std::env::var_os("HOME")?).join(".codex/hooks.json"))
-                    .ok()
-            }
-        }
+        // Codex resolves a `CODEX_HOME` it is given, and takes `~/.codex` as written.
+        let home = match codex_trust::codex_home_var() {
+            Some(home) => home.canonicalize().unwrap_or(home),
+            None => std::path::absolute(codex_trust::codex_home().ok()?).ok()?,
+        };
+        Some(home.join("hooks.json"))
     }
 
     /// What to tell the user when the agent's other scope (the user's for a project install,
