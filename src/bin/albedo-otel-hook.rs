@@ -19,8 +19,9 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: albedo-otel-hook [--hook-dir DIR] [--config FILE] [--agent NAME]
 
 Reads one hook payload (Claude Code or albedo; another agent's with --agent, such as gemini) on
-stdin, appends it to its session's journal,
-and starts `albedo-otel daemon` (from the same folder) if none runs. Prints nothing, exits 0.
+stdin, appends it to its session's journal, and starts `albedo-otel daemon` (from the same
+folder) if none runs. With --agent opencode it reads a payload a line until stdin closes, and
+journals each as it comes. Prints nothing, exits 0.
 Journals go to --hook-dir, ALBEDO_OTEL_HOOK_DIR, or $XDG_STATE_HOME/albedo-otel/hooks. The
 payload is exported with the settings of --config, ALBEDO_OTEL_CONFIG, or
 $XDG_CONFIG_HOME/albedo-otel/config.toml.";

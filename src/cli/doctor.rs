@@ -82,6 +82,16 @@ pub fn run(
                 copilot.join("hooks/albedo-otel.json"),
             ));
         }
+        // opencode's plugin starts the same command, and hands it events a line each.
+        if let Ok(dir) = install::opencode_config() {
+            places.push(("opencode (user)".into(), dir.join("plugin/albedo-otel.js")));
+        }
+        if project {
+            places.push((
+                "opencode (this project)".into(),
+                PathBuf::from(".opencode/plugin/albedo-otel.js"),
+            ));
+        }
         let here = PathBuf::from(".claude/settings.json");
         if let Some((_, user)) = places.iter().find(|(w, _)| w == "Claude Code (user)") {
             both_scopes(user, &here);

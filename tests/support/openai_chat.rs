@@ -3,6 +3,11 @@
 //! request whose last message is the user's asks for one `bash` call (a force-push when the
 //! prompt says so, which the test's own hook denies; else a one-second sleep); a request that
 //! carries the tool's result gets a text answer. Each answer's usage is recorded.
+//!
+//! For opencode: a request without tools (its small model writing a title, which it records
+//! nowhere) gets a text answer and is counted apart; a prompt with [`DELEGATE_MARK`] asks for
+//! a `task` call that starts a sub-agent, and the sub-agent's prompt ([`SUBTASK_MARK`]) gets a
+//! text answer.
 
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
@@ -15,18 +20,47 @@ use serde_json::{json, Value};
 
 pub use super::gemini_api::{Sent, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
 
+/// A prompt with this asks for a sub-agent (opencode's `task` tool).
+pub const DELEGATE_MARK: &str = "DELEGATE";
+/// The sub-agent's prompt: it gets a text answer.
+pub const SUBTASK_MARK: &str = "SUBTASK";
+
 pub struct MockChat {
     pub addr: SocketAddr,
-    sent: Arc<Mutex<Vec<Sent>>>,
+    state: State,
     _server: MockServer,
 }
 
+#[derive(Clone, Default)]
+struct State {
+    sent: Arc<Mutex<Vec<Sent>>>,
+    untooled: Arc<Mutex<u32>>,
+}
+
 async fn completions(
-    axum::extract::State(sent): axum::extract::State<Arc<Mutex<Vec<Sent>>>>,
+    axum::extract::State(state): axum::extract::State<State>,
     body: Bytes,
 ) -> axum::response::Response {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<String> = req["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    let model = req["model"].as_str().unwrap_or("gpt-4.1").to_string();
+    if tools.is_empty() {
+        *state.untooled.lock().unwrap() += 1;
+        let c = json!({"id": "chatcmpl-title", "object": "chat.completion.chunk", "created": 1, "model": model,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "A title"}, "finish_reason": "stop"}]});
+        return (
+            [(header::CONTENT_TYPE, "text/event-stream")],
+            format!("data: {c}\n\ndata: [DONE]\n\n"),
+        )
+            .into_response();
+    }
+    let sent = &state.sent;
     let n = {
         let mut s = sent.lock().unwrap();
         let n = s.len() as u64 + 1;
@@ -36,7 +70,6 @@ async fn completions(
         });
         n
     };
-    let model = req["model"].as_str().unwrap_or("gpt-4.1").to_string();
     let chunk = |delta: Value, finish: Value| {
         let c = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1, "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
@@ -44,36 +77,46 @@ async fn completions(
     };
     let mut out = String::new();
     let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
-    if after_tool {
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    let call = |name: &str, args: Value| {
+        let mut out = chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": format!("call_{n}"), "type": "function",
+            "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        );
+        out += &chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": args.to_string()}}]}),
+            Value::Null,
+        );
+        out + &chunk(json!({}), json!("tool_calls"))
+    };
+    if after_tool || user.contains(SUBTASK_MARK) {
         out += &chunk(
             json!({"role": "assistant", "content": format!("The command ran ({n}).")}),
             Value::Null,
         );
         out += &chunk(json!({}), json!("stop"));
+    } else if user.contains(DELEGATE_MARK) && tools.iter().any(|t| t == "task") {
+        out += &call(
+            "task",
+            json!({"description": "look around", "prompt": format!("{SUBTASK_MARK}: say what you see"),
+                   "subagent_type": "general"}),
+        );
     } else {
-        let user = messages
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "user")
-            .map(|m| m["content"].to_string())
-            .unwrap_or_default();
         let command = if user.contains(DENY_MARK) {
             DENIED_COMMAND
         } else {
             SLOW_COMMAND
         };
-        let args = json!({"command": command, "description": "the test's command", "mode": "sync"})
-            .to_string();
-        out += &chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": format!("call_{n}"), "type": "function",
-            "function": {"name": "bash", "arguments": ""}}]}),
-            Value::Null,
+        out += &call(
+            "bash",
+            json!({"command": command, "description": "the test's command", "mode": "sync"}),
         );
-        out += &chunk(
-            json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
-            Value::Null,
-        );
-        out += &chunk(json!({}), json!("tool_calls"));
     }
     let usage = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1, "model": model, "choices": [],
         "usage": {"prompt_tokens": 1000 * n + 17, "completion_tokens": 20 + n, "total_tokens": 1000 * n + 37 + n,
@@ -91,19 +134,25 @@ async fn completions(
 
 impl MockChat {
     pub fn start() -> MockChat {
-        let sent = Arc::new(Mutex::new(Vec::new()));
+        let state = State::default();
         let app = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(completions))
-            .with_state(sent.clone());
+            .with_state(state.clone());
         let server = MockServer::start(app);
         MockChat {
             addr: server.addr,
-            sent,
+            state,
             _server: server,
         }
     }
 
+    /// What each request with tools was answered, in order.
     pub fn sent(&self) -> Vec<Sent> {
-        self.sent.lock().unwrap().clone()
+        self.state.sent.lock().unwrap().clone()
+    }
+
+    /// How many requests came without tools (opencode's titles).
+    pub fn untooled(&self) -> u32 {
+        *self.state.untooled.lock().unwrap()
     }
 }

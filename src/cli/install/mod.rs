@@ -1,7 +1,7 @@
 //! `install` and `uninstall`: albedo-otel's command hook in Claude Code's or Gemini CLI's
 //! `settings.json`, Codex CLI's `hooks.json`, a Copilot CLI hooks file of our own, or albedo's
 //! `$ALBEDO_HOME/hooks.json` (all the same format, but for the timeout's unit and the hook's
-//! name).
+//! name); for opencode, which has no command hooks, a plugin file of our own ([`plugin`]).
 //!
 //! The settings in force when `install` runs (flags and environment, headers included) are
 //! written into the configuration file, and the hook command names that file: hosts strip the
@@ -15,6 +15,7 @@
 
 mod codex_trust;
 mod command;
+mod plugin;
 mod scope;
 mod settings;
 
@@ -26,6 +27,7 @@ use clap::{Args, Subcommand};
 pub use codex_trust::codex_home;
 use command::command;
 pub use command::{program, settings_before};
+pub use scope::opencode_config;
 pub use settings::installed_commands;
 use settings::{add_ours, load, remove_ours, save};
 
@@ -35,6 +37,7 @@ use albedo_otel::config::{self, edit, mask, snapshot};
 use albedo_otel::sources::command_hooks::{
     claude_code::HOOK_EVENTS as CLAUDE_CODE_EVENTS, codex::HOOK_EVENTS as CODEX_EVENTS,
     copilot::HOOK_EVENTS as COPILOT_EVENTS, gemini::HOOK_EVENTS as GEMINI_EVENTS,
+    opencode::HOOK_EVENTS as OPENCODE_EVENTS,
 };
 
 #[derive(Args)]
@@ -56,6 +59,9 @@ enum Host {
     /// Copilot CLI: a file of albedo-otel's own, $COPILOT_HOME/hooks/albedo-otel.json (default
     /// ~/.copilot), or ./.github/hooks/albedo-otel.json
     Copilot(Agent),
+    /// opencode: a plugin of albedo-otel's own, $XDG_CONFIG_HOME/opencode/plugin/albedo-otel.js
+    /// (default ~/.config), or ./.opencode/plugin/albedo-otel.js
+    Opencode(Agent),
     /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
     Albedo {
         /// albedo's home [env: ALBEDO_HOME]
@@ -141,6 +147,15 @@ const COPILOT: Hooks = Hooks {
     named: false,
     agent: Some("copilot"),
 };
+/// opencode's plugin hands on these events; it has no hooks file.
+const OPENCODE: Hooks = Hooks {
+    events: OPENCODE_EVENTS,
+    tool_events: &[],
+    timeout: 0,
+    short: &[],
+    named: false,
+    agent: Some("opencode"),
+};
 const CODEX: Hooks = Hooks {
     events: CODEX_EVENTS,
     tool_events: &["PreToolUse", "PostToolUse"],
@@ -152,23 +167,33 @@ const CODEX: Hooks = Hooks {
 impl Target {
     fn export(&self) -> &ExportArgs {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => &a.export,
+            Host::ClaudeCode(a)
+            | Host::Gemini(a)
+            | Host::Codex(a)
+            | Host::Copilot(a)
+            | Host::Opencode(a) => &a.export,
             Host::Albedo { export, .. } => export,
         }
     }
 
     fn trust(&self) -> bool {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => a.trust,
+            Host::ClaudeCode(a)
+            | Host::Gemini(a)
+            | Host::Codex(a)
+            | Host::Copilot(a)
+            | Host::Opencode(a) => a.trust,
             Host::Albedo { .. } => false,
         }
     }
 
     fn hook_dir_flag(&self) -> Option<PathBuf> {
         match &self.host {
-            Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a) => {
-                a.hook_dir.clone()
-            }
+            Host::ClaudeCode(a)
+            | Host::Gemini(a)
+            | Host::Codex(a)
+            | Host::Copilot(a)
+            | Host::Opencode(a) => a.hook_dir.clone(),
             Host::Albedo { hook_dir, .. } => hook_dir.clone(),
         }
     }
@@ -188,7 +213,8 @@ impl Target {
             Host::ClaudeCode(Agent { project: true, .. })
             | Host::Gemini(Agent { project: true, .. })
             | Host::Codex(Agent { project: true, .. })
-            | Host::Copilot(Agent { project: true, .. }) => {
+            | Host::Copilot(Agent { project: true, .. })
+            | Host::Opencode(Agent { project: true, .. }) => {
                 let root = std::env::current_dir()?;
                 let root = root.canonicalize().unwrap_or(root);
                 let name: String = root
@@ -217,7 +243,12 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let (before, mut settings) = load(&file)?;
+    let is_plugin = matches!(target.host, Host::Opencode(_));
+    let (before, mut settings) = if is_plugin {
+        Default::default()
+    } else {
+        load(&file)?
+    };
     // The settings in force now go into the configuration file first.
     let export = target.export();
     let overrides = export.overrides(None);
@@ -272,9 +303,26 @@ pub fn install(target: &Target) -> Result<i32> {
             otlp.protocol.as_str()
         );
     }
+    let command = command(&config_file, &hook_dir, host.agent)?;
+    if is_plugin {
+        let changed = plugin::install(&file, &command)?;
+        println!(
+            "{} {}: a plugin that starts `{command}` and hands it {}",
+            if changed {
+                "installed"
+            } else {
+                "already installed"
+            },
+            file.display(),
+            host.events.join(", ")
+        );
+        if let Some(warning) = target.both_scopes(&file, &command) {
+            println!("warning: {warning}");
+        }
+        return Ok(0);
+    }
     let edited_from = settings.clone();
     remove_ours(&mut settings);
-    let command = command(&config_file, &hook_dir, host.agent)?;
     add_ours(&mut settings, host, &command)?;
     let changed = save(&file, before.as_deref(), &settings)?;
     println!(
@@ -327,6 +375,14 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     let (file, _) = target.file_and_hooks()?;
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
+    }
+    if matches!(target.host, Host::Opencode(_)) {
+        if plugin::uninstall(&file)? {
+            println!("removed albedo-otel's plugin {}", file.display());
+        } else {
+            println!("nothing to remove at {}", file.display());
+        }
+        return Ok(0);
     }
     let (before, mut settings) = load(&file)?;
     let edited_from = settings.clone();

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use super::codex_trust;
 use super::{
     installed_commands, Agent, Hooks, Host, Target, ALBEDO, CLAUDE_CODE, CODEX, COPILOT, GEMINI,
+    OPENCODE,
 };
 
 impl Target {
@@ -54,6 +55,14 @@ impl Target {
                 };
                 (file, &COPILOT)
             }
+            Host::Opencode(a) => {
+                let file = match (&a.settings, project.unwrap_or(a.project)) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => PathBuf::from(".opencode/plugin/albedo-otel.js"),
+                    (None, false) => opencode_config()?.join("plugin/albedo-otel.js"),
+                };
+                (file, &OPENCODE)
+            }
             Host::Albedo { albedo_home, .. } => {
                 let home = albedo_home
                     .clone()
@@ -91,8 +100,11 @@ impl Target {
     /// when the install names its settings file, or the two scopes are one file (a project
     /// at HOME), or the other scope has no hook of ours.
     pub(super) fn both_scopes(&self, file: &Path, command: &str) -> Option<String> {
-        let (Host::ClaudeCode(a) | Host::Gemini(a) | Host::Codex(a) | Host::Copilot(a)) =
-            &self.host
+        let (Host::ClaudeCode(a)
+        | Host::Gemini(a)
+        | Host::Codex(a)
+        | Host::Copilot(a)
+        | Host::Opencode(a)) = &self.host
         else {
             return None;
         };
@@ -115,12 +127,25 @@ impl Target {
             Host::ClaudeCode(_) => "claude-code",
             Host::Gemini(_) => "gemini",
             Host::Codex(_) => "codex",
+            Host::Opencode(_) => "opencode",
             _ => "copilot",
         };
         let scope = if a.project { "" } else { " --project" };
         Some(format!(
-            "{} has albedo-otel's hook too, and the agent runs the hooks of both scopes (Copilot, in a folder it trusts), so every event would be recorded twice: keep one (`albedo-otel uninstall {name}{scope}` removes that one)",
+            "{} has albedo-otel's hook too, and the agent runs the hooks of both scopes (Copilot, in a folder it trusts; opencode loads both plugins), so every event would be recorded twice: keep one (`albedo-otel uninstall {name}{scope}` removes that one)",
             other.display()
         ))
+    }
+}
+
+/// opencode's own folder: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode` (on macOS
+/// too: opencode takes the XDG layout everywhere).
+pub fn opencode_config() -> Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir).join("opencode")),
+        None => {
+            let home = std::env::var_os("HOME").context("HOME is not set")?;
+            Ok(Path::new(&home).join(".config/opencode"))
+        }
     }
 }

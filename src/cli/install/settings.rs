@@ -171,6 +171,10 @@ fn make_old_backups_private(file: &Path, name: &str) {
 
 /// Our hook commands in `file` (one per event, usually the same), for `doctor`.
 pub fn installed_commands(file: &Path) -> Vec<String> {
+    // opencode's route is a plugin file, not a hooks file.
+    if file.extension().is_some_and(|e| e == "js") {
+        return super::plugin::commands(file);
+    }
     let Ok((_, settings)) = load(file) else {
         return Vec::new();
     };

@@ -10,14 +10,17 @@ pub enum Agent {
     Gemini,
     Codex,
     Copilot,
+    /// opencode: a plugin, not a command hook, streams its events to one hook process.
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [
+    pub const ALL: [Agent; 5] = [
         Agent::ClaudeCode,
         Agent::Gemini,
         Agent::Codex,
         Agent::Copilot,
+        Agent::Opencode,
     ];
 
     /// The name on a hook's command line and in the journal.
@@ -27,6 +30,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -38,6 +42,13 @@ impl Agent {
     /// `OTEL_*` variables are the user's shell's, meant for other programs, so they are not
     /// handed off: the configuration file `install` wrote decides.
     pub fn passes_its_environment(self) -> bool {
-        matches!(self, Agent::Gemini | Agent::Codex)
+        matches!(self, Agent::Gemini | Agent::Codex | Agent::Opencode)
+    }
+
+    /// Whether the hook reads a stream of payloads, one JSON object a line, until its input
+    /// closes, rather than one payload. opencode has no command hooks: its plugin starts one
+    /// hook process and writes every event into it, in order, for as long as opencode runs.
+    pub fn streams(self) -> bool {
+        self == Agent::Opencode
     }
 }

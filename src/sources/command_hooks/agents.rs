@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 pub use super::agent::Agent;
-use super::{claude_code, codex, copilot, gemini};
+use super::{claude_code, codex, copilot, gemini, opencode};
 use crate::protocol::Record;
 
 /// What the daemon reads of every payload, whatever its agent.
@@ -34,6 +34,7 @@ pub enum Parsed {
     Gemini(gemini::Payload),
     Codex(codex::Payload),
     Copilot(copilot::Payload),
+    Opencode(opencode::Payload),
 }
 
 /// Every agent's adapter, and which agent each session is.
@@ -43,6 +44,7 @@ pub struct Adapters {
     gemini: gemini::Adapter,
     codex: codex::Adapter,
     copilot: copilot::Adapter,
+    opencode: opencode::Adapter,
     of: HashMap<String, Agent>,
 }
 
@@ -54,6 +56,7 @@ impl Adapters {
             gemini: gemini::Adapter::new(),
             codex: codex::Adapter::new(grace_ms),
             copilot: copilot::Adapter::new(),
+            opencode: opencode::Adapter::new(),
             of: HashMap::new(),
         }
     }
@@ -77,6 +80,9 @@ impl Adapters {
             }
             Agent::Copilot => {
                 Parsed::Copilot(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
+            }
+            Agent::Opencode => {
+                Parsed::Opencode(serde_json::from_str(payload.get()).map_err(|e| e.to_string())?)
             }
         })
     }
@@ -106,6 +112,10 @@ impl Adapters {
                 self.note(Agent::Copilot, &p.session_id);
                 self.copilot.push(at_ms, &p, transcripts, out);
             }
+            Parsed::Opencode(p) => {
+                self.note(Agent::Opencode, &p.session_id);
+                self.opencode.push(at_ms, &p, out);
+            }
         }
     }
 
@@ -126,6 +136,7 @@ impl Adapters {
             + self.gemini.open_turns()
             + self.codex.claude_code().open_turns()
             + self.copilot.open_turns()
+            + self.opencode.open_turns()
     }
 
     /// Whether session `id` is between turns.
@@ -135,6 +146,7 @@ impl Adapters {
             Agent::Gemini => self.gemini.at_rest(id),
             Agent::Codex => self.codex.claude_code().at_rest(id),
             Agent::Copilot => self.copilot.at_rest(id),
+            Agent::Opencode => self.opencode.at_rest(id),
         }
     }
 
@@ -151,6 +163,7 @@ impl Adapters {
             Agent::Gemini => self.gemini.abandon(id, at_ms, out),
             Agent::Codex => self.codex.abandon(id, at_ms, out),
             Agent::Copilot => self.copilot.abandon(id, at_ms, transcripts, out),
+            Agent::Opencode => self.opencode.abandon(id, at_ms, out),
         }
         self.of.remove(id);
     }
@@ -159,7 +172,7 @@ impl Adapters {
     pub fn transcript_offset(&self, id: &str) -> u64 {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.transcript_offset(id),
-            Agent::Gemini | Agent::Codex | Agent::Copilot => 0,
+            Agent::Gemini | Agent::Codex | Agent::Copilot | Agent::Opencode => 0,
         }
     }
 
@@ -172,7 +185,7 @@ impl Adapters {
     pub fn resume(&mut self, id: &str, transcript_offset: u64) {
         match self.agent(id) {
             Agent::ClaudeCode => self.claude_code.resume(id, transcript_offset),
-            Agent::Gemini | Agent::Codex | Agent::Copilot => {}
+            Agent::Gemini | Agent::Codex | Agent::Copilot | Agent::Opencode => {}
         }
     }
 

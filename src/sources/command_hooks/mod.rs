@@ -26,8 +26,10 @@ pub mod daemon;
 pub mod doctor;
 pub mod gemini;
 pub mod journal;
+pub mod opencode;
 mod profiles;
 mod records;
+pub mod stream;
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -53,13 +55,13 @@ pub enum HookError {
 }
 
 #[derive(Deserialize)]
-struct Minimal<'a> {
+pub(crate) struct Minimal<'a> {
     #[serde(borrow)]
-    session_id: Option<Cow<'a, str>>,
+    pub(crate) session_id: Option<Cow<'a, str>>,
 }
 
 /// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
-const MAX_PAYLOAD: u64 = 16 << 20;
+pub(crate) const MAX_PAYLOAD: u64 = 16 << 20;
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
 /// `XDG_STATE_HOME` (or `HOME`). The hook reads only this of the configuration: everything
@@ -149,6 +151,15 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
     let Some(Some(dir)) = caught(|| hook_dir(args.dir.clone(), &|k| std::env::var(k).ok())) else {
         return 0;
     };
+    if args
+        .agent
+        .as_deref()
+        .and_then(agent::Agent::from_name)
+        .is_some_and(agent::Agent::streams)
+    {
+        stream::journal_lines(&args, &dir, daemon_exe);
+        return 0;
+    }
     let mut problems = Vec::new();
     let payload = read_payload(&mut problems);
     let mut skipped = Vec::new();
@@ -205,13 +216,13 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
     0
 }
 
-static PANIC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+pub(crate) static PANIC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-fn caught<T>(f: impl FnOnce() -> T) -> Option<T> {
+pub(crate) fn caught<T>(f: impl FnOnce() -> T) -> Option<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
-fn panic_message() -> &'static str {
+pub(crate) fn panic_message() -> &'static str {
     PANIC.get().map_or("(no message)", String::as_str)
 }
 
@@ -238,7 +249,7 @@ fn read_payload(problems: &mut Vec<String>) -> String {
     }
 }
 
-fn log_problems(dir: &Path, problems: &[String]) {
+pub(crate) fn log_problems(dir: &Path, problems: &[String]) {
     if let Ok(mut log) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -314,6 +325,14 @@ fn spawn_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result<()> 
         .append(true)
         .open(dir.join(journal::DAEMON_LOG))?;
     let mut cmd = Command::new(exe);
+    // The daemon exports each payload with the settings it was handed off with. Its own
+    // OTEL_* are the agent's shell's (Gemini, Codex and opencode pass their whole
+    // environment down), meant for other programs.
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("OTEL_") {
+            cmd.env_remove(k);
+        }
+    }
     cmd.arg("daemon")
         .arg("--hook-dir")
         .arg(dir)

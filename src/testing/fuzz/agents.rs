@@ -9,7 +9,7 @@ use super::{config, Choices, FuzzTranscripts};
 use crate::assemble::{Assembler, Output};
 use crate::protocol::validate;
 use crate::sources::command_hooks::agents::{Adapters, Agent};
-use crate::sources::command_hooks::{codex, copilot, gemini};
+use crate::sources::command_hooks::{codex, copilot, gemini, opencode};
 use crate::testing::check_tree;
 
 const SESSIONS: [&str; 3] = ["s", "t", ""];
@@ -22,6 +22,7 @@ fn events(agent: Agent) -> &'static [&'static str] {
         Agent::Gemini => gemini::HOOK_EVENTS,
         Agent::Codex => codex::HOOK_EVENTS,
         Agent::Copilot => copilot::HOOK_EVENTS,
+        Agent::Opencode => opencode::HOOK_EVENTS,
     }
 }
 
@@ -76,7 +77,52 @@ fn chosen_payload(c: &mut Choices<'_>, agent: Agent, now: u64) -> Value {
         p["agent_id"] = format!("a{n}").into();
         p["error"] = "boom".into();
     }
+    if agent == Agent::Opencode {
+        p["at_ms"] = now.into();
+        p["properties"] = opencode_properties(c, event, session, now);
+    }
     p
+}
+
+/// An opencode event's `properties`, as its plugin hands them on: messages, steps and tool
+/// parts of a few ids, in any state, sub-agents' sessions among them.
+fn opencode_properties(c: &mut Choices<'_>, event: &str, session: &str, now: u64) -> Value {
+    let at = |c: &mut Choices<'_>| now.saturating_sub(u64::from(c.u8()) * 10);
+    let message = format!("msg_{}", c.u8() % 3);
+    let prompt = format!("msg_u{}", c.u8() % 2);
+    match event {
+        "session.created" => json!({"info": {"id": session, "time": {"created": at(c)},
+            "parentID": if c.u8() % 2 == 0 { Value::from(SESSIONS[usize::from(c.u8()) % 2]) } else { Value::Null }}}),
+        "chat.message" => {
+            json!({"message": {"id": prompt, "time": {"created": at(c)}}, "text": "go"})
+        }
+        "message.updated" => {
+            let completed = if c.u8() % 2 == 0 {
+                Value::from(at(c))
+            } else {
+                Value::Null
+            };
+            let role = ["assistant", "user"][usize::from(c.u8() % 2)];
+            json!({"info": {"id": message, "role": role,
+                "parentID": prompt, "modelID": "m", "providerID": "openai",
+                "time": {"created": at(c), "completed": completed},
+                "tokens": {"input": c.u8(), "output": c.u8(), "reasoning": c.u8() % 3,
+                           "cache": {"read": c.u8(), "write": 0}},
+                "finish": "stop"}})
+        }
+        "message.part.updated" => {
+            let status = ["running", "completed", "error", "pending"][usize::from(c.u8() % 4)];
+            let tool = ["bash", "task"][usize::from(c.u8() % 2)];
+            let error = ["The user has specified a rule which prevents you", "boom"]
+                [usize::from(c.u8() % 2)];
+            let kind = ["tool", "step-start"][usize::from(c.u8() % 2)];
+            json!({"time": at(c), "part": {"type": kind,
+                "messageID": message, "callID": format!("call_{}", c.u8() % 3), "tool": tool,
+                "state": {"status": status, "input": {"command": "ls"}, "output": "x", "error": error,
+                          "time": {"start": at(c), "end": at(c)}}}})
+        }
+        _ => json!({}),
+    }
 }
 
 /// Copilot's session log as the fuzzer writes it: calls and tool runs around `now`. Each

@@ -312,7 +312,8 @@ fn drain(
             adapter.resume(&payload.session_id, state.saved.transcript);
         }
         // A session that ended can go on: a resumed Gemini session keeps its id.
-        state.ended = payload.hook_event_name == "SessionEnd";
+        state.ended = payload.hook_event_name == "SessionEnd"
+            || payload.hook_event_name == super::stream::EXITED;
         state.host.saw(entry.host());
         let mut records = Vec::new();
         adapter.push(parsed, entry.received_ms, &mut Files, &mut records);

@@ -1,0 +1,66 @@
+//! opencode's route: not an entry in a hooks file but a plugin file of albedo-otel's own,
+//! `albedo-otel.js` in opencode's plugin folder, which opencode loads with every file there.
+//! The plugin starts the hook command and hands it each event
+//! (`sources::command_hooks::opencode`). A file of that name that is not ours is never
+//! overwritten or removed.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use super::command::{shell_quote, words};
+use albedo_otel::sources::command_hooks::opencode::{plugin, plugin_command};
+
+/// Writes our plugin, starting `command`, to `file`; returns whether that changed it.
+pub(super) fn install(file: &Path, command: &str) -> Result<bool> {
+    let text = plugin(&words(command));
+    match std::fs::read_to_string(file) {
+        Ok(old) if old == text => return Ok(false),
+        Ok(old) if plugin_command(&old).is_none() => bail!(
+            "{} is not albedo-otel's plugin; not touching it (move it away, or name another file with --settings)",
+            file.display()
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    albedo_otel::fs::replace_durably(file, text.as_bytes())
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok(true)
+}
+
+/// Removes our plugin from `file`; returns whether there was one.
+pub(super) fn uninstall(file: &Path) -> Result<bool> {
+    match std::fs::read_to_string(file) {
+        Ok(text) if plugin_command(&text).is_some() => {
+            std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+            Ok(true)
+        }
+        Ok(_) => bail!(
+            "{} is not albedo-otel's plugin; not touching it",
+            file.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+}
+
+/// The command our plugin in `file` starts, as a shell would write it, for `doctor`.
+pub(super) fn commands(file: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    plugin_command(&text)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            c.iter()
+                .map(|w| shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .into_iter()
+        .collect()
+}
