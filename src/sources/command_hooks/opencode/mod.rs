@@ -206,7 +206,7 @@ impl Adapter {
         if s.started {
             return;
         }
-        if let Some(p) = parent {
+        if let Some(p) = parent.filter(|p| *p != sid) {
             s.parent = Some(p.to_string());
             s.opening = Some((at_ms, cwd.map(str::to_string)));
             return;
@@ -530,15 +530,26 @@ impl Adapter {
     /// is exported, marked unfinished, and the session is forgotten. A later `run --session`
     /// opens it again.
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        // Its sub-agents first: they run inside its calls.
-        let children: Vec<String> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.parent.as_deref() == Some(id))
-            .map(|(c, _)| c.clone())
-            .collect();
-        for child in children {
-            self.abandon(&child, at_ms, out);
+        // Its sub-agents (and theirs) first: they run inside its calls. Each once, whatever
+        // loops the parent ids make.
+        let mut family = vec![id.to_string()];
+        let mut i = 0;
+        while i < family.len() {
+            let children: Vec<String> = self
+                .sessions
+                .iter()
+                .filter(|(c, s)| {
+                    s.parent.as_deref() == Some(family[i].as_str()) && !family.contains(c)
+                })
+                .map(|(c, _)| c.clone())
+                .collect();
+            family.extend(children);
+            i += 1;
+        }
+        for child in family.iter().skip(1).rev() {
+            if self.sessions.remove(child).is_some_and(|s| s.started) {
+                out.push(record(child, Event::Closed { at_ms }));
+            }
         }
         // A sub-agent whose call never ran was never opened: nothing to close.
         if self.sessions.remove(id).is_some_and(|s| s.started) {
