@@ -22,6 +22,8 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod payload;
+mod plugin;
+mod subagents;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -30,41 +32,14 @@ use serde_json::value::RawValue;
 
 pub use payload::Payload;
 use payload::{Info, Part, ToolState};
+pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 
-use super::records::{raw, record, session_opened, Unanswered};
+use super::records::{raw, record, Unanswered};
 pub use super::stream::EXITED;
-use crate::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo, Usage,
-};
+use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
 
 /// The agent name on opencode's turns.
 pub const AGENT: &str = "opencode";
-
-/// The plugin `install opencode` writes into opencode's plugin folder, with
-/// [`PLUGIN_COMMAND_MARK`] replaced by the hook command as a JSON array.
-pub const PLUGIN: &str = include_str!("plugin.js");
-/// Where the hook command goes in [`PLUGIN`]; the line it is on ends with it too, so that
-/// `doctor` and `uninstall` find the command again.
-pub const PLUGIN_COMMAND_MARK: &str = "/*albedo-otel:command*/";
-
-/// The plugin, starting `command` (the program and its arguments; no shell runs it).
-pub fn plugin(command: &[String]) -> String {
-    let list = serde_json::to_string(command).unwrap_or_else(|_| "[]".into());
-    let mut parts = PLUGIN.splitn(3, PLUGIN_COMMAND_MARK);
-    let (head, _, tail) = (parts.next(), parts.next(), parts.next());
-    format!(
-        "{}{PLUGIN_COMMAND_MARK}{list};{PLUGIN_COMMAND_MARK}{}",
-        head.unwrap_or_default(),
-        tail.unwrap_or_default()
-    )
-}
-
-/// The command a plugin file of ours starts; `None` for a file that is not ours.
-pub fn plugin_command(text: &str) -> Option<Vec<String>> {
-    let mut parts = text.splitn(3, PLUGIN_COMMAND_MARK);
-    let (_, list, _) = (parts.next()?, parts.next()?, parts.next()?);
-    serde_json::from_str(list.trim().trim_end_matches(';')).ok()
-}
 
 /// The events the plugin hands on: those that make a trace.
 pub const HOOK_EVENTS: &[&str] = &[
@@ -188,77 +163,6 @@ impl Adapter {
             "session.idle" => self.end_turn(sid, seen, "end_turn", out),
             EXITED => self.abandon(sid, seen, out),
             _ => {}
-        }
-    }
-
-    /// Opens session `sid` (once). A sub-agent's `session.created` comes while the `task`
-    /// call that starts it is still pending: its opening waits for that call to run (and
-    /// name it), or for its own first event.
-    fn open_session(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        cwd: Option<&str>,
-        parent: Option<&str>,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        if s.started {
-            return;
-        }
-        if let Some(p) = parent.filter(|p| *p != sid) {
-            s.parent = Some(p.to_string());
-            s.opening = Some((at_ms, cwd.map(str::to_string)));
-            return;
-        }
-        let (at_ms, cwd) = s.opening.take().unwrap_or((at_ms, cwd.map(str::to_string)));
-        // Its call never named it: the latest `task` call still running without a sub-agent.
-        let call = s.parent.clone().and_then(|p| {
-            let ps = self.sessions.get(&p)?;
-            let (id, _) = ps
-                .turn
-                .as_ref()?
-                .running
-                .iter()
-                .filter(|(id, r)| r.name == "task" && !ps.spawned.contains(*id))
-                .max_by_key(|(_, r)| r.at_ms)?;
-            Some((p, id.clone()))
-        });
-        self.opened(sid, at_ms, cwd, call, out);
-    }
-
-    /// Says session `sid` opened, under `call` (its parent session and the call's id).
-    fn opened(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        cwd: Option<String>,
-        call: Option<(String, String)>,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        if let Some((parent, id)) = &call {
-            if let Some(ps) = self.sessions.get_mut(parent) {
-                ps.spawned.insert(id.clone());
-            }
-        }
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        s.started = true;
-        s.opening = None;
-        match call {
-            Some((session, call)) => out.push(record(
-                sid,
-                Event::Session(SessionInfo {
-                    at_ms,
-                    agent: Some(Cow::Borrowed(AGENT)),
-                    model: None,
-                    workspace: cwd.map(Cow::Owned),
-                    parent: Some(ParentRef {
-                        session: Cow::Owned(session),
-                        call: Cow::Owned(call),
-                    }),
-                }),
-            )),
-            None => out.push(session_opened(sid, at_ms, AGENT, cwd.as_deref())),
         }
     }
 
