@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
-    Expect,
+    chat_tokens, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
+    key_only_in_config, Expect,
 };
-use support::openai_responses::{MockResponses, DENIED_COMMAND, DENY_MARK};
+use support::openai_responses::{MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-5d8f1a3c7e";
@@ -175,6 +175,92 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         &api.sent(),
         &log,
     );
+}
+
+/// A sub-agent that `spawn_agent` started nests under that call, in its parent's trace: its
+/// turn, its own shell call, and its model calls with the tokens both rollouts recorded.
+#[test]
+fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
+    let Some(bin) = codex() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockResponses::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("cxs-home"),
+        scratch("cxs-work"),
+        scratch("cxs-hooks"),
+        scratch("cxs-spool"),
+    );
+    user_setup(&home, &api);
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
+
+    let prompt = format!("{DELEGATE_MARK}: look around");
+    run_codex(&bin, &[&prompt], true, &home, &work, &spool);
+    let log = drained(&hook_dir, &rx);
+    let spans = rx.spans();
+    let tree = render_trees(
+        &spans,
+        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(&spans),
+        1,
+        "one turn, every parent present:\n{tree}\n{log}"
+    );
+    let spawn = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool spawn_agent")
+        .unwrap_or_else(|| panic!("the spawn_agent call:\n{tree}\n{log}"));
+    let sub = spans
+        .iter()
+        .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
+        .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
+    assert_eq!(sub.span.parent_span_id, spawn.span.span_id, "{tree}");
+    // The sub-agent's sleep, under its turn, with its real length.
+    let under_sub = |s: &FlatSpan| {
+        let mut parent = s.span.parent_span_id.clone();
+        while let Some(p) = spans.iter().find(|p| p.span.span_id == parent) {
+            if p.span.span_id == sub.span.span_id {
+                return true;
+            }
+            parent = p.span.parent_span_id.clone();
+        }
+        false
+    };
+    let slept = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Bash" && under_sub(s))
+        .unwrap_or_else(|| panic!("the sub-agent's shell call:\n{tree}"));
+    assert!(
+        slept.span.end_time_unix_nano - slept.span.start_time_unix_nano >= 1_000_000_000,
+        "{tree}"
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat") && under_sub(s)),
+        "the sub-agent's model calls are its own:\n{tree}"
+    );
+    // Parent and sub-agent call the model at once: compare the tokens as multisets.
+    let sorted = |mut v: Vec<(u64, u64)>| {
+        v.sort();
+        v
+    };
+    let traced = sorted(chat_tokens(&spans));
+    assert_eq!(
+        traced,
+        sorted(rollout_tokens(&home.join(".codex"))),
+        "{tree}"
+    );
+    let sent = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sorted(sent), "{tree}");
 }
 
 /// `install codex --trust` trusts our hooks the way Codex checks trust: the real CLI then runs

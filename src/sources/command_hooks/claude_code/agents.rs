@@ -1,14 +1,30 @@
-//! Sub-agents: `SubagentStart` opens a child session under the `Agent` call that started it,
+//! Sub-agents: `SubagentStart` opens a child session under the call that started it (the
+//! `Agent` call, or the one another agent's adapter named),
 //! and `SubagentStop` reads the child's transcript and closes it.
 
 use std::borrow::Cow;
 
 use super::payload::AgentInput;
 use super::records::record;
-use super::{Adapter, Payload, Transcripts};
+use super::{Adapter, Payload, Spawned, Transcripts};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
 impl Adapter {
+    /// Call `call` of `session` (in `sid`'s family) started sub-agent `agent` with `prompt`:
+    /// its `SubagentStart` opens it under that call. For agents whose spawning call names
+    /// the sub-agent it started (Codex's `spawn_agent`), where the oldest `Agent` call would
+    /// be a guess.
+    pub fn spawned(&mut self, sid: &str, agent: &str, session: &str, call: &str, prompt: &str) {
+        if let Some(s) = self.sessions.get_mut(sid) {
+            let spawned = Spawned {
+                session: session.to_string(),
+                call: call.to_string(),
+                prompt: prompt.to_string(),
+            };
+            s.spawned.insert(agent.to_string(), spawned);
+        }
+    }
+
     pub(super) fn on_subagent_start(
         &mut self,
         sid: &str,
@@ -21,19 +37,25 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let parent_call = if s.agent_calls.is_empty() {
-            None
-        } else {
-            Some(s.agent_calls.remove(0))
+        let (parent, prompt) = match s.spawned.remove(agent) {
+            Some(Spawned {
+                session,
+                call,
+                prompt,
+            }) => (Some((session, call)), prompt),
+            None => {
+                let call = (!s.agent_calls.is_empty()).then(|| s.agent_calls.remove(0));
+                let prompt = call
+                    .as_ref()
+                    .and_then(|c| s.pending.get(c))
+                    .and_then(|pre| pre.input.as_ref())
+                    .and_then(|i| serde_json::from_str::<AgentInput>(i.get()).ok())
+                    .and_then(|i| i.prompt)
+                    .unwrap_or_default();
+                (call.map(|c| (sid.to_string(), c)), prompt)
+            }
         };
         s.agents.insert(agent.clone(), child.clone());
-        let prompt = parent_call
-            .as_ref()
-            .and_then(|c| s.pending.get(c))
-            .and_then(|pre| pre.input.as_ref())
-            .and_then(|i| serde_json::from_str::<AgentInput>(i.get()).ok())
-            .and_then(|i| i.prompt)
-            .unwrap_or_default();
         out.push(record(
             &child,
             Event::Session(SessionInfo {
@@ -43,9 +65,9 @@ impl Adapter {
                 )),
                 model: None,
                 workspace: p.cwd.clone().map(Cow::Owned),
-                parent: parent_call.map(|c| ParentRef {
-                    session: Cow::Owned(sid.to_string()),
-                    call: Cow::Owned(c),
+                parent: parent.map(|(session, call)| ParentRef {
+                    session: Cow::Owned(session),
+                    call: Cow::Owned(call),
                 }),
             }),
         ));

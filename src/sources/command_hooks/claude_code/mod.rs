@@ -83,6 +83,9 @@ struct Session {
     agent_calls: Vec<String>,
     /// `agent_id` to the child session's id.
     agents: HashMap<String, String>,
+    /// Sub-agents another agent's call named before their `SubagentStart` (Codex's
+    /// `spawn_agent` answers with the `agent_id`), by `agent_id`.
+    spawned: HashMap<String, Spawned>,
     /// A `Stop` whose turn end is held back: when it came.
     stop_at: Option<u64>,
     /// A `Stop` came while sub-agents ran (they run in the background): the turn is not over
@@ -92,6 +95,15 @@ struct Session {
     transcript: TranscriptCursor,
     /// Resumed at a saved offset: the conversation before it is read once, at the next read.
     recall: bool,
+}
+
+/// The call that started a sub-agent, known by the sub-agent's id before it starts.
+#[derive(Debug)]
+struct Spawned {
+    /// The session that made the call (a sub-agent's, for a sub-agent's sub-agent).
+    session: String,
+    call: String,
+    prompt: String,
 }
 
 /// Turns command-hook payloads into protocol records; see the module docs.

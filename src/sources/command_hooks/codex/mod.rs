@@ -12,7 +12,10 @@
 //!   the model calls come from the hooks instead;
 //! - `Interrupt` (Ctrl-C) ends the calls and the model call in flight, failed; no `Stop`
 //!   follows, so the turn is exported unfinished when the next begins or the session ends;
-//! - a sub-agent's hooks carry its `agent_id`; its prompt is not the parent's next turn.
+//! - a sub-agent's hooks carry its `agent_id`; its prompt is not the parent's next turn. It
+//!   opens under the `spawn_agent` call whose answer named it (that call ends as soon as the
+//!   sub-agent is started, so the sub-agent's spans outlast their parent's; `wait_agent`
+//!   waits for it after).
 //!
 //! Pure, like every adapter.
 
@@ -44,6 +47,8 @@ pub const HOOK_EVENTS: &[&str] = &[
     "Interrupt",
     "SessionEnd",
 ];
+/// The tool that starts a sub-agent.
+const SPAWN_TOOL: &str = "spawn_agent";
 /// `gen_ai.provider.name` for OpenAI, as the GenAI conventions name it.
 const PROVIDER: &str = "openai";
 
@@ -109,6 +114,14 @@ impl Adapter {
             "UserPromptSubmit" if hook.agent_id.is_some() => return,
             "SessionEnd" => {
                 self.unanswered(&hook.session_id, at_ms, out);
+            }
+            "PostToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
+                if let (Some((agent, prompt)), Some(call)) =
+                    (payload::spawned(&hook), hook.tool_use_id.as_deref())
+                {
+                    let (sid, by) = (&hook.session_id, target(&hook));
+                    self.claude_code.spawned(sid, &agent, &by, call, &prompt);
+                }
             }
             _ => {}
         }

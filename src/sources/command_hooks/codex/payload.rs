@@ -53,3 +53,31 @@ pub struct TokenUsage {
     #[serde(default)]
     pub reasoning_output_tokens: Option<u64>,
 }
+
+/// `spawn_agent`'s answer (a JSON text in `tool_response`) names the sub-agent it started.
+#[derive(Debug, Deserialize)]
+struct Spawned {
+    agent_id: String,
+}
+
+/// `spawn_agent`'s input: the sub-agent's first message.
+#[derive(Debug, Deserialize)]
+struct SpawnInput {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// The sub-agent a `spawn_agent` call's `PostToolUse` says it started, and its prompt.
+pub fn spawned(hook: &claude_code::Payload) -> Option<(String, String)> {
+    let answer = hook.tool_response.as_ref()?.get();
+    // Codex hands the answer on as the model got it: a JSON text inside a JSON string.
+    let text: String = serde_json::from_str(answer).unwrap_or_else(|_| answer.to_string());
+    let agent = serde_json::from_str::<Spawned>(&text).ok()?.agent_id;
+    let prompt = hook
+        .tool_input
+        .as_ref()
+        .and_then(|i| serde_json::from_str::<SpawnInput>(i.get()).ok())
+        .and_then(|i| i.message)
+        .unwrap_or_default();
+    Some((agent, prompt))
+}
