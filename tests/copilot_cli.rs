@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
-    Expect,
+    chat_tokens, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
+    key_only_in_config, Expect,
 };
-use support::openai_chat::{MockChat, DENIED_COMMAND, DENY_MARK};
+use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-2b6e9d4f8a";
@@ -178,4 +178,86 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         ids.contains(&"call_1".to_string()) && ids.contains(&"call_3".to_string()),
         "{ids:?}"
     );
+}
+
+/// A sub-agent that `task` started nests under that call, in its parent's trace: its turn,
+/// its own shell call, and its model calls, all read from the parent's session log (its hooks
+/// come under its own id, and are left to the log).
+#[test]
+fn a_sub_agent_nests_under_the_task_call_that_started_it() {
+    let Some(bin) = copilot() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockChat::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("cps-home"),
+        scratch("cps-work"),
+        scratch("cps-hooks"),
+        scratch("cps-spool"),
+    );
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{DELEGATE_MARK}: look around");
+    run_copilot(&bin, &["-p", &prompt], &home, &work, &api, &spool);
+    // The sub-agent's journal is its parent's, which the session's end retires.
+    let log = drained(&hook_dir, &rx);
+    let spans = rx.spans();
+    let tree = render_trees(
+        &spans,
+        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
+    );
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(&spans),
+        1,
+        "one turn, every parent present:\n{tree}\n{log}"
+    );
+    let task = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool task")
+        .unwrap_or_else(|| panic!("the task call:\n{tree}\n{log}"));
+    assert!(
+        task.span.status.as_ref().is_none_or(|s| s.code != 2),
+        "{tree}"
+    );
+    let sub = spans
+        .iter()
+        .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
+        .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
+    assert_eq!(sub.span.parent_span_id, task.span.span_id, "{tree}");
+    assert!(
+        sub.span.start_time_unix_nano >= task.span.start_time_unix_nano
+            && sub.span.end_time_unix_nano <= task.span.end_time_unix_nano,
+        "{tree}"
+    );
+    let slept = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool bash" && s.span.parent_span_id == sub.span.span_id)
+        .unwrap_or_else(|| panic!("the sub-agent's shell call:\n{tree}"));
+    assert!(
+        slept.span.end_time_unix_nano - slept.span.start_time_unix_nano >= 1_000_000_000,
+        "{tree}"
+    );
+    let sub_chats = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .filter(|s| s.span.parent_span_id == sub.span.span_id)
+        .count();
+    assert_eq!(
+        sub_chats, 2,
+        "the sub-agent's model calls are its own:\n{tree}"
+    );
+    let sorted = |mut v: Vec<(u64, u64)>| {
+        v.sort();
+        v
+    };
+    let traced = sorted(chat_tokens(&spans));
+    assert_eq!(traced, sorted(log_tokens(&home)), "{tree}");
+    let sent = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sorted(sent), "{tree}");
 }

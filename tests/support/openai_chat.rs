@@ -7,7 +7,8 @@
 //! For opencode: a request without tools (its small model writing a title, which it records
 //! nowhere) gets a text answer and is counted apart; a prompt with [`DELEGATE_MARK`] asks for
 //! a `task` call that starts a sub-agent, and the sub-agent's prompt ([`SUBTASK_MARK`]) gets a
-//! text answer.
+//! text answer. Copilot's `task` (it takes an `agent_type`) gets a prompt with no mark, so its
+//! sub-agent runs the sleep.
 
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
@@ -43,6 +44,11 @@ async fn completions(
 ) -> axum::response::Response {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    // Copilot's `task` takes an `agent_type`; opencode's a `subagent_type`.
+    let copilot_task = req["tools"].as_array().into_iter().flatten().any(|t| {
+        t["function"]["name"] == "task"
+            && t["function"]["parameters"]["properties"]["agent_type"].is_object()
+    });
     let tools: Vec<String> = req["tools"]
         .as_array()
         .into_iter()
@@ -102,11 +108,15 @@ async fn completions(
         );
         out += &chunk(json!({}), json!("stop"));
     } else if user.contains(DELEGATE_MARK) && tools.iter().any(|t| t == "task") {
-        out += &call(
-            "task",
+        let args = if copilot_task {
+            // Copilot's sub-agent runs the sleep, as any prompt without a mark does.
+            json!({"description": "run the command", "prompt": "run the command", "name": "helper",
+                   "agent_type": "general-purpose", "mode": "sync"})
+        } else {
             json!({"description": "look around", "prompt": format!("{SUBTASK_MARK}: say what you see"),
-                   "subagent_type": "general"}),
-        );
+                   "subagent_type": "general"})
+        };
+        out += &call("task", args);
     } else {
         let command = if user.contains(DENY_MARK) {
             DENIED_COMMAND

@@ -58,6 +58,10 @@ pub enum HookError {
 pub(crate) struct Minimal<'a> {
     #[serde(borrow)]
     pub(crate) session_id: Option<Cow<'a, str>>,
+    /// Copilot's sub-agent hooks: the session that started the sub-agent (their `session_id`
+    /// is the sub-agent's own).
+    #[serde(borrow, default)]
+    pub(crate) parent_agent_id: Option<Cow<'a, str>>,
 }
 
 /// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
@@ -272,9 +276,14 @@ pub fn hand_off(
 ) -> Result<(), HookError> {
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
-    let session = serde_json::from_str::<Minimal<'_>>(raw.get())
-        .map_err(HookError::NotJson)?
-        .session_id
+    let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
+    // A Copilot sub-agent's hooks go in its parent's journal: the sub-agent never says its
+    // session ended, and its turn is read from the parent's log anyway.
+    let parent = minimal
+        .parent_agent_id
+        .filter(|_| agent == Some(agent::Agent::Copilot.name()));
+    let session = parent
+        .or(minimal.session_id)
         .filter(|s| !s.is_empty())
         .ok_or(HookError::NoSession)?;
     // A journal line is one line: re-encode the rare pretty-printed payload.

@@ -11,10 +11,12 @@
 //! - `SessionEnd` closes the session once its turn is read; `copilot --resume` opens it
 //!   again under its id.
 //!
-//! A sub-agent's own calls (log events with an `agentId`) are not traced yet. Reading the log
+//! A sub-agent's hooks are left out; its events in the log (with its `agentId`) open it as a
+//! session of its own under the `task` call that started it ([`subagents`]). Reading the log
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
 mod payload;
+mod subagents;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -87,8 +89,8 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let sid = p.session_id.as_str();
-        // A sub-agent's hooks come under its own id: not traced yet (its calls are in the
-        // log with its `agentId`, and left out too).
+        // A sub-agent's hooks come under its own id: its turn and calls are read from the
+        // parent's log instead.
         if sid.is_empty() || p.agent_id.is_some() {
             return;
         }
@@ -249,6 +251,7 @@ fn read_turn(
 /// no newline yet is taken if it parses, and read again next time.
 fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
     let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
+    let mut children = subagents::Children::default();
     let (mut pos, mut done, mut later) = (0usize, 0usize, false);
     while pos < bytes.len() {
         let (line, whole) = match bytes[pos..].iter().position(|b| *b == b'\n') {
@@ -266,9 +269,13 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
         let Some((at, e)) = at else {
             continue;
         };
-        if e.agent_id.is_some() || at < from || at > to {
+        if at < from || at > to || children.take(sid, at, &e, out) {
             continue;
         }
+        let Some(target) = children.session_of(sid, &e) else {
+            continue;
+        };
+        let target = target.as_str();
         let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
         match e.kind.as_str() {
             "session.usage_record" => {
@@ -277,7 +284,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                 };
                 let mut c = call_sent(u, at);
                 c.started_ms = c.started_ms.max(from);
-                out.push(record(sid, Event::CallSent(c)));
+                out.push(record(target, Event::CallSent(c)));
             }
             "tool.execution_start" => {
                 let Some(id) = text(&e.data["toolCallId"]) else {
@@ -288,7 +295,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                     .ok()
                     .filter(|_| !e.data["arguments"].is_null());
                 out.push(record(
-                    sid,
+                    target,
                     Event::Calling {
                         at_ms: at,
                         call: Call {
@@ -308,6 +315,8 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                 let Some((name, arguments, started)) = running.remove(&id) else {
                     continue;
                 };
+                // A `task` call's sub-agent ends with it.
+                children.call_ended(&id, at.max(started), out);
                 let success = e.data["success"].as_bool().unwrap_or(true);
                 let refused = e.data["error"]["code"] == "denied";
                 let output = if success {
@@ -316,7 +325,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                     &e.data["error"]["message"]
                 };
                 out.push(record(
-                    sid,
+                    target,
                     Event::Called(Called {
                         call: Call {
                             id: Cow::Owned(id),
@@ -335,6 +344,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
             _ => {}
         }
     }
+    children.close_all(to, out);
     done as u64
 }
 

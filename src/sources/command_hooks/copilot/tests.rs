@@ -51,7 +51,8 @@ fn log() -> Log {
         line("tool.execution_start", 410, json!({"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "sleep 1"}})),
         line("tool.execution_complete", 1_420, json!({"toolCallId": "call_1", "success": true, "result": {"content": "hi"}})),
         usage(2, 1_800, 300),
-        // Turn 2, resumed: a denied call, and a sub-agent's call that is not traced yet.
+        // Turn 2, resumed: a denied call, and the call of a sub-agent whose start is not in
+        // the log (it is left out).
         usage(3, 10_400, 300),
         line("tool.execution_start", 10_410, json!({"toolCallId": "call_3", "toolName": "bash", "arguments": {"command": "git push --force"}})),
         line("tool.execution_complete", 10_420, json!({"toolCallId": "call_3", "success": false, "error": {"message": "Denied", "code": "denied"}})),
@@ -226,4 +227,84 @@ fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
     assert_eq!(logs.reads, [0, first as u64 - 1, 0]);
     let ids = call_ids(&out);
     assert_eq!(ids, ["chatcmpl-3", "chatcmpl-4"]);
+}
+
+#[test]
+fn a_sub_agent_in_the_log_opens_under_its_task_call_and_closes_before_the_call_ends() {
+    let child = |kind: &str, ms: u64, data: serde_json::Value| {
+        json!({"type": kind, "agentId": "5569dbe4", "data": data, "id": "x", "timestamp": iso(ms)})
+            .to_string()
+            + "\n"
+    };
+    let mut logs = Log([
+        line("tool.execution_start", 200, json!({"toolCallId": "call_1", "toolName": "task", "arguments": {"prompt": "run it"}})),
+        child("subagent.started", 210, json!({"toolCallId": "call_1", "agentName": "general-purpose", "model": "gpt-4.1"})),
+        child("user.message", 220, json!({"content": "run it"})),
+        child("session.usage_record", 300, json!({"usage": {"model": "gpt-4.1", "inputTokens": 2017, "outputTokens": 22, "duration": 50}})),
+        child("tool.execution_start", 310, json!({"toolCallId": "call_2", "toolName": "bash", "parentToolCallId": "call_1"})),
+        child("tool.execution_complete", 1_310, json!({"toolCallId": "call_2", "success": true, "result": {"content": "hi"}})),
+        // Copilot completes the task call just before it says the sub-agent completed.
+        line("tool.execution_complete", 1_330, json!({"toolCallId": "call_1", "success": true, "result": {"content": "done"}})),
+        child("subagent.completed", 1_331, json!({"toolCallId": "call_1"})),
+    ]
+    .concat());
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    for p in [
+        hook("UserPromptSubmit", 100, json!({"prompt": "delegate"})),
+        // The sub-agent's own hooks (under its own id) are left to the log.
+        hook(
+            "UserPromptSubmit",
+            215,
+            json!({"session_id": "5569dbe4", "agent_id": "5569dbe4", "prompt": "run it"}),
+        ),
+        hook("Stop", 1_400, stop),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 10_000, &mut logs, &mut out);
+    let sub = format!("{SID}/agent-5569dbe4");
+    let opened = out
+        .iter()
+        .position(|r| r.session == sub && matches!(r.event, Event::Session(_)));
+    let Some(Event::Session(info)) = opened.map(|i| &out[i].event) else {
+        panic!("the sub-agent opens: {out:?}")
+    };
+    let parent = info.parent.as_ref().expect("under its call");
+    assert_eq!((&*parent.session, &*parent.call), (SID, "call_1"));
+    assert_eq!(info.agent.as_deref(), Some("general-purpose"));
+    // Its model call and its shell call are its own, and it closes before its task call ends.
+    let of_sub = |f: fn(&Event) -> bool| {
+        out.iter()
+            .filter(|r| r.session == sub && f(&r.event))
+            .count()
+    };
+    assert_eq!(
+        of_sub(|e| matches!(e, Event::CallSent(c) if c.usage.input_tokens == 2017)),
+        1,
+        "{out:?}"
+    );
+    assert_eq!(
+        of_sub(|e| matches!(e, Event::Called(c) if c.call.id == "call_2")),
+        1,
+        "{out:?}"
+    );
+    assert_eq!(
+        of_sub(|e| matches!(e, Event::Prompted { .. })),
+        1,
+        "{out:?}"
+    );
+    let closed = out
+        .iter()
+        .position(|r| r.session == sub && matches!(r.event, Event::Closed { .. }));
+    let task_done = out
+        .iter()
+        .position(|r| matches!(&r.event, Event::Called(c) if c.call.id == "call_1"));
+    assert!(closed.is_some() && closed < task_done, "{out:?}");
+    assert_eq!(
+        out.iter()
+            .filter(|r| r.session == SID && matches!(r.event, Event::Prompted { .. }))
+            .count(),
+        1
+    );
 }
