@@ -21,9 +21,11 @@
 //!
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
+mod models;
 mod payload;
 mod plugin;
 mod subagents;
+mod tools;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -31,12 +33,12 @@ use std::collections::{HashMap, HashSet};
 use serde_json::value::RawValue;
 
 pub use payload::Payload;
-use payload::{Info, Part, ToolState};
+use payload::ToolState;
 pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 
-use super::records::{raw, record, Unanswered};
+use super::records::{record, Unanswered};
 pub use super::stream::EXITED;
-use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
+use crate::protocol::{Event, Record};
 
 /// The agent name on opencode's turns.
 pub const AGENT: &str = "opencode";
@@ -220,161 +222,6 @@ impl Adapter {
         s.turn.as_mut().expect("begun above")
     }
 
-    fn on_message(&mut self, sid: &str, seen: u64, info: &Info, out: &mut Vec<Record<'static>>) {
-        let Some(id) = info.id.clone() else { return };
-        let completed = info.time.completed;
-        let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
-        // An update of a message this turn does not know, once it is over, is an older
-        // turn's: opencode updates a message again after it has finished.
-        let known = open.is_some_and(|t| t.messages.contains(&id) && !t.ended.contains(&id));
-        let ours = open.is_some_and(|t| info.parent_id.as_deref() == Some(t.prompt.as_str()));
-        if completed.is_some() && !known && !ours {
-            return;
-        }
-        if open.is_some_and(|t| t.ended.contains(&id)) {
-            return;
-        }
-        let created = info.time.created.unwrap_or(seen);
-        let turn = self.turn(sid, created, out);
-        turn.messages.insert(id.clone());
-        let start = turn.models.entry(id.clone()).or_insert_with(|| ModelStart {
-            at_ms: created,
-            model: String::new(),
-            provider: String::new(),
-            first_chunk_ms: None,
-        });
-        if let Some(m) = &info.model_id {
-            start.model.clone_from(m);
-        }
-        if let Some(p) = &info.provider_id {
-            start.provider = provider(p).to_string();
-        }
-        let Some(done) = completed else { return };
-        let start = turn.models.remove(&id).expect("inserted above");
-        turn.ended.insert(id.clone());
-        let t = info.tokens.unwrap_or_default();
-        let reasoning = t.reasoning.unwrap_or(0);
-        let error = info.error.as_ref().map(|e| Json(Cow::Owned(e.clone())));
-        out.push(record(
-            sid,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(id.clone())),
-                request: Request {
-                    model: Cow::Owned(start.model.clone()),
-                    provider: Some(Cow::Owned(start.provider)),
-                    max_tokens: None,
-                    messages: None,
-                    system: None,
-                },
-                response: Some(Response {
-                    id: Some(Cow::Owned(id)),
-                    model: Some(Cow::Owned(start.model)),
-                    stop_reason: info.finish.clone().map(Cow::Owned),
-                    content: None,
-                }),
-                // The protocol's output counts what the API billed as completion, reasoning
-                // included; opencode's `output` leaves the reasoning out.
-                usage: Usage {
-                    input_tokens: t.input.unwrap_or(0),
-                    output_tokens: t.output.unwrap_or(0) + reasoning,
-                    cache_read_tokens: t.cache.read.unwrap_or(0),
-                    cache_write_tokens: t.cache.write.unwrap_or(0),
-                    reasoning_tokens: (reasoning > 0).then_some(reasoning),
-                },
-                started_ms: start.at_ms,
-                finished_ms: done.max(start.at_ms),
-                first_token_ms: start
-                    .first_chunk_ms
-                    .map(|f| f.clamp(start.at_ms, done.max(start.at_ms))),
-                error,
-            }),
-        ));
-    }
-
-    fn on_first_chunk(&mut self, sid: &str, seen: u64, part: &Part) {
-        let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
-            return;
-        };
-        let Some(m) = part
-            .message_id
-            .as_ref()
-            .and_then(|m| turn.models.get_mut(m))
-        else {
-            return;
-        };
-        m.first_chunk_ms.get_or_insert(seen);
-    }
-
-    fn on_tool(&mut self, sid: &str, seen: u64, part: &Part, out: &mut Vec<Record<'static>>) {
-        let (Some(id), Some(state)) = (part.call_id.clone(), part.state.as_ref()) else {
-            return;
-        };
-        let name = part.tool.clone().unwrap_or_default();
-        let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
-        if open.is_some_and(|t| t.ended.contains(&id)) {
-            return;
-        }
-        let start = state.time.start.unwrap_or(seen);
-        match state.status.as_str() {
-            "running" => {
-                let turn = self.turn(sid, start, out);
-                if turn.running.contains_key(&id) {
-                    return;
-                }
-                turn.running.insert(
-                    id.clone(),
-                    Running {
-                        name: name.clone(),
-                        input: state.input.clone(),
-                        at_ms: start,
-                    },
-                );
-                out.push(record(
-                    sid,
-                    Event::Calling {
-                        at_ms: start,
-                        call: Call {
-                            id: Cow::Owned(id.clone()),
-                            name: Cow::Owned(name),
-                            arguments: raw(&state.input),
-                            within: None,
-                        },
-                    },
-                ));
-                // A running `task` call names the sub-agent's session it started.
-                let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
-                if let Some(child) = child {
-                    let waiting = self.sessions.get(&child).and_then(|c| c.opening.clone());
-                    if let Some((at, cwd)) = waiting {
-                        self.opened(&child, at, cwd, Some((sid.to_string(), id)), out);
-                    }
-                }
-            }
-            "completed" | "error" => {
-                // An end this turn never saw start is another turn's, unless its message is
-                // this turn's (the plugin saw no `running`, or joined late).
-                let mine = open.is_some_and(|t| {
-                    t.running.contains_key(&id)
-                        || part
-                            .message_id
-                            .as_ref()
-                            .is_some_and(|m| t.messages.contains(m))
-                });
-                if !mine {
-                    return;
-                }
-                let turn = self.turn(sid, start, out);
-                let pre = turn.running.remove(&id);
-                turn.ended.insert(id.clone());
-                let started = pre.as_ref().map_or(start, |p| p.at_ms);
-                let end = state.time.end.unwrap_or(seen).max(started);
-                out.push(ended(sid, id, pre, name, state, started, end));
-            }
-            // `pending`: the model is still writing the call's input.
-            _ => {}
-        }
-    }
-
     fn end_turn(
         &mut self,
         sid: &str,
@@ -415,7 +262,15 @@ impl Adapter {
                 ..ToolState::default()
             };
             let (name, at) = (r.name.clone(), r.at_ms);
-            out.push(ended(sid, id, Some(r), name, &state, at, at_ms.max(at)));
+            out.push(tools::ended(
+                sid,
+                id,
+                Some(r),
+                name,
+                &state,
+                at,
+                at_ms.max(at),
+            ));
         }
         out.push(record(
             sid,
@@ -459,65 +314,6 @@ impl Adapter {
         if self.sessions.remove(id).is_some_and(|s| s.started) {
             out.push(record(id, Event::Closed { at_ms }));
         }
-    }
-}
-
-/// A tool call's end: refused when opencode's permissions (or the user) said no, failed on
-/// any other error.
-fn ended(
-    sid: &str,
-    id: String,
-    pre: Option<Running>,
-    name: String,
-    state: &ToolState,
-    started_ms: u64,
-    finished_ms: u64,
-) -> Record<'static> {
-    let (name, input) = match pre {
-        Some(p) => (p.name, p.input.or_else(|| state.input.clone())),
-        None => (name, state.input.clone()),
-    };
-    let error = state.error.as_deref().filter(|_| state.status == "error");
-    let refused = error.is_some_and(|e| REFUSALS.iter().any(|r| e.starts_with(r)));
-    let output = match error {
-        Some(e) => Json::of(e).ok(),
-        None => raw(&state.output),
-    };
-    record(
-        sid,
-        Event::Called(Called {
-            call: Call {
-                id: Cow::Owned(id),
-                name: Cow::Owned(name),
-                arguments: raw(&input),
-                within: None,
-            },
-            output,
-            started_ms,
-            finished_ms,
-            refused,
-            failed: error.is_some() && !refused,
-        }),
-    )
-}
-
-/// `gen_ai.provider.name` for an opencode provider id: the GenAI conventions' name where
-/// there is one, else opencode's own id (a provider of the user's own keeps its name).
-fn provider(id: &str) -> &str {
-    match id {
-        "anthropic" => "anthropic",
-        "openai" => "openai",
-        "google" => "gcp.gemini",
-        "google-vertex" | "google-vertex-anthropic" => "gcp.vertex_ai",
-        "amazon-bedrock" => "aws.bedrock",
-        "azure" => "azure.ai.openai",
-        "mistral" => "mistral_ai",
-        "groq" => "groq",
-        "deepseek" => "deepseek",
-        "xai" => "x_ai",
-        "perplexity" => "perplexity",
-        "cohere" => "cohere",
-        other => other,
     }
 }
 

@@ -1,0 +1,123 @@
+//! opencode's model calls: an assistant message is one, from its creation to its
+//! `time.completed`, with the tokens and the finish reason the last update carries; its
+//! `step-start` part is the first streamed chunk.
+
+use std::borrow::Cow;
+
+use super::payload::{Info, Part};
+use super::{Adapter, ModelStart};
+use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
+use crate::sources::command_hooks::records::record;
+
+impl Adapter {
+    pub(super) fn on_message(
+        &mut self,
+        sid: &str,
+        seen: u64,
+        info: &Info,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(id) = info.id.clone() else { return };
+        let completed = info.time.completed;
+        let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
+        // An update of a message this turn does not know, once it is over, is an older
+        // turn's: opencode updates a message again after it has finished.
+        let known = open.is_some_and(|t| t.messages.contains(&id) && !t.ended.contains(&id));
+        let ours = open.is_some_and(|t| info.parent_id.as_deref() == Some(t.prompt.as_str()));
+        if completed.is_some() && !known && !ours {
+            return;
+        }
+        if open.is_some_and(|t| t.ended.contains(&id)) {
+            return;
+        }
+        let created = info.time.created.unwrap_or(seen);
+        let turn = self.turn(sid, created, out);
+        turn.messages.insert(id.clone());
+        let start = turn.models.entry(id.clone()).or_insert_with(|| ModelStart {
+            at_ms: created,
+            model: String::new(),
+            provider: String::new(),
+            first_chunk_ms: None,
+        });
+        if let Some(m) = &info.model_id {
+            start.model.clone_from(m);
+        }
+        if let Some(p) = &info.provider_id {
+            start.provider = provider(p).to_string();
+        }
+        let Some(done) = completed else { return };
+        let start = turn.models.remove(&id).expect("inserted above");
+        turn.ended.insert(id.clone());
+        let t = info.tokens.unwrap_or_default();
+        let reasoning = t.reasoning.unwrap_or(0);
+        let error = info.error.as_ref().map(|e| Json(Cow::Owned(e.clone())));
+        out.push(record(
+            sid,
+            Event::CallSent(CallSent {
+                id: Some(Cow::Owned(id.clone())),
+                request: Request {
+                    model: Cow::Owned(start.model.clone()),
+                    provider: Some(Cow::Owned(start.provider)),
+                    max_tokens: None,
+                    messages: None,
+                    system: None,
+                },
+                response: Some(Response {
+                    id: Some(Cow::Owned(id)),
+                    model: Some(Cow::Owned(start.model)),
+                    stop_reason: info.finish.clone().map(Cow::Owned),
+                    content: None,
+                }),
+                // The protocol's output counts what the API billed as completion, reasoning
+                // included; opencode's `output` leaves the reasoning out.
+                usage: Usage {
+                    input_tokens: t.input.unwrap_or(0),
+                    output_tokens: t.output.unwrap_or(0) + reasoning,
+                    cache_read_tokens: t.cache.read.unwrap_or(0),
+                    cache_write_tokens: t.cache.write.unwrap_or(0),
+                    reasoning_tokens: (reasoning > 0).then_some(reasoning),
+                },
+                started_ms: start.at_ms,
+                finished_ms: done.max(start.at_ms),
+                first_token_ms: start
+                    .first_chunk_ms
+                    .map(|f| f.clamp(start.at_ms, done.max(start.at_ms))),
+                error,
+            }),
+        ));
+    }
+
+    pub(super) fn on_first_chunk(&mut self, sid: &str, seen: u64, part: &Part) {
+        let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
+            return;
+        };
+        let Some(m) = part
+            .message_id
+            .as_ref()
+            .and_then(|m| turn.models.get_mut(m))
+        else {
+            return;
+        };
+        m.first_chunk_ms.get_or_insert(seen);
+    }
+}
+
+/// `gen_ai.provider.name` for an opencode provider id: the GenAI conventions' name where
+/// there is one, else opencode's own id (a provider of the user's own keeps its name).
+fn provider(id: &str) -> &str {
+    match id {
+        "anthropic" => "anthropic",
+        "openai" => "openai",
+        "google" => "gcp.gemini",
+        "google-vertex" | "google-vertex-anthropic" => "gcp.vertex_ai",
+        "amazon-bedrock" => "aws.bedrock",
+        "azure" => "azure.ai.openai",
+        "mistral" => "mistral_ai",
+        "groq" => "groq",
+        "deepseek" => "deepseek",
+        "xai" => "x_ai",
+        "perplexity" => "perplexity",
+        "cohere" => "cohere",
+        other => other,
+    }
+}

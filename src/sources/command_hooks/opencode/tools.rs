@@ -1,0 +1,126 @@
+//! opencode's tool calls: a `tool` part is a call from `running` to `completed` or `error`,
+//! timed as opencode measured it; a call its permission rules refused is marked refused.
+
+use std::borrow::Cow;
+
+use super::payload::{Part, ToolState};
+use super::{Adapter, Running, REFUSALS};
+use crate::protocol::{Call, Called, Event, Json, Record};
+use crate::sources::command_hooks::records::{raw, record};
+
+impl Adapter {
+    pub(super) fn on_tool(
+        &mut self,
+        sid: &str,
+        seen: u64,
+        part: &Part,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let (Some(id), Some(state)) = (part.call_id.clone(), part.state.as_ref()) else {
+            return;
+        };
+        let name = part.tool.clone().unwrap_or_default();
+        let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
+        if open.is_some_and(|t| t.ended.contains(&id)) {
+            return;
+        }
+        let start = state.time.start.unwrap_or(seen);
+        match state.status.as_str() {
+            "running" => {
+                let turn = self.turn(sid, start, out);
+                if turn.running.contains_key(&id) {
+                    return;
+                }
+                turn.running.insert(
+                    id.clone(),
+                    Running {
+                        name: name.clone(),
+                        input: state.input.clone(),
+                        at_ms: start,
+                    },
+                );
+                out.push(record(
+                    sid,
+                    Event::Calling {
+                        at_ms: start,
+                        call: Call {
+                            id: Cow::Owned(id.clone()),
+                            name: Cow::Owned(name),
+                            arguments: raw(&state.input),
+                            within: None,
+                        },
+                    },
+                ));
+                // A running `task` call names the sub-agent's session it started.
+                let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
+                if let Some(child) = child {
+                    let waiting = self.sessions.get(&child).and_then(|c| c.opening.clone());
+                    if let Some((at, cwd)) = waiting {
+                        self.opened(&child, at, cwd, Some((sid.to_string(), id)), out);
+                    }
+                }
+            }
+            "completed" | "error" => {
+                // An end this turn never saw start is another turn's, unless its message is
+                // this turn's (the plugin saw no `running`, or joined late).
+                let mine = open.is_some_and(|t| {
+                    t.running.contains_key(&id)
+                        || part
+                            .message_id
+                            .as_ref()
+                            .is_some_and(|m| t.messages.contains(m))
+                });
+                if !mine {
+                    return;
+                }
+                let turn = self.turn(sid, start, out);
+                let pre = turn.running.remove(&id);
+                turn.ended.insert(id.clone());
+                let started = pre.as_ref().map_or(start, |p| p.at_ms);
+                let end = state.time.end.unwrap_or(seen).max(started);
+                out.push(ended(sid, id, pre, name, state, started, end));
+            }
+            // `pending`: the model is still writing the call's input.
+            _ => {}
+        }
+    }
+}
+
+/// A tool call's end: refused when opencode's permissions (or the user) said no, failed on
+/// any other error.
+pub(super) fn ended(
+    sid: &str,
+    id: String,
+    pre: Option<Running>,
+    name: String,
+    state: &ToolState,
+    started_ms: u64,
+    finished_ms: u64,
+) -> Record<'static> {
+    let (name, input) = match pre {
+        Some(p) => (p.name, p.input.or_else(|| state.input.clone())),
+        None => (name, state.input.clone()),
+    };
+    let error = state.error.as_deref().filter(|_| state.status == "error");
+    let refused = error.is_some_and(|e| REFUSALS.iter().any(|r| e.starts_with(r)));
+    let output = match error {
+        Some(e) => Json::of(e).ok(),
+        None => raw(&state.output),
+    };
+    record(
+        sid,
+        Event::Called(Called {
+            call: Call {
+                id: Cow::Owned(id),
+                name: Cow::Owned(name),
+                arguments: raw(&input),
+                within: None,
+            },
+            output,
+            started_ms,
+            finished_ms,
+            refused,
+            failed: error.is_some() && !refused,
+        }),
+    )
+}
