@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    chat_tokens, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
-    key_only_in_config, Expect,
+    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
+    isolated_env, key_only_in_config, recorded_pairs, Expect,
 };
 use support::openai_responses::{MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -51,13 +51,8 @@ fn user_setup(home: &Path, api: &MockResponses) -> PathBuf {
 }
 
 fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("CODEX_HOME", home.join(".codex"))
-        .env("TERM", "dumb")
-        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
-        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
+    isolated_env(cmd, home, spool);
+    cmd.env("CODEX_HOME", home.join(".codex"));
 }
 
 /// `codex exec` with `args`; its `--json` output. `bypass`: run untrusted hooks too (the
@@ -90,27 +85,19 @@ fn run_codex(
     stdout
 }
 
-/// Each response's `(input, output)` tokens as Codex's rollout recorded them, in order.
+/// Each response's `(input, output)` tokens as Codex's rollouts recorded them, in order.
 fn rollout_tokens(codex_home: &Path) -> Vec<(u64, u64)> {
-    let mut files: Vec<PathBuf> =
-        files_containing(&codex_home.join("sessions"), "token_usage_record");
+    let mut files = files_containing(&codex_home.join("sessions"), "token_usage_record");
     files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        for line in std::fs::read_to_string(f).unwrap().lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if v["type"] == "token_usage_record" {
-                let u = &v["payload"]["usage"];
-                out.push((
-                    u["input_tokens"].as_u64().unwrap_or(0),
-                    u["output_tokens"].as_u64().unwrap_or(0),
-                ));
-            }
-        }
-    }
-    out
+    recorded_pairs(&files, |v| {
+        let u = &v["payload"]["usage"];
+        (v["type"] == "token_usage_record").then(|| {
+            (
+                u["input_tokens"].as_u64().unwrap_or(0),
+                u["output_tokens"].as_u64().unwrap_or(0),
+            )
+        })
+    })
 }
 
 #[test]
@@ -200,67 +187,15 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     run_codex(&bin, &[&prompt], true, &home, &work, &spool);
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
-    let tree = render_trees(
+    let recorded = rollout_tokens(&home.join(".codex"));
+    check_sub_agent(
         &spans,
-        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
+        "execute_tool spawn_agent",
+        "execute_tool Bash",
+        recorded,
+        &api.sent(),
+        &log,
     );
-    eprintln!("{tree}");
-    assert_eq!(
-        check_invariants(&spans),
-        1,
-        "one turn, every parent present:\n{tree}\n{log}"
-    );
-    let spawn = spans
-        .iter()
-        .find(|s| s.span.name == "execute_tool spawn_agent")
-        .unwrap_or_else(|| panic!("the spawn_agent call:\n{tree}\n{log}"));
-    let sub = spans
-        .iter()
-        .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
-        .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
-    assert_eq!(sub.span.parent_span_id, spawn.span.span_id, "{tree}");
-    // The sub-agent's sleep, under its turn, with its real length.
-    let under_sub = |s: &FlatSpan| {
-        let mut parent = s.span.parent_span_id.clone();
-        while let Some(p) = spans.iter().find(|p| p.span.span_id == parent) {
-            if p.span.span_id == sub.span.span_id {
-                return true;
-            }
-            parent = p.span.parent_span_id.clone();
-        }
-        false
-    };
-    let slept = spans
-        .iter()
-        .find(|s| s.span.name == "execute_tool Bash" && under_sub(s))
-        .unwrap_or_else(|| panic!("the sub-agent's shell call:\n{tree}"));
-    assert!(
-        slept.span.end_time_unix_nano - slept.span.start_time_unix_nano >= 1_000_000_000,
-        "{tree}"
-    );
-    assert!(
-        spans
-            .iter()
-            .any(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat") && under_sub(s)),
-        "the sub-agent's model calls are its own:\n{tree}"
-    );
-    // Parent and sub-agent call the model at once: compare the tokens as multisets.
-    let sorted = |mut v: Vec<(u64, u64)>| {
-        v.sort();
-        v
-    };
-    let traced = sorted(chat_tokens(&spans));
-    assert_eq!(
-        traced,
-        sorted(rollout_tokens(&home.join(".codex"))),
-        "{tree}"
-    );
-    let sent = api
-        .sent()
-        .iter()
-        .map(|s| (s.prompt_tokens, s.output_tokens))
-        .collect();
-    assert_eq!(traced, sorted(sent), "{tree}");
 }
 
 /// `install codex --trust` trusts our hooks the way Codex checks trust: the real CLI then runs

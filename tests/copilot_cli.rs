@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    chat_tokens, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
-    key_only_in_config, Expect,
+    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
+    isolated_env, key_only_in_config, recorded_pairs, Expect,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -46,20 +46,6 @@ fn user_hook(home: &Path) {
     std::fs::write(dir.join("mine.json"), hooks.to_string()).unwrap();
 }
 
-fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("TERM", "dumb")
-        .env("LANG", "C.UTF-8")
-        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
-        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
-}
-
 fn run_copilot(
     bin: &Path,
     args: &[&str],
@@ -69,7 +55,7 @@ fn run_copilot(
     spool: &Path,
 ) -> String {
     let mut cmd = Command::new(bin);
-    base_env(&mut cmd, home, spool);
+    isolated_env(&mut cmd, home, spool);
     cmd.args(args)
         .args(["--allow-all", "--no-auto-update"])
         .current_dir(work)
@@ -92,22 +78,16 @@ fn run_copilot(
 
 /// Each model call's `(input, output)` tokens as Copilot's session log recorded them.
 fn log_tokens(home: &Path) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    for f in files_containing(&home.join(".copilot/session-state"), "session.usage_record") {
-        for line in std::fs::read_to_string(f).unwrap().lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if v["type"] == "session.usage_record" {
-                let u = &v["data"]["usage"];
-                out.push((
-                    u["inputTokens"].as_u64().unwrap_or(0),
-                    u["outputTokens"].as_u64().unwrap_or(0),
-                ));
-            }
-        }
-    }
-    out
+    let files = files_containing(&home.join(".copilot/session-state"), "session.usage_record");
+    recorded_pairs(&files, |v| {
+        let u = &v["data"]["usage"];
+        (v["type"] == "session.usage_record").then(|| {
+            (
+                u["inputTokens"].as_u64().unwrap_or(0),
+                u["outputTokens"].as_u64().unwrap_or(0),
+            )
+        })
+    })
 }
 
 #[test]
@@ -125,7 +105,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
     user_hook(&home);
 
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    isolated_env(&mut install, &home, &spool);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let ours = std::fs::read_to_string(home.join(".copilot/hooks/albedo-otel.json")).unwrap();
     assert!(
@@ -196,68 +176,26 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         scratch("cps-spool"),
     );
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    isolated_env(&mut install, &home, &spool);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{DELEGATE_MARK}: look around");
     run_copilot(&bin, &["-p", &prompt], &home, &work, &api, &spool);
     // The sub-agent's journal is its parent's, which the session's end retires.
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
-    let tree = render_trees(
+    let (task, sub) = check_sub_agent(
         &spans,
-        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"],
+        "execute_tool task",
+        "execute_tool bash",
+        log_tokens(&home),
+        &api.sent(),
+        &log,
     );
-    eprintln!("{tree}");
-    assert_eq!(
-        check_invariants(&spans),
-        1,
-        "one turn, every parent present:\n{tree}\n{log}"
-    );
-    let task = spans
-        .iter()
-        .find(|s| s.span.name == "execute_tool task")
-        .unwrap_or_else(|| panic!("the task call:\n{tree}\n{log}"));
-    assert!(
-        task.span.status.as_ref().is_none_or(|s| s.code != 2),
-        "{tree}"
-    );
-    let sub = spans
-        .iter()
-        .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
-        .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
-    assert_eq!(sub.span.parent_span_id, task.span.span_id, "{tree}");
+    // Copilot's `task` waits for its sub-agent.
     assert!(
         sub.span.start_time_unix_nano >= task.span.start_time_unix_nano
             && sub.span.end_time_unix_nano <= task.span.end_time_unix_nano,
-        "{tree}"
+        "{}",
+        render_trees(&spans, &[])
     );
-    let slept = spans
-        .iter()
-        .find(|s| s.span.name == "execute_tool bash" && s.span.parent_span_id == sub.span.span_id)
-        .unwrap_or_else(|| panic!("the sub-agent's shell call:\n{tree}"));
-    assert!(
-        slept.span.end_time_unix_nano - slept.span.start_time_unix_nano >= 1_000_000_000,
-        "{tree}"
-    );
-    let sub_chats = spans
-        .iter()
-        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
-        .filter(|s| s.span.parent_span_id == sub.span.span_id)
-        .count();
-    assert_eq!(
-        sub_chats, 2,
-        "the sub-agent's model calls are its own:\n{tree}"
-    );
-    let sorted = |mut v: Vec<(u64, u64)>| {
-        v.sort();
-        v
-    };
-    let traced = sorted(chat_tokens(&spans));
-    assert_eq!(traced, sorted(log_tokens(&home)), "{tree}");
-    let sent = api
-        .sent()
-        .iter()
-        .map(|s| (s.prompt_tokens, s.output_tokens))
-        .collect();
-    assert_eq!(traced, sorted(sent), "{tree}");
 }

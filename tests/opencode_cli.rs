@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    chat_tokens, check_two_turns, drained, find_cli, install_as_user, key_only_in_config, Expect,
+    chat_tokens, check_two_turns, drained, find_cli, install_as_user, isolated_env,
+    key_only_in_config, Expect,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -48,24 +49,10 @@ fn configure(home: &Path, api: &MockChat) {
     std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
 }
 
-fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("TERM", "dumb")
-        .env("LANG", "C.UTF-8")
-        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
-        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
-}
-
 /// `opencode run ARGS` in `work`; returns its JSON lines.
 fn run_opencode(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> String {
     let mut cmd = Command::new(bin);
-    base_env(&mut cmd, home, spool);
+    isolated_env(&mut cmd, home, spool);
     cmd.arg("run")
         .args(["--format", "json"])
         .args(args)
@@ -116,7 +103,7 @@ fn recorded(bin: &Path, sessions: &[&str], home: &Path, spool: &Path) -> Recorde
     let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     for session in sessions {
         let mut cmd = Command::new(bin);
-        base_env(&mut cmd, home, spool);
+        isolated_env(&mut cmd, home, spool);
         let out = cmd
             .args(["export", session])
             .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
@@ -209,7 +196,7 @@ fn setup(name: &str) -> Option<Setup> {
     };
     configure(&s.home, &s.api);
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &s.home, &s.spool);
+    isolated_env(&mut install, &s.home, &s.spool);
     install_as_user(install, &["opencode"], &s.hook_dir, &s.rx, API_KEY);
     let plugin =
         std::fs::read_to_string(s.home.join(".config/opencode/plugin/albedo-otel.js")).unwrap();

@@ -230,3 +230,93 @@ pub fn check_two_turns(
         );
     }
 }
+
+/// A clean environment for an agent and albedo-otel under `home`: its own `HOME` and XDG
+/// folders, the test's `PATH`, and the daemon's spool in `spool`, idle after a second.
+pub fn isolated_env(cmd: &mut Command, home: &Path, spool: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("TERM", "dumb")
+        .env("LANG", "C.UTF-8")
+        .env("ALBEDO_OTEL_SPOOL_DIR", spool)
+        .env("ALBEDO_OTEL_IDLE_EXIT", "1s");
+}
+
+/// `(input, output)` pairs from the JSON lines of `files` that `pick` takes, in file order.
+pub fn recorded_pairs(
+    files: &[PathBuf],
+    pick: impl Fn(&serde_json::Value) -> Option<(u64, u64)>,
+) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for f in files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            if let Some(pair) = serde_json::from_str(line).ok().as_ref().and_then(&pick) {
+                out.push(pair);
+            }
+        }
+    }
+    out
+}
+
+/// What a sub-agent's trace must say: one turn; the sub-agent's turn under the call named
+/// `call` (`execute_tool NAME`); its `shell` call (`execute_tool NAME`) under its turn, a
+/// second long; and every model call's tokens as the agent recorded them and as the API sent
+/// them (as multisets: parent and sub-agent call the model at once). Returns the call's and
+/// the sub-agent's spans.
+pub fn check_sub_agent<'a>(
+    spans: &'a [FlatSpan],
+    call: &str,
+    shell: &str,
+    recorded: Vec<(u64, u64)>,
+    sent: &[Sent],
+    log: &str,
+) -> (&'a FlatSpan, &'a FlatSpan) {
+    let tree = render_trees(spans, &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"]);
+    eprintln!("{tree}");
+    assert_eq!(
+        check_invariants(spans),
+        1,
+        "one turn, every parent present:\n{tree}\n{log}"
+    );
+    let call = spans
+        .iter()
+        .find(|s| s.span.name == call)
+        .unwrap_or_else(|| panic!("{call}:\n{tree}\n{log}"));
+    let sub = spans
+        .iter()
+        .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
+        .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
+    assert_eq!(sub.span.parent_span_id, call.span.span_id, "{tree}");
+    let slept = spans
+        .iter()
+        .find(|s| s.span.name == shell && s.span.parent_span_id == sub.span.span_id)
+        .unwrap_or_else(|| panic!("the sub-agent's shell call:\n{tree}"));
+    assert!(
+        slept.span.end_time_unix_nano - slept.span.start_time_unix_nano >= 1_000_000_000,
+        "{tree}"
+    );
+    assert!(
+        spans.iter().any(|s| {
+            s.attr("gen_ai.operation.name").as_deref() == Some("chat")
+                && s.span.parent_span_id == sub.span.span_id
+        }),
+        "the sub-agent's model calls are its own:\n{tree}"
+    );
+    let sorted = |mut v: Vec<(u64, u64)>| {
+        v.sort();
+        v
+    };
+    let traced = sorted(chat_tokens(spans));
+    assert_eq!(traced, sorted(recorded), "as the agent recorded:\n{tree}");
+    let sent = sent
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(traced, sorted(sent), "as the API sent:\n{tree}");
+    (call, sub)
+}
