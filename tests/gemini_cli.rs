@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::agent_trace::{
-    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
-    Expect,
+    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
+    key_only_in_config, Expect,
 };
-use support::gemini_api::{MockGemini, DENIED_COMMAND, DENY_MARK};
+use support::gemini_api::{MockGemini, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-9c2e4b7a1d";
@@ -243,5 +243,46 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
             && !left.contains(" hook --")
             && left.contains("no-force-push"),
         "{left}"
+    );
+}
+
+/// A sub-agent that `invoke_agent` ran nests under that call, in its parent's trace: its
+/// turn, its shell call and its model calls, which Gemini's hooks do not mark (they come
+/// between the call's `BeforeTool` and `AfterTool`), with the tokens its own chat recorded.
+#[test]
+fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
+    let Some(bin) = gemini() else { return };
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", API_KEY);
+    let api = MockGemini::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("gms-home"),
+        scratch("gms-work"),
+        scratch("gms-hooks"),
+        scratch("gms-spool"),
+    );
+    user_settings(&home);
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    install_as_user(install, &["gemini"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{DELEGATE_MARK}: look around");
+    run_gemini(&bin, &["-p", &prompt], &home, &work, &api, &spool);
+    let log = drained(&hook_dir, &rx);
+    let spans = rx.spans();
+    let (call, sub) = check_sub_agent(
+        &spans,
+        "execute_tool invoke_agent",
+        "execute_tool run_shell_command",
+        transcript_tokens(&home),
+        &api.sent(),
+        &log,
+    );
+    assert_eq!(sub.span.name, "invoke_agent generalist");
+    // Gemini's `invoke_agent` waits for its sub-agent.
+    assert!(
+        sub.span.start_time_unix_nano >= call.span.start_time_unix_nano
+            && sub.span.end_time_unix_nano <= call.span.end_time_unix_nano,
+        "{}",
+        render_trees(&spans, &[])
     );
 }

@@ -4,6 +4,10 @@
 //! prompt says so, which the test's own hook denies; else a one-second sleep); a request that
 //! carries the tool's result gets a text answer in two chunks. Each answer's usage is
 //! recorded, for the test to compare with the trace.
+//!
+//! Sub-agents: a prompt with [`DELEGATE_MARK`] asks for `invoke_agent` (the `generalist`
+//! agent, told to run the command); the sub-agent's prompt has no mark, so it runs the sleep,
+//! and once it has the result it calls `complete_task`, which a Gemini sub-agent must.
 
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
@@ -18,6 +22,8 @@ use serde_json::{json, Value};
 pub const DENY_MARK: &str = "FORCE-PUSH";
 pub const SLOW_COMMAND: &str = "sleep 1; echo hi";
 pub const DENIED_COMMAND: &str = "git push --force origin main";
+/// A prompt with this asks for a sub-agent.
+pub const DELEGATE_MARK: &str = "DELEGATE";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sent {
@@ -90,9 +96,26 @@ async fn generate(
         s.sent.push(sent);
         (n, sent)
     };
-    let stream = if answers_a_tool(&req) {
+    let offers = |name: &str| {
+        req["tools"].as_array().into_iter().flatten().any(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|f| f["name"] == name)
+        })
+    };
+    let stream = if answers_a_tool(&req) && offers("complete_task") {
+        let call = json!({"functionCall": {"name": "complete_task",
+            "args": {"result": {"response": "The command printed hi."}}}});
+        chunk(json!([call]), Some(sent))
+    } else if answers_a_tool(&req) {
         chunk(json!([{"text": "The command "}]), None)
             + &chunk(json!([{"text": format!("ran ({n}).")}]), Some(sent))
+    } else if last_user_text(&req).contains(DELEGATE_MARK) && offers("invoke_agent") {
+        let call = json!({"functionCall": {"name": "invoke_agent",
+            "args": {"agent_name": "generalist", "prompt": "Run the command and say what it printed."}}});
+        chunk(json!([call]), Some(sent))
     } else {
         let command = if last_user_text(&req).contains(DENY_MARK) {
             DENIED_COMMAND

@@ -19,10 +19,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
-pub use super::gemini_api::{Sent, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
-
-/// A prompt with this asks for a sub-agent (opencode's `task` tool).
-pub const DELEGATE_MARK: &str = "DELEGATE";
+pub use super::gemini_api::{Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
 /// The sub-agent's prompt: it gets a text answer.
 pub const SUBTASK_MARK: &str = "SUBTASK";
 

@@ -18,8 +18,8 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
-pub use super::gemini_api::{Sent, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
-pub use super::openai_chat::{DELEGATE_MARK, SUBTASK_MARK};
+pub use super::gemini_api::{Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
+pub use super::openai_chat::SUBTASK_MARK;
 
 /// Codex 0.171.0's namespace for its sub-agent tools.
 const AGENT_TOOLS: &str = "multi_agent_v1";

@@ -1,6 +1,6 @@
 //! Sub-agents: `SubagentStart` opens a child session under the call that started it (the
-//! `Agent` call, or the one another agent's adapter named),
-//! and `SubagentStop` reads the child's transcript and closes it.
+//! `Agent` call, or the one another agent's adapter named), and `SubagentStop` reads the
+//! child's transcript and closes it.
 
 use std::borrow::Cow;
 
@@ -10,17 +10,31 @@ use super::{Adapter, Payload, Spawned, Transcripts};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
 impl Adapter {
-    /// Call `call` of `session` (in `sid`'s family) started sub-agent `agent` with `prompt`:
-    /// its `SubagentStart` opens it under that call. For agents whose spawning call names
-    /// the sub-agent it started (Codex's `spawn_agent`), where the oldest `Agent` call would
-    /// be a guess.
-    pub fn spawned(&mut self, sid: &str, agent: &str, session: &str, call: &str, prompt: &str) {
+    /// Call `call` of `session` (in `sid`'s family) is starting a sub-agent with `prompt`,
+    /// and will name it when it ends (Codex's `spawn_agent`). The sub-agent's `SubagentStart`
+    /// can come first (its hook and the call's end run at once): it then takes the oldest
+    /// call still starting one.
+    pub fn spawning(&mut self, sid: &str, session: &str, call: &str, prompt: &str) {
         if let Some(s) = self.sessions.get_mut(sid) {
-            let spawned = Spawned {
+            s.spawning.push(Spawned {
                 session: session.to_string(),
                 call: call.to_string(),
                 prompt: prompt.to_string(),
-            };
+            });
+        }
+    }
+
+    /// Call `call` started sub-agent `agent`: its `SubagentStart`, if still to come, opens it
+    /// under that call, where the oldest call starting one would be a guess.
+    pub fn spawned(&mut self, sid: &str, agent: &str, call: &str) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(i) = s.spawning.iter().position(|p| p.call == call) else {
+            return;
+        };
+        let spawned = s.spawning.remove(i);
+        if !s.agents.contains_key(agent) {
             s.spawned.insert(agent.to_string(), spawned);
         }
     }
@@ -37,7 +51,11 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let (parent, prompt) = match s.spawned.remove(agent) {
+        let named = s
+            .spawned
+            .remove(agent)
+            .or_else(|| (!s.spawning.is_empty()).then(|| s.spawning.remove(0)));
+        let (parent, prompt) = match named {
             Some(Spawned {
                 session,
                 call,

@@ -83,8 +83,10 @@ struct Session {
     agent_calls: Vec<String>,
     /// `agent_id` to the child session's id.
     agents: HashMap<String, String>,
-    /// Sub-agents another agent's call named before their `SubagentStart` (Codex's
-    /// `spawn_agent` answers with the `agent_id`), by `agent_id`.
+    /// Another agent's calls starting a sub-agent (Codex's `spawn_agent`), oldest first,
+    /// until their answer names it.
+    spawning: Vec<Spawned>,
+    /// Sub-agents such a call named before their `SubagentStart`, by `agent_id`.
     spawned: HashMap<String, Spawned>,
     /// A `Stop` whose turn end is held back: when it came.
     stop_at: Option<u64>,

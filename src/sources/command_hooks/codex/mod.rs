@@ -13,9 +13,10 @@
 //! - `Interrupt` (Ctrl-C) ends the calls and the model call in flight, failed; no `Stop`
 //!   follows, so the turn is exported unfinished when the next begins or the session ends;
 //! - a sub-agent's hooks carry its `agent_id`; its prompt is not the parent's next turn. It
-//!   opens under the `spawn_agent` call whose answer named it (that call ends as soon as the
-//!   sub-agent is started, so the sub-agent's spans outlast their parent's; `wait_agent`
-//!   waits for it after).
+//!   opens under the `spawn_agent` call whose answer named it, or, when its `SubagentStart`
+//!   comes before that answer (the two hooks run at once), under the oldest `spawn_agent`
+//!   call not yet answered. That call ends as soon as the sub-agent is started, so the
+//!   sub-agent's spans outlast their parent's; `wait_agent` waits for it after.
 //!
 //! Pure, like every adapter.
 
@@ -115,12 +116,18 @@ impl Adapter {
             "SessionEnd" => {
                 self.unanswered(&hook.session_id, at_ms, out);
             }
+            "PreToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
+                if let Some(call) = hook.tool_use_id.as_deref() {
+                    let prompt = payload::spawn_prompt(&hook);
+                    let (sid, by) = (&hook.session_id, target(&hook));
+                    self.claude_code.spawning(sid, &by, call, &prompt);
+                }
+            }
             "PostToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
-                if let (Some((agent, prompt)), Some(call)) =
+                if let (Some(agent), Some(call)) =
                     (payload::spawned(&hook), hook.tool_use_id.as_deref())
                 {
-                    let (sid, by) = (&hook.session_id, target(&hook));
-                    self.claude_code.spawned(sid, &agent, &by, call, &prompt);
+                    self.claude_code.spawned(&hook.session_id, &agent, call);
                 }
             }
             _ => {}

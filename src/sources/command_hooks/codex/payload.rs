@@ -67,17 +67,19 @@ struct SpawnInput {
     message: Option<String>,
 }
 
-/// The sub-agent a `spawn_agent` call's `PostToolUse` says it started, and its prompt.
-pub fn spawned(hook: &claude_code::Payload) -> Option<(String, String)> {
+/// The sub-agent a `spawn_agent` call's `PostToolUse` says it started.
+pub fn spawned(hook: &claude_code::Payload) -> Option<String> {
     let answer = hook.tool_response.as_ref()?.get();
     // Codex hands the answer on as the model got it: a JSON text inside a JSON string.
     let text: String = serde_json::from_str(answer).unwrap_or_else(|_| answer.to_string());
-    let agent = serde_json::from_str::<Spawned>(&text).ok()?.agent_id;
-    let prompt = hook
-        .tool_input
+    Some(serde_json::from_str::<Spawned>(&text).ok()?.agent_id)
+}
+
+/// The first message a `spawn_agent` call gives its sub-agent.
+pub fn spawn_prompt(hook: &claude_code::Payload) -> String {
+    hook.tool_input
         .as_ref()
         .and_then(|i| serde_json::from_str::<SpawnInput>(i.get()).ok())
         .and_then(|i| i.message)
-        .unwrap_or_default();
-    Some((agent, prompt))
+        .unwrap_or_default()
 }

@@ -207,53 +207,65 @@ fn a_sub_agents_prompt_is_not_the_parents_next_turn_and_an_interrupt_ends_what_r
     ));
 }
 
+/// `spawn_agent`'s `PostToolUse` and the sub-agent's `SubagentStart` run at once: either can
+/// reach the journal first.
 #[test]
-fn a_sub_agent_opens_under_the_spawn_agent_call_whose_answer_named_it() {
-    let mut a = Adapter::new(1_000);
-    let mut out = Vec::new();
+fn a_sub_agent_opens_under_its_spawn_agent_call_whichever_hook_comes_first() {
     // Codex 0.171.0 hands `spawn_agent`'s answer on as the model got it: a JSON text.
     let answer = json!({"agent_id": "019b-child", "nickname": "Faraday"}).to_string();
     let spawn = json!({"tool_name": "spawn_agent", "tool_use_id": "call_1",
         "tool_input": {"message": "SUBTASK list the files", "agent_type": "default"}});
     let mut done = spawn.clone();
     done["tool_response"] = json!(answer);
-    for (at, p) in [
-        (
-            100,
-            payload(
-                "UserPromptSubmit",
-                json!({"turn_id": "t1", "prompt": "DELEGATE"}),
+    let start = json!({"turn_id": "c1", "agent_id": "019b-child", "agent_type": "default"});
+    for answer_first in [true, false] {
+        let mut a = Adapter::new(1_000);
+        let mut out = Vec::new();
+        let mut hooks = vec![
+            (
+                100,
+                payload(
+                    "UserPromptSubmit",
+                    json!({"turn_id": "t1", "prompt": "DELEGATE"}),
+                ),
             ),
-        ),
-        // An earlier, unrelated call that is still running: the oldest open call is not the
-        // one that started the sub-agent.
-        (
-            150,
-            payload(
-                "PreToolUse",
-                json!({"tool_name": "Bash", "tool_input": {"command": "sleep 9"}, "tool_use_id": "call_0"}),
+            // An earlier call still running: the oldest open call is not the one that
+            // started the sub-agent.
+            (
+                150,
+                payload(
+                    "PreToolUse",
+                    json!({"tool_name": "Bash", "tool_input": {"command": "sleep 9"}, "tool_use_id": "call_0"}),
+                ),
             ),
-        ),
-        (200, payload("PreToolUse", spawn)),
-        (300, payload("PostToolUse", done)),
-        (
-            400,
-            payload(
-                "SubagentStart",
-                json!({"turn_id": "c1", "agent_id": "019b-child", "agent_type": "default"}),
-            ),
-        ),
-    ] {
-        a.push(at, p, &mut out);
-    }
-    let child = out
-        .iter()
-        .find_map(|r| match &r.event {
-            Event::Session(s) if r.session != SID => Some((r.session.clone(), s)),
+            (200, payload("PreToolUse", spawn.clone())),
+            (300, payload("PostToolUse", done.clone())),
+            (400, payload("SubagentStart", start.clone())),
+        ];
+        if !answer_first {
+            hooks.swap(3, 4);
+        }
+        for (at, p) in hooks {
+            a.push(at, p, &mut out);
+        }
+        let child = out
+            .iter()
+            .find_map(|r| match &r.event {
+                Event::Session(s) if r.session != SID => Some((r.session.clone(), s)),
+                _ => None,
+            })
+            .expect("the sub-agent's session opens");
+        assert_eq!(child.0, format!("{SID}/agent-019b-child"));
+        let parent = child.1.parent.as_ref().expect("it has a parent call");
+        assert_eq!(
+            (&*parent.session, &*parent.call),
+            (SID, "call_1"),
+            "answer first: {answer_first}"
+        );
+        let prompt = out.iter().find_map(|r| match &r.event {
+            Event::Prompted { text, .. } if r.session == child.0 => Some(text.to_string()),
             _ => None,
-        })
-        .expect("the sub-agent's session opens");
-    assert_eq!(child.0, format!("{SID}/agent-019b-child"));
-    let parent = child.1.parent.as_ref().expect("it has a parent call");
-    assert_eq!((&*parent.session, &*parent.call), (SID, "call_1"));
+        });
+        assert_eq!(prompt.as_deref(), Some("SUBTASK list the files"));
+    }
 }

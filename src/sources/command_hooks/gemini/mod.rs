@@ -10,11 +10,15 @@
 //!   pair in order, by tool name, and are numbered within their turn. A call a hook denied gets
 //!   no `AfterTool`: it ends, refused, at the next model call or at the turn's end;
 //! - `SessionEnd` closes the session. Each `gemini` process sends its own `SessionStart` and
-//!   `SessionEnd`; a resumed session keeps its id and opens again.
+//!   `SessionEnd`; a resumed session keeps its id and opens again;
+//! - a sub-agent's model and tool hooks come under its parent's session, with nothing that
+//!   marks them, between its `invoke_agent` call's `BeforeTool` and `AfterTool`: they are a
+//!   session of its own, nested under that call ([`subagents`]).
 //!
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod payload;
+mod subagents;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -71,6 +75,10 @@ struct Session {
     model_calls: u32,
     pending: Vec<Pending>,
     model: Option<ModelStart>,
+    /// When the open turn began: sub-agents' session ids are made from it.
+    turn_at: u64,
+    /// On a top session: its sub-agents running now, the last started last.
+    agents: Vec<subagents::Running>,
 }
 
 /// Turns Gemini CLI's hook payloads into protocol records; see the module docs.
@@ -102,12 +110,26 @@ impl Adapter {
         }
         let at_ms = p.at_ms().unwrap_or(received_ms);
         self.ensure(sid, at_ms, p.cwd.as_deref(), out);
-        match p.hook_event_name.as_str() {
+        // A model or tool hook is the running sub-agent's, if one runs; `invoke_agent`'s end
+        // is its caller's, once the sub-agent is closed.
+        let event = p.hook_event_name.as_str();
+        if event == "AfterTool" && p.tool_name.as_deref() == Some(subagents::TOOL) {
+            self.sub_agent_ended(sid, at_ms, out);
+        }
+        let target = self.running_agent(sid);
+        let target = target.as_deref().unwrap_or(sid);
+        match event {
             "BeforeAgent" => self.on_prompt(sid, at_ms, p, out),
-            "BeforeModel" => self.on_model_start(sid, at_ms, p, out),
-            "AfterModel" => self.on_model_chunk(sid, at_ms, p, out),
-            "BeforeTool" => self.on_tool_start(sid, at_ms, p, out),
-            "AfterTool" => self.on_tool_end(sid, at_ms, p, out),
+            "BeforeModel" => self.on_model_start(target, at_ms, p, out),
+            "AfterModel" => self.on_model_chunk(target, at_ms, p, out),
+            "BeforeTool" => {
+                let call = self.on_tool_start(target, at_ms, p, out);
+                if let Some(call) = call.filter(|_| p.tool_name.as_deref() == Some(subagents::TOOL))
+                {
+                    self.sub_agent_started(sid, target, call, at_ms, p, out);
+                }
+            }
+            "AfterTool" => self.on_tool_end(target, at_ms, p, out),
             "AfterAgent" => self.end_turn(sid, at_ms, "end_turn", out),
             "SessionEnd" => self.close(sid, at_ms, out),
             // SessionStart (the session is known now), BeforeToolSelection, PreCompress
@@ -129,6 +151,7 @@ impl Adapter {
         self.end_turn(sid, at_ms, "interrupted", out);
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.turn_open = true;
+        s.turn_at = at_ms;
         s.calls = 0;
         s.model_calls = 0;
         out.push(record(
@@ -226,16 +249,15 @@ impl Adapter {
         ));
     }
 
+    /// Returns the call's id.
     fn on_tool_start(
         &mut self,
         sid: &str,
         at_ms: u64,
         p: &Payload,
         out: &mut Vec<Record<'static>>,
-    ) {
-        let Some(name) = p.tool_name.clone() else {
-            return;
-        };
+    ) -> Option<String> {
+        let name = p.tool_name.clone()?;
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.calls += 1;
         let id = format!("call-{}", s.calls);
@@ -250,13 +272,14 @@ impl Adapter {
             Event::Calling {
                 at_ms,
                 call: Call {
-                    id: Cow::Owned(id),
+                    id: Cow::Owned(id.clone()),
                     name: Cow::Owned(name),
                     arguments: raw(&p.tool_input),
                     within: None,
                 },
             },
         ));
+        Some(id)
     }
 
     fn on_tool_end(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
@@ -363,6 +386,7 @@ impl Adapter {
         if self.at_rest(sid) {
             return;
         }
+        self.sub_agents_stopped(sid, at_ms, out);
         self.refuse_pending(sid, at_ms, out);
         self.unanswered(sid, at_ms, out);
         let s = self.sessions.entry(sid.to_string()).or_default();
@@ -385,6 +409,7 @@ impl Adapter {
     /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
     /// turn is exported, marked unfinished, and the session is forgotten.
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        self.sub_agents_stopped(id, at_ms, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));
         }
