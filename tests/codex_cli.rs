@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
-    isolated_env, key_only_in_config, recorded_pairs, Expect,
+    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
+    drained, find_cli, install_as_user, isolated_env, key_only_in_config, recorded_pairs, Expect,
+    PASTED_KEY,
 };
 use support::openai_responses::{MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -181,12 +182,13 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     user_setup(&home, &api);
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
+    capture_messages(&mut install);
     install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
-
-    let prompt = format!("{DELEGATE_MARK}: look around");
+    let prompt = format!("{DELEGATE_MARK}: look around, my key is {PASTED_KEY}");
     run_codex(&bin, &[&prompt], true, &home, &work, &spool);
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
+    check_captured_prompt(&spans, DELEGATE_MARK);
     let recorded = rollout_tokens(&home.join(".codex"));
     check_sub_agent(
         &spans,

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
-    isolated_env, key_only_in_config, recorded_pairs, Expect,
+    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
+    drained, find_cli, install_as_user, isolated_env, key_only_in_config, recorded_pairs, Expect,
+    PASTED_KEY,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -177,12 +178,14 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
     );
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     isolated_env(&mut install, &home, &spool);
+    capture_messages(&mut install);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
-    let prompt = format!("{DELEGATE_MARK}: look around");
+    let prompt = format!("{DELEGATE_MARK}: look around, my key is {PASTED_KEY}");
     run_copilot(&bin, &["-p", &prompt], &home, &work, &api, &spool);
     // The sub-agent's journal is its parent's, which the session's end retires.
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
+    check_captured_prompt(&spans, DELEGATE_MARK);
     let (task, sub) = check_sub_agent(
         &spans,
         "execute_tool task",
@@ -190,6 +193,17 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         log_tokens(&home),
         &api.sent(),
         &log,
+    );
+    // With capture on, each model call carries its answer from the log: the text, and the
+    // calls it asked for, by id.
+    let answers: Vec<String> = spans
+        .iter()
+        .filter_map(|s| s.attr("gen_ai.output.messages"))
+        .collect();
+    assert!(
+        answers.iter().any(|a| a.contains("call_1") && a.contains("task"))
+            && answers.iter().any(|a| a.contains("The command ran")),
+        "{answers:?}"
     );
     // Copilot's `task` waits for its sub-agent.
     assert!(

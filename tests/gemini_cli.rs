@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::agent_trace::{
-    check_sub_agent, check_two_turns, deny_force_push, drained, find_cli, install_as_user,
-    key_only_in_config, Expect,
+    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
+    drained, find_cli, install_as_user, key_only_in_config, Expect, PASTED_KEY,
 };
 use support::gemini_api::{MockGemini, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -264,11 +264,13 @@ fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
     user_settings(&home);
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     base_env(&mut install, &home, &spool);
+    capture_messages(&mut install);
     install_as_user(install, &["gemini"], &hook_dir, &rx, API_KEY);
-    let prompt = format!("{DELEGATE_MARK}: look around");
+    let prompt = format!("{DELEGATE_MARK}: look around, my key is {PASTED_KEY}");
     run_gemini(&bin, &["-p", &prompt], &home, &work, &api, &spool);
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
+    check_captured_prompt(&spans, DELEGATE_MARK);
     let (call, sub) = check_sub_agent(
         &spans,
         "execute_tool invoke_agent",

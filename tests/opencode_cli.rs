@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::agent_trace::{
-    chat_tokens, check_two_turns, drained, find_cli, install_as_user, isolated_env,
-    key_only_in_config, Expect,
+    capture_messages, chat_tokens, check_captured_prompt, check_two_turns, drained, find_cli,
+    install_as_user, isolated_env, key_only_in_config, Expect, PASTED_KEY,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
 use support::*;
@@ -180,7 +180,8 @@ struct Setup {
     spool: Scratch,
 }
 
-fn setup(name: &str) -> Option<Setup> {
+/// `capture`: with message capture on.
+fn setup(name: &str, capture: bool) -> Option<Setup> {
     let bin = opencode()?;
     let rx = Receiver::start();
     rx.require_header("x-api-key", API_KEY);
@@ -197,6 +198,9 @@ fn setup(name: &str) -> Option<Setup> {
     configure(&s.home, &s.api);
     let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
     isolated_env(&mut install, &s.home, &s.spool);
+    if capture {
+        capture_messages(&mut install);
+    }
     install_as_user(install, &["opencode"], &s.hook_dir, &s.rx, API_KEY);
     let plugin =
         std::fs::read_to_string(s.home.join(".config/opencode/plugin/albedo-otel.js")).unwrap();
@@ -209,7 +213,7 @@ fn setup(name: &str) -> Option<Setup> {
 
 #[test]
 fn a_real_opencode_session_becomes_a_trace_per_turn() {
-    let Some(s) = setup("oc") else { return };
+    let Some(s) = setup("oc", false) else { return };
     let first = run_opencode(
         &s.bin,
         &["run", "the", "command"],
@@ -281,10 +285,20 @@ fn a_real_opencode_session_becomes_a_trace_per_turn() {
 
 #[test]
 fn a_sub_agent_s_turn_nests_under_the_task_call_that_started_it() {
-    let Some(s) = setup("oc-task") else { return };
+    let Some(s) = setup("oc-task", true) else {
+        return;
+    };
     let out = run_opencode(
         &s.bin,
-        &[&format!("{DELEGATE_MARK}:"), "look", "around"],
+        &[
+            &format!("{DELEGATE_MARK}:"),
+            "look",
+            "around,",
+            "my",
+            "key",
+            "is",
+            PASTED_KEY,
+        ],
         &s.home,
         &s.work,
         &s.spool,
@@ -292,6 +306,7 @@ fn a_sub_agent_s_turn_nests_under_the_task_call_that_started_it() {
     let session = session_of(&out);
     let log = drained(&s.hook_dir, &s.rx);
     let spans = s.rx.spans();
+    check_captured_prompt(&spans, DELEGATE_MARK);
     let tree = render_trees(&spans, &["gen_ai.tool.call.id", "gen_ai.conversation.id"]);
     eprintln!("{tree}");
     assert_eq!(

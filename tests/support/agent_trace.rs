@@ -155,6 +155,8 @@ pub fn check_two_turns(
     );
     for root in spans.iter().filter(|s| s.span.parent_span_id.is_empty()) {
         assert_eq!(root.span.name, e.root, "{tree}");
+        // Message capture is off: no prompt is exported.
+        assert_eq!(root.attr("input.value"), None, "{tree}");
         assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
         // The configuration file decides, not the variables the agent's shell had.
         assert_eq!(
@@ -319,4 +321,34 @@ pub fn check_sub_agent<'a>(
         .collect();
     assert_eq!(traced, sorted(sent), "as the API sent:\n{tree}");
     (call, sub)
+}
+
+/// A key a user pasted into a prompt (random, not a real one; from the redaction corpus).
+pub const PASTED_KEY: &str = "sk-ant-api03-odJFCrnl2edlBDdz1C5Jau2RJtBRnlWmTSHf6pWkLUyifDLkDmWJ6UuVTAIjvFu7WICPhDeOZIiBOB_Y6sHrFH2ZUCr_lAA";
+
+/// Turns message capture on for an `install` (the setting goes into the configuration file).
+pub fn capture_messages(cmd: &mut Command) {
+    cmd.env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true");
+}
+
+/// With message capture on, each top turn carries its prompt (`input.value`), which began
+/// with `head`, with [`PASTED_KEY`] redacted; and the key is nowhere in the trace.
+pub fn check_captured_prompt(spans: &[FlatSpan], head: &str) {
+    let everything = format!("{spans:?}");
+    assert!(
+        !everything.contains(PASTED_KEY),
+        "the pasted key was exported"
+    );
+    let roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
+    assert!(!roots.is_empty());
+    for root in roots {
+        let prompt = root.attr("input.value").unwrap_or_default();
+        assert!(
+            prompt.starts_with(head) && prompt.contains("[REDACTED:anthropic-key]"),
+            "the prompt, captured and scrubbed: {prompt:?}"
+        );
+    }
 }

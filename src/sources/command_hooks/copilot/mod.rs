@@ -15,18 +15,20 @@
 //! session of its own under the `task` call that started it ([`subagents`]). Reading the log
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
+mod models;
 mod payload;
 mod subagents;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use models::{answer_of, call_sent};
 pub use payload::Payload;
 use payload::{LogEvent, UsageRecord};
 
 use super::claude_code::Transcripts;
 use super::records::{record, rfc3339_ms, session_opened};
-use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, Response, Usage};
+use crate::protocol::{Call, CallSent, Called, Event, Json, Record};
 
 /// The agent name on Copilot CLI's turns.
 pub const AGENT: &str = "copilot";
@@ -252,6 +254,7 @@ fn read_turn(
 fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
     let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
     let mut children = subagents::Children::default();
+    let mut held: Option<(String, CallSent<'static>)> = None;
     let (mut pos, mut done, mut later) = (0usize, 0usize, false);
     while pos < bytes.len() {
         let (line, whole) = match bytes[pos..].iter().position(|b| *b == b'\n') {
@@ -276,6 +279,20 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
             continue;
         };
         let target = target.as_str();
+        // A model call's answer is logged just after its usage: it goes with the call.
+        if let Some((by, mut c)) = held.take() {
+            let answer = e.data["apiCallId"]
+                .as_str()
+                .filter(|_| e.kind == "assistant.message");
+            if answer.is_some() && answer == c.id.as_deref() {
+                if let Some(r) = c.response.as_mut() {
+                    r.content = answer_of(&e.data);
+                }
+                out.push(record(&by, Event::CallSent(c)));
+                continue;
+            }
+            out.push(record(&by, Event::CallSent(c)));
+        }
         let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
         match e.kind.as_str() {
             "session.usage_record" => {
@@ -284,7 +301,7 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                 };
                 let mut c = call_sent(u, at);
                 c.started_ms = c.started_ms.max(from);
-                out.push(record(target, Event::CallSent(c)));
+                held = Some((target.to_string(), c));
             }
             "tool.execution_start" => {
                 let Some(id) = text(&e.data["toolCallId"]) else {
@@ -344,51 +361,11 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
             _ => {}
         }
     }
+    if let Some((by, c)) = held {
+        out.push(record(&by, Event::CallSent(c)));
+    }
     children.close_all(to, out);
     done as u64
-}
-
-fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {
-    let started = end_ms.saturating_sub(u.duration.unwrap_or(0.0).max(0.0) as u64);
-    let input = u.input_tokens.unwrap_or(0);
-    // Copilot counts cached tokens inside the input's; the protocol keeps them apart.
-    let cached = u.cache_read_tokens.unwrap_or(0).min(input);
-    let model = u.model.unwrap_or_default();
-    let provider = match u.provider_type.as_deref() {
-        Some("anthropic") => "anthropic",
-        Some("azure") => "azure.ai.openai",
-        Some("openai") => "openai",
-        _ => "github_copilot",
-    };
-    CallSent {
-        id: u.api_call_id.clone().map(Cow::Owned),
-        request: Request {
-            model: Cow::Owned(model.clone()),
-            provider: Some(Cow::Borrowed(provider)),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            id: u.api_call_id.map(Cow::Owned),
-            model: Some(Cow::Owned(model)),
-            stop_reason: u.finish_reason.map(Cow::Owned),
-            content: None,
-        }),
-        usage: Usage {
-            input_tokens: input - cached,
-            output_tokens: u.output_tokens.unwrap_or(0),
-            cache_read_tokens: cached,
-            cache_write_tokens: u.cache_write_tokens.unwrap_or(0),
-            reasoning_tokens: None,
-        },
-        started_ms: started,
-        finished_ms: end_ms,
-        first_token_ms: u
-            .time_to_first_token_ms
-            .map(|t| started.saturating_add(t.max(0.0) as u64).min(end_ms)),
-        error: None,
-    }
 }
 
 #[cfg(test)]

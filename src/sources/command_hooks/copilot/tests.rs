@@ -308,3 +308,62 @@ fn a_sub_agent_in_the_log_opens_under_its_task_call_and_closes_before_the_call_e
         1
     );
 }
+
+#[test]
+fn a_model_calls_answer_goes_with_it_its_text_and_the_calls_it_asked_for() {
+    let mut logs = Log([
+        line("session.usage_record", 400, json!({"usage": {"model": "gpt-4.1", "inputTokens": 1017,
+            "outputTokens": 21, "duration": 300, "apiCallId": "chatcmpl-1"}})),
+        line("assistant.message", 405, json!({"apiCallId": "chatcmpl-1", "content": "I'll run it.",
+            "toolRequests": [{"toolCallId": "call_1", "name": "bash", "arguments": {"command": "sleep 1"}}]})),
+        line("tool.execution_start", 410, json!({"toolCallId": "call_1", "toolName": "bash"})),
+        line("tool.execution_complete", 1_420, json!({"toolCallId": "call_1", "success": true})),
+        // The last call's answer is not in the log yet: the call goes out without it.
+        line("session.usage_record", 1_800, json!({"usage": {"model": "gpt-4.1", "inputTokens": 2017,
+            "outputTokens": 22, "duration": 300, "apiCallId": "chatcmpl-2"}})),
+    ]
+    .concat());
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let stop = json!({"transcript_path": "/x/events.jsonl", "stop_reason": "end_turn"});
+    for p in [
+        hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
+        hook("Stop", 1_900, stop),
+    ] {
+        a.push(0, &p, &mut logs, &mut out);
+    }
+    a.tick(T0 + 10_000, &mut logs, &mut out);
+    let calls: Vec<&CallSent> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "{out:?}");
+    let answer: serde_json::Value = serde_json::from_str(
+        calls[0]
+            .response
+            .as_ref()
+            .unwrap()
+            .content
+            .as_ref()
+            .unwrap()
+            .get(),
+    )
+    .unwrap();
+    assert_eq!(answer["content"], "I'll run it.");
+    assert_eq!(answer["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        answer["tool_calls"][0]["function"]["arguments"],
+        r#"{"command":"sleep 1"}"#
+    );
+    assert!(calls[1].response.as_ref().unwrap().content.is_none());
+    // The model call still comes before the call it asked for.
+    let sent = out
+        .iter()
+        .position(|r| matches!(r.event, Event::CallSent(_)));
+    let calling = out
+        .iter()
+        .position(|r| matches!(r.event, Event::Calling { .. }));
+    assert!(sent < calling, "{out:?}");
+}
