@@ -34,7 +34,8 @@ pub enum Parsed {
     Gemini(gemini::Payload),
     Codex(codex::Payload),
     Copilot(copilot::Payload),
-    Opencode(opencode::Payload),
+    /// Boxed: opencode's payload is the largest by far, and every other one would pay for it.
+    Opencode(Box<opencode::Payload>),
 }
 
 /// Every agent's adapter, and which agent each session is.

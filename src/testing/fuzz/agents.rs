@@ -92,12 +92,12 @@ fn opencode_properties(c: &mut Choices<'_>, event: &str, session: &str, now: u64
     let prompt = format!("msg_u{}", c.u8() % 2);
     match event {
         "session.created" => json!({"info": {"id": session, "time": {"created": at(c)},
-            "parentID": if c.u8() % 2 == 0 { Value::from(SESSIONS[usize::from(c.u8()) % 2]) } else { Value::Null }}}),
+            "parentID": if c.u8().is_multiple_of(2) { Value::from(SESSIONS[usize::from(c.u8()) % 2]) } else { Value::Null }}}),
         "chat.message" => {
             json!({"message": {"id": prompt, "time": {"created": at(c)}}, "text": "go"})
         }
         "message.updated" => {
-            let completed = if c.u8() % 2 == 0 {
+            let completed = if c.u8().is_multiple_of(2) {
                 Value::from(at(c))
             } else {
                 Value::Null
