@@ -13,12 +13,16 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[cfg(unix)]
+use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
-    drained, find_cli, install_as_user, isolated_env, key_only_in_config, recorded_pairs, Expect,
-    PASTED_KEY,
+    capture_messages, check_captured_prompt, check_killed, check_sub_agent, check_two_turns,
+    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config,
+    recorded_pairs, Expect, PASTED_KEY,
 };
-use support::openai_responses::{MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
+use support::openai_responses::{
+    MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+};
 use support::*;
 
 const API_KEY: &str = "test-key-5d8f1a3c7e";
@@ -56,16 +60,16 @@ fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
     cmd.env("CODEX_HOME", home.join(".codex"));
 }
 
-/// `codex exec` with `args`; its `--json` output. `bypass`: run untrusted hooks too (the
-/// user's own among them), as `--dangerously-bypass-hook-trust` does.
-fn run_codex(
+/// `codex exec` with `args`, as a user's shell would start it. `bypass`: run untrusted hooks
+/// too (the user's own among them), as `--dangerously-bypass-hook-trust` does.
+fn codex_cmd(
     bin: &Path,
     args: &[&str],
     bypass: bool,
     home: &Path,
     work: &Path,
     spool: &Path,
-) -> String {
+) -> Command {
     let mut cmd = Command::new(bin);
     base_env(&mut cmd, home, spool);
     cmd.args(["exec", "--json", "--skip-git-repo-check"])
@@ -76,7 +80,21 @@ fn run_codex(
         // Codex hands hooks its whole environment: the user's shell's variables for other
         // programs must not take the traces elsewhere.
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+/// `codex exec` with `args`; its `--json` output.
+fn run_codex(
+    bin: &Path,
+    args: &[&str],
+    bypass: bool,
+    home: &Path,
+    work: &Path,
+    spool: &Path,
+) -> String {
+    let out = codex_cmd(bin, args, bypass, home, work, spool)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -253,4 +271,30 @@ fn hooks_installed_with_trust_run_without_the_bypass_flag() {
         !left.contains("trusted_hash") && left.contains("[model_providers.lab]"),
         "{left}"
     );
+}
+
+/// Codex killed during a call (SIGKILL: a closed terminal; Codex's own SIGTERM handling fires
+/// no hook either): no `Stop`, no `SessionEnd`. The daemon sees Codex gone and exports the
+/// open turn, unfinished, with the call in it.
+#[cfg(unix)]
+#[test]
+fn a_killed_codex_leaves_its_turn_unfinished_not_lost() {
+    let Some(bin) = codex() else { return };
+    let rx = Receiver::start();
+    let api = MockResponses::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("cxk-home"),
+        scratch("cxk-work"),
+        scratch("cxk-hooks"),
+        scratch("cxk-spool"),
+    );
+    user_setup(&home, &api);
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{LINGER_MARK}: wait");
+    let cmd = codex_cmd(&bin, &[&prompt], true, &home, &work, &spool);
+    kill_mid_call(cmd, &hook_dir, LONG_COMMAND);
+    let log = drained(&hook_dir, &rx);
+    check_killed(&rx.spans(), "execute_tool Bash", &log);
 }

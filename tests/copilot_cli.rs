@@ -201,7 +201,9 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         .filter_map(|s| s.attr("gen_ai.output.messages"))
         .collect();
     assert!(
-        answers.iter().any(|a| a.contains("call_1") && a.contains("task"))
+        answers
+            .iter()
+            .any(|a| a.contains("call_1") && a.contains("task"))
             && answers.iter().any(|a| a.contains("The command ran")),
         "{answers:?}"
     );

@@ -13,11 +13,15 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[cfg(unix)]
+use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
-    drained, find_cli, install_as_user, key_only_in_config, Expect, PASTED_KEY,
+    capture_messages, check_captured_prompt, check_killed, check_sub_agent, check_two_turns,
+    deny_force_push, drained, find_cli, install_as_user, key_only_in_config, Expect, PASTED_KEY,
 };
-use support::gemini_api::{MockGemini, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
+use support::gemini_api::{
+    MockGemini, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+};
 use support::*;
 
 const API_KEY: &str = "test-key-9c2e4b7a1d";
@@ -65,7 +69,14 @@ fn base_env(cmd: &mut Command, home: &Path, spool: &Path) {
         .env("OTEL_BSP_SCHEDULE_DELAY", "100");
 }
 
-fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGemini, spool: &Path) {
+fn gemini_cmd(
+    bin: &Path,
+    args: &[&str],
+    home: &Path,
+    work: &Path,
+    api: &MockGemini,
+    spool: &Path,
+) -> Command {
     let mut cmd = Command::new(bin);
     base_env(&mut cmd, home, spool);
     cmd.args(["-m", "gemini-2.5-flash", "--yolo", "--skip-trust"])
@@ -73,11 +84,15 @@ fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGem
         .current_dir(work)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://{}", api.addr))
         .env("GEMINI_API_KEY", "dummy-gemini-key")
-        // Gemini hands hooks its whole environment: a variable the user's shell has for some
-        // other program must not take the traces elsewhere.
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
         .env("OTEL_SERVICE_NAME", "not-albedo");
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+fn run_gemini(bin: &Path, args: &[&str], home: &Path, work: &Path, api: &MockGemini, spool: &Path) {
+    let out = gemini_cmd(bin, args, home, work, api, spool)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "gemini {args:?} failed: {}{}",
@@ -287,4 +302,29 @@ fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
         "{}",
         render_trees(&spans, &[])
     );
+}
+
+/// Gemini CLI killed during a call (a closed terminal): no `AfterAgent`, no `SessionEnd`.
+/// The daemon sees the CLI gone and exports the open turn, unfinished, with the call in it.
+#[cfg(unix)]
+#[test]
+fn a_killed_gemini_cli_leaves_its_turn_unfinished_not_lost() {
+    let Some(bin) = gemini() else { return };
+    let rx = Receiver::start();
+    let api = MockGemini::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("gmk-home"),
+        scratch("gmk-work"),
+        scratch("gmk-hooks"),
+        scratch("gmk-spool"),
+    );
+    user_settings(&home);
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    base_env(&mut install, &home, &spool);
+    install_as_user(install, &["gemini"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{LINGER_MARK}: wait");
+    let cmd = gemini_cmd(&bin, &["-p", &prompt], &home, &work, &api, &spool);
+    kill_mid_call(cmd, &hook_dir, LONG_COMMAND);
+    let log = drained(&hook_dir, &rx);
+    check_killed(&rx.spans(), "execute_tool run_shell_command", &log);
 }

@@ -15,11 +15,15 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[cfg(unix)]
+use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, chat_tokens, check_captured_prompt, check_two_turns, drained, find_cli,
-    install_as_user, isolated_env, key_only_in_config, Expect, PASTED_KEY,
+    capture_messages, chat_tokens, check_captured_prompt, check_killed, check_two_turns, drained,
+    find_cli, install_as_user, isolated_env, key_only_in_config, Expect, PASTED_KEY,
 };
-use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
+use support::openai_chat::{
+    MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+};
 use support::*;
 
 const API_KEY: &str = "test-key-5c1f0a7e93";
@@ -49,8 +53,8 @@ fn configure(home: &Path, api: &MockChat) {
     std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
 }
 
-/// `opencode run ARGS` in `work`; returns its JSON lines.
-fn run_opencode(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> String {
+/// `opencode run ARGS` in `work`, as a user's shell would start it.
+fn opencode_cmd(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> Command {
     let mut cmd = Command::new(bin);
     isolated_env(&mut cmd, home, spool);
     cmd.arg("run")
@@ -68,7 +72,12 @@ fn run_opencode(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Pat
         .env("npm_config_offline", "true")
         // The user's shell's variables, meant for other programs.
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+/// `opencode run ARGS` in `work`; returns its JSON lines.
+fn run_opencode(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -> String {
+    let out = opencode_cmd(bin, args, home, work, spool).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -349,4 +358,19 @@ fn a_sub_agent_s_turn_nests_under_the_task_call_that_started_it() {
         .map(|s| (s.prompt_tokens, s.output_tokens))
         .collect();
     assert_eq!(chat_tokens(&spans), sent, "{tree}");
+}
+
+/// opencode killed during a call (a closed terminal): the plugin's hook sees its input close,
+/// and the open turn is exported, unfinished, with the call in it.
+#[cfg(unix)]
+#[test]
+fn a_killed_opencode_leaves_its_turn_unfinished_not_lost() {
+    let Some(s) = setup("oc-kill", false) else {
+        return;
+    };
+    let prompt = format!("{LINGER_MARK}: wait");
+    let cmd = opencode_cmd(&s.bin, &[&prompt], &s.home, &s.work, &s.spool);
+    kill_mid_call(cmd, &s.hook_dir, LONG_COMMAND);
+    let log = drained(&s.hook_dir, &s.rx);
+    check_killed(&s.rx.spans(), "execute_tool bash", &log);
 }

@@ -352,3 +352,60 @@ pub fn check_captured_prompt(spans: &[FlatSpan], head: &str) {
         );
     }
 }
+
+/// Starts the agent (`cmd`, in a process group of its own), waits until a file under `dir`
+/// holds `marker` (its long call has begun), then kills the group with SIGKILL, as a closed
+/// terminal can: the agent says nothing more.
+#[cfg(unix)]
+pub fn kill_mid_call(mut cmd: Command, dir: &Path, marker: &str) {
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = || !files_containing(dir, marker).is_empty();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !begun() {
+        if std::time::Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the long call never began: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let group = format!("-{}", child.id());
+    let killed = Command::new("kill").args(["-KILL", "--", &group]).status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill -KILL {group}");
+    child.wait().unwrap();
+}
+
+/// The trace of a session whose agent was killed during `tool` (`execute_tool NAME`): one
+/// turn, exported, marked unfinished, the call in it unfinished too, every parent present.
+pub fn check_killed(spans: &[FlatSpan], tool: &str, log: &str) {
+    let tree = render_trees(spans, &["albedo.unfinished"]);
+    assert_eq!(check_invariants(spans), 1, "{tree}\n{log}");
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    assert_eq!(
+        root.attr("albedo.unfinished").as_deref(),
+        Some("true"),
+        "{tree}"
+    );
+    let call = spans
+        .iter()
+        .find(|s| s.span.name == tool)
+        .unwrap_or_else(|| panic!("{tool}:\n{tree}\n{log}"));
+    assert_eq!(
+        call.attr("albedo.unfinished").as_deref(),
+        Some("true"),
+        "{tree}"
+    );
+}

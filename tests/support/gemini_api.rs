@@ -24,6 +24,21 @@ pub const SLOW_COMMAND: &str = "sleep 1; echo hi";
 pub const DENIED_COMMAND: &str = "git push --force origin main";
 /// A prompt with this asks for a sub-agent.
 pub const DELEGATE_MARK: &str = "DELEGATE";
+/// A prompt with this asks for a command that runs until the test kills the agent.
+pub const LINGER_MARK: &str = "LINGER";
+pub const LONG_COMMAND: &str = "sleep 30";
+
+/// The shell command the scripted model asks for, for a prompt: the denied one, the long one,
+/// or the one-second sleep.
+pub fn command_for(prompt: &str) -> &'static str {
+    if prompt.contains(DENY_MARK) {
+        DENIED_COMMAND
+    } else if prompt.contains(LINGER_MARK) {
+        LONG_COMMAND
+    } else {
+        SLOW_COMMAND
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sent {
@@ -117,11 +132,7 @@ async fn generate(
             "args": {"agent_name": "generalist", "prompt": "Run the command and say what it printed."}}});
         chunk(json!([call]), Some(sent))
     } else {
-        let command = if last_user_text(&req).contains(DENY_MARK) {
-            DENIED_COMMAND
-        } else {
-            SLOW_COMMAND
-        };
+        let command = command_for(&last_user_text(&req));
         let call = json!({"functionCall": {"name": "run_shell_command",
             "args": {"command": command, "description": "the test's command"}}});
         chunk(json!([{"text": "I'll run it."}, call]), Some(sent))

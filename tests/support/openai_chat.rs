@@ -19,7 +19,12 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
-pub use super::gemini_api::{Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
+// What each agent's test imports from its own mock (not every test uses each).
+#[allow(unused_imports)]
+pub use super::gemini_api::{
+    command_for, Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+    SLOW_COMMAND,
+};
 /// The sub-agent's prompt: it gets a text answer.
 pub const SUBTASK_MARK: &str = "SUBTASK";
 
@@ -115,11 +120,7 @@ async fn completions(
         };
         out += &call("task", args);
     } else {
-        let command = if user.contains(DENY_MARK) {
-            DENIED_COMMAND
-        } else {
-            SLOW_COMMAND
-        };
+        let command = command_for(&user);
         out += &call(
             "bash",
             json!({"command": command, "description": "the test's command", "mode": "sync"}),

@@ -18,7 +18,12 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
-pub use super::gemini_api::{Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, SLOW_COMMAND};
+// What each agent's test imports from its own mock (not every test uses each).
+#[allow(unused_imports)]
+pub use super::gemini_api::{
+    command_for, Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+    SLOW_COMMAND,
+};
 pub use super::openai_chat::SUBTASK_MARK;
 
 /// Codex 0.171.0's namespace for its sub-agent tools.
@@ -130,11 +135,7 @@ async fn responses(
             json!({"message": format!("{SUBTASK_MARK}: run the command"), "agent_type": "default"});
         call(&mut out, n, Some(AGENT_TOOLS), "spawn_agent", &args);
     } else {
-        let command = if last_user.contains(DENY_MARK) {
-            DENIED_COMMAND
-        } else {
-            SLOW_COMMAND
-        };
+        let command = command_for(&last_user);
         let args = json!({"cmd": command, "yield_time_ms": 10000});
         call(&mut out, n, None, "exec_command", &args);
     }
