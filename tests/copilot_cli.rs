@@ -14,12 +14,14 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[cfg(unix)]
+use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, check_captured_prompt, check_sub_agent, check_two_turns, deny_force_push,
-    drained, find_cli, install_as_user, isolated_env, key_only_in_config, recorded_pairs, Expect,
-    PASTED_KEY,
+    capture_messages, check_captured_prompt, check_killed, check_sub_agent, check_two_turns,
+    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config,
+    recorded_pairs, Expect, PASTED_KEY,
 };
-use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK};
+use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK};
 use support::*;
 
 const API_KEY: &str = "test-key-2b6e9d4f8a";
@@ -47,14 +49,15 @@ fn user_hook(home: &Path) {
     std::fs::write(dir.join("mine.json"), hooks.to_string()).unwrap();
 }
 
-fn run_copilot(
+/// `copilot ARGS` in `work`, with the scripted provider, as a user's shell would start it.
+fn copilot_cmd(
     bin: &Path,
     args: &[&str],
     home: &Path,
     work: &Path,
     api: &MockChat,
     spool: &Path,
-) -> String {
+) -> Command {
     let mut cmd = Command::new(bin);
     isolated_env(&mut cmd, home, spool);
     cmd.args(args)
@@ -67,7 +70,20 @@ fn run_copilot(
             format!("http://{}/v1", api.addr),
         )
         .env("COPILOT_MODEL", "gpt-4.1");
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+fn run_copilot(
+    bin: &Path,
+    args: &[&str],
+    home: &Path,
+    work: &Path,
+    api: &MockChat,
+    spool: &Path,
+) -> String {
+    let out = copilot_cmd(bin, args, home, work, api, spool)
+        .output()
+        .unwrap();
     let all = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -214,4 +230,34 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         "{}",
         render_trees(&spans, &[])
     );
+}
+
+/// Copilot killed during a call (a closed terminal): no `Stop`, no `SessionEnd`. The daemon
+/// sees Copilot gone and exports the open turn, unfinished, with the call its log has begun
+/// (the hook named the log at the prompt: Copilot names it only at `Stop`).
+#[cfg(unix)]
+#[test]
+fn a_killed_copilot_leaves_its_turn_unfinished_not_lost() {
+    let Some(bin) = copilot() else { return };
+    let rx = Receiver::start();
+    let api = MockChat::start();
+    let (home, work, hook_dir, spool) = (
+        scratch("cpk-home"),
+        scratch("cpk-work"),
+        scratch("cpk-hooks"),
+        scratch("cpk-spool"),
+    );
+    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    isolated_env(&mut install, &home, &spool);
+    install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{LINGER_MARK}: wait");
+    let cmd = copilot_cmd(&bin, &["-p", &prompt], &home, &work, &api, &spool);
+    // Copilot's hooks do not see tool calls; its session log does.
+    kill_mid_call(
+        cmd,
+        &home.join(".copilot/session-state"),
+        "tool.execution_start",
+    );
+    let log = drained(&hook_dir, &rx);
+    check_killed(&rx.spans(), "execute_tool bash", &log);
 }

@@ -290,6 +290,11 @@ pub fn hand_off(
     let slim = (agent == Some(agent::Agent::Gemini.name()))
         .then(|| gemini::slim(raw.get()))
         .flatten();
+    let slim = slim.or_else(|| {
+        (agent == Some(agent::Agent::Copilot.name()))
+            .then(|| copilot::with_log(raw.get(), &|k| std::env::var(k).ok()))
+            .flatten()
+    });
     let compact: Cow<'_, str> = if let Some(slim) = slim {
         Cow::Owned(slim)
     } else if raw.get().contains('\n') {

@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use models::{answer_of, call_sent};
-pub use payload::Payload;
+pub use payload::{with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
 use super::claude_code::Transcripts;
@@ -106,6 +106,10 @@ impl Adapter {
             "UserPromptSubmit" => {
                 // The last turn is over now, whatever the log's delay.
                 finish(sid, s, at_ms, logs, out);
+                // The hook adds the log's path: a turn killed before its `Stop` reads it.
+                if s.log.is_none() {
+                    s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
+                }
                 s.turn_open = true;
                 s.turn_start = at_ms;
                 s.closing = None;
@@ -169,7 +173,15 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
-            finish(id, &mut s, at_ms, logs, out);
+            if s.stop.is_some() {
+                finish(id, &mut s, at_ms, logs, out);
+            } else if std::mem::take(&mut s.turn_open) {
+                // No `Stop`: the turn did not end. Its calls so far go out with it, and the
+                // session's close marks it and them unfinished.
+                if let Some(path) = s.log.clone() {
+                    read_turn(id, &mut s, &path, at_ms, logs, out);
+                }
+            }
             // A session that said it ended (the agent exits right after) closed then.
             out.push(record(
                 id,

@@ -78,3 +78,33 @@ pub struct UsageRecord {
     #[serde(default)]
     pub provider_type: Option<String>,
 }
+
+/// The payload as the journal keeps it: a `UserPromptSubmit` gets the session log's path,
+/// which Copilot names only at `Stop`, so that a turn whose Copilot is killed before its `Stop`
+/// still finds its calls. `env` reads the hook's environment (`COPILOT_HOME`, else `HOME`'s
+/// `.copilot`, as Copilot places its state). `None`: keep the payload as it came.
+pub fn with_log(payload: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if !payload.contains("UserPromptSubmit") || payload.contains("\"transcript_path\"") {
+        return None;
+    }
+    let mut v: Value = serde_json::from_str(payload).ok()?;
+    if v["hook_event_name"] != "UserPromptSubmit" {
+        return None;
+    }
+    let sid = v["session_id"]
+        .as_str()
+        .filter(|s| is_plain(s))?
+        .to_string();
+    let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let home = set("COPILOT_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| set("HOME").map(|h| std::path::Path::new(&h).join(".copilot")))?;
+    let log = home.join("session-state").join(sid).join("events.jsonl");
+    v["transcript_path"] = Value::String(log.to_str()?.to_string());
+    Some(v.to_string())
+}
+
+/// A session id that names one folder: no separator, no `..`.
+fn is_plain(id: &str) -> bool {
+    !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\'])
+}

@@ -367,3 +367,52 @@ fn a_model_calls_answer_goes_with_it_its_text_and_the_calls_it_asked_for() {
         .position(|r| matches!(r.event, Event::Calling { .. }));
     assert!(sent < calling, "{out:?}");
 }
+
+#[test]
+fn the_hook_names_the_log_on_a_prompt_so_a_turn_killed_before_its_stop_reads_it() {
+    let env = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
+    let prompt =
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": SID, "prompt": "run it"});
+    let kept = with_log(&prompt.to_string(), &env).expect("a prompt gets the log's path");
+    let p: Payload = serde_json::from_str(&kept).unwrap();
+    let log = format!("/home/u/.copilot/session-state/{SID}/events.jsonl");
+    assert_eq!(p.transcript_path.as_deref(), Some(log.as_str()));
+    let copilot_home = |k: &str| (k == "COPILOT_HOME").then(|| "/c".to_string());
+    let kept = with_log(&prompt.to_string(), &copilot_home).unwrap();
+    assert!(
+        kept.contains(&format!("/c/session-state/{SID}/events.jsonl")),
+        "{kept}"
+    );
+    // Other events, and ids that would name another folder, are kept as they came.
+    let stop = json!({"hook_event_name": "Stop", "session_id": SID});
+    assert!(with_log(&stop.to_string(), &env).is_none());
+    let odd = json!({"hook_event_name": "UserPromptSubmit", "session_id": "../x"});
+    assert!(with_log(&odd.to_string(), &env).is_none());
+
+    // The adapter reads that log when the turn is given up on with no `Stop`.
+    let mut logs = Log(line(
+        "tool.execution_start",
+        400,
+        json!({"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "sleep 30"}}),
+    ));
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let mut p = hook("UserPromptSubmit", 100, json!({"prompt": "run it"}));
+    p.transcript_path = Some(log);
+    a.push(0, &p, &mut logs, &mut out);
+    a.abandon(SID, T0 + 5_000, &mut logs, &mut out);
+    assert!(
+        out.iter()
+            .any(|r| matches!(&r.event, Event::Calling { call, .. } if call.id == "call_1")),
+        "{out:?}"
+    );
+    // The turn did not end: the close marks it unfinished.
+    assert!(
+        !out.iter()
+            .any(|r| matches!(&r.event, Event::TurnEnded { .. })),
+        "{out:?}"
+    );
+    assert!(matches!(
+        out.last().map(|r| &r.event),
+        Some(Event::Closed { .. })
+    ));
+}
