@@ -16,9 +16,9 @@ use std::process::{Command, Stdio};
 #[cfg(unix)]
 use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, check_captured_prompt, check_killed, check_sub_agent, check_two_turns,
-    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config,
-    recorded_pairs, Expect, PASTED_KEY,
+    albedo_otel, capture_messages, check_captured_prompt, check_killed, check_sub_agent,
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, isolated_env,
+    key_only_in_config, recorded_pairs, Expect, Lab, PASTED_KEY,
 };
 use support::openai_responses::{
     MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
@@ -122,19 +122,17 @@ fn rollout_tokens(codex_home: &Path) -> Vec<(u64, u64)> {
 #[test]
 fn a_real_codex_session_becomes_a_trace_per_turn() {
     let Some(bin) = codex() else { return };
-    let rx = Receiver::start();
-    rx.require_header("x-api-key", API_KEY);
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cx", API_KEY);
     let api = MockResponses::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cx-home"),
-        scratch("cx-work"),
-        scratch("cx-hooks"),
-        scratch("cx-spool"),
-    );
     let hooks_file = user_setup(&home, &api);
 
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    let install = albedo_otel(base_env, &home, &spool);
     let said = install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
     assert!(
         said.contains("only once it is trusted"),
@@ -188,18 +186,16 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
 #[test]
 fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     let Some(bin) = codex() else { return };
-    let rx = Receiver::start();
-    rx.require_header("x-api-key", API_KEY);
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cxs", API_KEY);
     let api = MockResponses::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cxs-home"),
-        scratch("cxs-work"),
-        scratch("cxs-hooks"),
-        scratch("cxs-spool"),
-    );
     user_setup(&home, &api);
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    let mut install = albedo_otel(base_env, &home, &spool);
     capture_messages(&mut install);
     install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{DELEGATE_MARK}: look around, my key is {PASTED_KEY}");
@@ -208,9 +204,11 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     let spans = rx.spans();
     check_captured_prompt(&spans, DELEGATE_MARK);
     let recorded = rollout_tokens(&home.join(".codex"));
+    // `spawn_agent` ends as soon as the sub-agent has started; `wait_agent` waits.
     check_sub_agent(
         &spans,
         "execute_tool spawn_agent",
+        false,
         "execute_tool Bash",
         recorded,
         &api.sent(),
@@ -223,18 +221,16 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
 #[test]
 fn hooks_installed_with_trust_run_without_the_bypass_flag() {
     let Some(bin) = codex() else { return };
-    let rx = Receiver::start();
-    rx.require_header("x-api-key", API_KEY);
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cxt", API_KEY);
     let api = MockResponses::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cxt-home"),
-        scratch("cxt-work"),
-        scratch("cxt-hooks"),
-        scratch("cxt-spool"),
-    );
     user_setup(&home, &api);
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    let install = albedo_otel(base_env, &home, &spool);
     let said = install_as_user(install, &["codex", "--trust"], &hook_dir, &rx, API_KEY);
     assert!(
         said.contains("which Codex now runs without asking"),
@@ -280,17 +276,16 @@ fn hooks_installed_with_trust_run_without_the_bypass_flag() {
 #[test]
 fn a_killed_codex_leaves_its_turn_unfinished_not_lost() {
     let Some(bin) = codex() else { return };
-    let rx = Receiver::start();
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cxk", API_KEY);
     let api = MockResponses::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cxk-home"),
-        scratch("cxk-work"),
-        scratch("cxk-hooks"),
-        scratch("cxk-spool"),
-    );
     user_setup(&home, &api);
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    base_env(&mut install, &home, &spool);
+    let install = albedo_otel(base_env, &home, &spool);
     install_as_user(install, &["codex"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{LINGER_MARK}: wait");
     let cmd = codex_cmd(&bin, &[&prompt], true, &home, &work, &spool);

@@ -17,9 +17,9 @@ use std::process::{Command, Stdio};
 #[cfg(unix)]
 use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    capture_messages, check_captured_prompt, check_killed, check_sub_agent, check_two_turns,
-    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config,
-    recorded_pairs, Expect, PASTED_KEY,
+    albedo_otel, capture_messages, check_captured_prompt, check_killed, check_sub_agent,
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, isolated_env,
+    key_only_in_config, recorded_pairs, Expect, Lab, PASTED_KEY,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK};
 use support::*;
@@ -110,19 +110,17 @@ fn log_tokens(home: &Path) -> Vec<(u64, u64)> {
 #[test]
 fn a_real_copilot_session_becomes_a_trace_per_turn() {
     let Some(bin) = copilot() else { return };
-    let rx = Receiver::start();
-    rx.require_header("x-api-key", API_KEY);
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cp", API_KEY);
     let api = MockChat::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cp-home"),
-        scratch("cp-work"),
-        scratch("cp-hooks"),
-        scratch("cp-spool"),
-    );
     user_hook(&home);
 
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    isolated_env(&mut install, &home, &spool);
+    let install = albedo_otel(isolated_env, &home, &spool);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let ours = std::fs::read_to_string(home.join(".copilot/hooks/albedo-otel.json")).unwrap();
     assert!(
@@ -183,17 +181,15 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
 #[test]
 fn a_sub_agent_nests_under_the_task_call_that_started_it() {
     let Some(bin) = copilot() else { return };
-    let rx = Receiver::start();
-    rx.require_header("x-api-key", API_KEY);
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cps", API_KEY);
     let api = MockChat::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cps-home"),
-        scratch("cps-work"),
-        scratch("cps-hooks"),
-        scratch("cps-spool"),
-    );
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    isolated_env(&mut install, &home, &spool);
+    let mut install = albedo_otel(isolated_env, &home, &spool);
     capture_messages(&mut install);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{DELEGATE_MARK}: look around, my key is {PASTED_KEY}");
@@ -202,9 +198,11 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
     let log = drained(&hook_dir, &rx);
     let spans = rx.spans();
     check_captured_prompt(&spans, DELEGATE_MARK);
-    let (task, sub) = check_sub_agent(
+    // Copilot's `task` waits for its sub-agent.
+    check_sub_agent(
         &spans,
         "execute_tool task",
+        true,
         "execute_tool bash",
         log_tokens(&home),
         &api.sent(),
@@ -223,13 +221,6 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
             && answers.iter().any(|a| a.contains("The command ran")),
         "{answers:?}"
     );
-    // Copilot's `task` waits for its sub-agent.
-    assert!(
-        sub.span.start_time_unix_nano >= task.span.start_time_unix_nano
-            && sub.span.end_time_unix_nano <= task.span.end_time_unix_nano,
-        "{}",
-        render_trees(&spans, &[])
-    );
 }
 
 /// Copilot killed during a call (a closed terminal): no `Stop`, no `SessionEnd`. The daemon
@@ -239,16 +230,15 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
 #[test]
 fn a_killed_copilot_leaves_its_turn_unfinished_not_lost() {
     let Some(bin) = copilot() else { return };
-    let rx = Receiver::start();
+    let Lab {
+        rx,
+        home,
+        work,
+        hook_dir,
+        spool,
+    } = Lab::new("cpk", API_KEY);
     let api = MockChat::start();
-    let (home, work, hook_dir, spool) = (
-        scratch("cpk-home"),
-        scratch("cpk-work"),
-        scratch("cpk-hooks"),
-        scratch("cpk-spool"),
-    );
-    let mut install = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    isolated_env(&mut install, &home, &spool);
+    let install = albedo_otel(isolated_env, &home, &spool);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{LINGER_MARK}: wait");
     let cmd = copilot_cmd(&bin, &["-p", &prompt], &home, &work, &api, &spool);

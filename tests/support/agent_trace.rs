@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::gemini_api::Sent;
 use super::{
-    check_invariants, files_containing, render_trees, require_tool, wait_until, which, FlatSpan,
-    Receiver,
+    check_invariants, files_containing, render_trees, require_tool, scratch, wait_until, which,
+    FlatSpan, Receiver, Scratch,
 };
 
 /// An agent's CLI: `$var` when it names a file, else `name` on PATH. Without either the test
@@ -266,18 +266,19 @@ pub fn recorded_pairs(
 }
 
 /// What a sub-agent's trace must say: one turn; the sub-agent's turn under the call named
-/// `call` (`execute_tool NAME`); its `shell` call (`execute_tool NAME`) under its turn, a
-/// second long; and every model call's tokens as the agent recorded them and as the API sent
-/// them (as multisets: parent and sub-agent call the model at once). Returns the call's and
-/// the sub-agent's spans.
+/// `call` (`execute_tool NAME`), inside it when the call `waits` for the sub-agent; its
+/// `shell` call (`execute_tool NAME`) under its turn, a second long; and every model call's
+/// tokens as the agent recorded them and as the API sent them (as multisets: parent and
+/// sub-agent call the model at once). Returns the sub-agent's span.
 pub fn check_sub_agent<'a>(
     spans: &'a [FlatSpan],
     call: &str,
+    waits: bool,
     shell: &str,
     recorded: Vec<(u64, u64)>,
     sent: &[Sent],
     log: &str,
-) -> (&'a FlatSpan, &'a FlatSpan) {
+) -> &'a FlatSpan {
     let tree = render_trees(spans, &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens"]);
     eprintln!("{tree}");
     assert_eq!(
@@ -294,6 +295,13 @@ pub fn check_sub_agent<'a>(
         .find(|s| s.span.name.starts_with("invoke_agent") && !s.span.parent_span_id.is_empty())
         .unwrap_or_else(|| panic!("the sub-agent's turn:\n{tree}\n{log}"));
     assert_eq!(sub.span.parent_span_id, call.span.span_id, "{tree}");
+    if waits {
+        assert!(
+            sub.span.start_time_unix_nano >= call.span.start_time_unix_nano
+                && sub.span.end_time_unix_nano <= call.span.end_time_unix_nano,
+            "the call spans its sub-agent:\n{tree}"
+        );
+    }
     let slept = spans
         .iter()
         .find(|s| s.span.name == shell && s.span.parent_span_id == sub.span.span_id)
@@ -320,7 +328,7 @@ pub fn check_sub_agent<'a>(
         .map(|s| (s.prompt_tokens, s.output_tokens))
         .collect();
     assert_eq!(traced, sorted(sent), "as the API sent:\n{tree}");
-    (call, sub)
+    sub
 }
 
 /// A key a user pasted into a prompt (random, not a real one; from the redaction corpus).
@@ -408,4 +416,35 @@ pub fn check_killed(spans: &[FlatSpan], tool: &str, log: &str) {
         Some("true"),
         "{tree}"
     );
+}
+
+/// One agent test's world: a collector that demands the test's key, and a home, a work
+/// folder, a hook folder and a spool of its own, removed when the test passes.
+pub struct Lab {
+    pub rx: Receiver,
+    pub home: Scratch,
+    pub work: Scratch,
+    pub hook_dir: Scratch,
+    pub spool: Scratch,
+}
+
+impl Lab {
+    pub fn new(name: &str, key: &str) -> Lab {
+        let rx = Receiver::start();
+        rx.require_header("x-api-key", key);
+        Lab {
+            rx,
+            home: scratch(&format!("{name}-home")),
+            work: scratch(&format!("{name}-work")),
+            hook_dir: scratch(&format!("{name}-hooks")),
+            spool: scratch(&format!("{name}-spool")),
+        }
+    }
+}
+
+/// `albedo-otel` in the environment `env` makes for `home` and `spool`.
+pub fn albedo_otel(env: fn(&mut Command, &Path, &Path), home: &Path, spool: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    env(&mut cmd, home, spool);
+    cmd
 }
