@@ -2,6 +2,7 @@
 //! that turn what it received into span trees a test can compare.
 #![allow(dead_code)]
 
+pub mod agent_run;
 pub mod agent_trace;
 pub mod anthropic;
 pub mod exporter;

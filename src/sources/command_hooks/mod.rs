@@ -58,10 +58,14 @@ pub enum HookError {
 pub(crate) struct Minimal<'a> {
     #[serde(borrow)]
     pub(crate) session_id: Option<Cow<'a, str>>,
-    /// Copilot's sub-agent hooks: the session that started the sub-agent (their `session_id`
-    /// is the sub-agent's own).
-    #[serde(borrow, default)]
-    pub(crate) parent_agent_id: Option<Cow<'a, str>>,
+}
+
+/// Copilot's sub-agent hooks: the session that started the sub-agent (their `session_id` is
+/// the sub-agent's own). Read only from Copilot's payloads, and leniently.
+#[derive(Deserialize)]
+struct CopilotParent {
+    #[serde(default)]
+    parent_agent_id: Option<String>,
 }
 
 /// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
@@ -279,10 +283,13 @@ pub fn hand_off(
     let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
     // A Copilot sub-agent's hooks go in its parent's journal: the sub-agent never says its
     // session ended, and its turn is read from the parent's log anyway.
-    let parent = minimal
-        .parent_agent_id
-        .filter(|_| agent == Some(agent::Agent::Copilot.name()));
+    let parent = (agent == Some(agent::Agent::Copilot.name()))
+        .then(|| serde_json::from_str::<CopilotParent>(raw.get()).ok())
+        .flatten()
+        .and_then(|p| p.parent_agent_id)
+        .filter(|p| !p.is_empty());
     let session = parent
+        .map(Cow::Owned)
         .or(minimal.session_id)
         .filter(|s| !s.is_empty())
         .ok_or(HookError::NoSession)?;

@@ -24,18 +24,41 @@ impl Adapter {
         }
     }
 
-    /// Call `call` started sub-agent `agent`: its `SubagentStart`, if still to come, opens it
-    /// under that call, where the oldest call starting one would be a guess.
-    pub fn spawned(&mut self, sid: &str, agent: &str, call: &str) {
+    /// Call `call` of `session` ended, naming the sub-agent it started (`None`: it started
+    /// none, it failed). That sub-agent's `SubagentStart`, if still to come, opens it under
+    /// this call, where the oldest call starting one would be a guess. One that came first
+    /// took the oldest such call: this call is then left for the sub-agent still to start.
+    pub fn spawned(
+        &mut self,
+        sid: &str,
+        agent: Option<&str>,
+        session: &str,
+        call: &str,
+        prompt: &str,
+    ) {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let Some(i) = s.spawning.iter().position(|p| p.call == call) else {
+        if agent.is_some_and(|a| s.agents.contains_key(a)) {
             return;
-        };
-        let spawned = s.spawning.remove(i);
-        if !s.agents.contains_key(agent) {
+        }
+        s.spawning.retain(|p| p.call != call);
+        if let Some(agent) = agent {
+            let spawned = Spawned {
+                session: session.to_string(),
+                call: call.to_string(),
+                prompt: prompt.to_string(),
+            };
             s.spawned.insert(agent.to_string(), spawned);
+        }
+    }
+
+    /// The calls of `by` (every session's, for `None`) still starting a sub-agent never will:
+    /// `by` asks its model again (a call another hook denied gets no answer), or the turn is
+    /// over. A later `SubagentStart` must not take them.
+    pub fn forget_spawning(&mut self, sid: &str, by: Option<&str>) {
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.spawning.retain(|p| by.is_some_and(|b| p.session != b));
         }
     }
 

@@ -101,18 +101,22 @@ impl Adapter {
             // over: one still pending then was denied by another hook (Codex sends no
             // PostToolBatch).
             "PreModelRequest" | "Stop" => {
+                let by = target(&hook);
+                self.claude_code.end_pending(&by, at_ms, true, out);
                 self.claude_code
-                    .end_pending(&target(&hook), at_ms, true, out);
+                    .forget_spawning(&hook.session_id, Some(&by));
             }
             // Ctrl-C: what was running ends now, failed, and the model call in flight with an
             // error; the turn is exported unfinished when the next begins or the session ends.
             "Interrupt" => {
                 self.claude_code
                     .end_pending(&target(&hook), at_ms, false, out);
+                self.claude_code.forget_spawning(&hook.session_id, None);
                 self.unanswered(&hook.session_id, at_ms, out);
             }
             // A sub-agent's prompt opens no turn of the parent's: its SubagentStart opened it.
             "UserPromptSubmit" if hook.agent_id.is_some() => return,
+            "UserPromptSubmit" => self.claude_code.forget_spawning(&hook.session_id, None),
             "SessionEnd" => {
                 self.unanswered(&hook.session_id, at_ms, out);
             }
@@ -124,10 +128,12 @@ impl Adapter {
                 }
             }
             "PostToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
-                if let (Some(agent), Some(call)) =
-                    (payload::spawned(&hook), hook.tool_use_id.as_deref())
-                {
-                    self.claude_code.spawned(&hook.session_id, &agent, call);
+                if let Some(call) = hook.tool_use_id.as_deref() {
+                    let agent = payload::spawned(&hook);
+                    let (prompt, by) = (payload::spawn_prompt(&hook), target(&hook));
+                    let sid = &hook.session_id;
+                    self.claude_code
+                        .spawned(sid, agent.as_deref(), &by, call, &prompt);
                 }
             }
             _ => {}

@@ -269,3 +269,46 @@ fn a_sub_agent_opens_under_its_spawn_agent_call_whichever_hook_comes_first() {
         assert_eq!(prompt.as_deref(), Some("SUBTASK list the files"));
     }
 }
+
+/// A `spawn_agent` call another hook denied gets no answer: once its thread asks its model
+/// again, a later sub-agent whose `SubagentStart` comes before its own call's answer does not
+/// take the denied call.
+#[test]
+fn a_denied_spawn_agent_call_is_not_taken_by_a_later_sub_agent() {
+    let spawn = |id: &str| {
+        json!({"tool_name": "spawn_agent", "tool_use_id": id,
+            "tool_input": {"message": format!("SUBTASK {id}"), "agent_type": "default"}})
+    };
+    let mut a = Adapter::new(1_000);
+    let mut out = Vec::new();
+    for (at, p) in [
+        (
+            100,
+            payload(
+                "UserPromptSubmit",
+                json!({"turn_id": "t1", "prompt": "DELEGATE"}),
+            ),
+        ),
+        (200, payload("PreToolUse", spawn("call_1"))),
+        (300, model("PreModelRequest", "r2", json!({}))),
+        (400, payload("PreToolUse", spawn("call_2"))),
+        (
+            500,
+            payload(
+                "SubagentStart",
+                json!({"turn_id": "c1", "agent_id": "kid", "agent_type": "default"}),
+            ),
+        ),
+    ] {
+        a.push(at, p, &mut out);
+    }
+    let parent = out.iter().find_map(|r| match &r.event {
+        Event::Session(s) if r.session != SID => s.parent.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        parent.map(|p| p.call.to_string()).as_deref(),
+        Some("call_2"),
+        "{out:?}"
+    );
+}

@@ -264,7 +264,8 @@ fn read_turn(
 /// whole lines no later turn needs: those up to the first event after `to`. A last line with
 /// no newline yet is taken if it parses, and read again next time.
 fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
-    let mut running: HashMap<String, (String, Option<Json<'static>>, u64)> = HashMap::new();
+    // Calls running: their tool, input, start, and the session that made them.
+    let mut running: HashMap<String, (String, Option<Json<'static>>, u64, String)> = HashMap::new();
     let mut children = subagents::Children::default();
     let mut held: Option<(String, CallSent<'static>)> = None;
     let (mut pos, mut done, mut later) = (0usize, 0usize, false);
@@ -284,18 +285,15 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
         let Some((at, e)) = at else {
             continue;
         };
-        if at < from || at > to || children.take(sid, at, &e, out) {
+        if at < from || at > to {
             continue;
         }
-        let Some(target) = children.session_of(sid, &e) else {
-            continue;
-        };
-        let target = target.as_str();
-        // A model call's answer is logged just after its usage: it goes with the call.
+        // A model call's answer is logged just after its usage: it goes with the call, and
+        // any other event sends the call on first.
+        let answer = e.data["apiCallId"]
+            .as_str()
+            .filter(|_| e.kind == "assistant.message");
         if let Some((by, mut c)) = held.take() {
-            let answer = e.data["apiCallId"]
-                .as_str()
-                .filter(|_| e.kind == "assistant.message");
             if answer.is_some() && answer == c.id.as_deref() {
                 if let Some(r) = c.response.as_mut() {
                     r.content = answer_of(&e.data);
@@ -305,6 +303,14 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
             }
             out.push(record(&by, Event::CallSent(c)));
         }
+        let caller = |call: &str| running.get(call).map(|r| r.3.clone());
+        if children.take(sid, at, &e, &caller, out) {
+            continue;
+        }
+        let Some(target) = children.session_of(sid, &e) else {
+            continue;
+        };
+        let target = target.as_str();
         let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
         match e.kind.as_str() {
             "session.usage_record" => {
@@ -335,13 +341,13 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                         },
                     },
                 ));
-                running.insert(id, (name, args, at));
+                running.insert(id, (name, args, at, target.to_string()));
             }
             "tool.execution_complete" => {
                 let Some(id) = text(&e.data["toolCallId"]) else {
                     continue;
                 };
-                let Some((name, arguments, started)) = running.remove(&id) else {
+                let Some((name, arguments, started, _)) = running.remove(&id) else {
                     continue;
                 };
                 // A `task` call's sub-agent ends with it.

@@ -104,7 +104,11 @@ pub fn with_log(payload: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<S
     Some(v.to_string())
 }
 
-/// A session id that names one folder: no separator, no `..`.
+/// A session id that can only name one folder (Copilot's are UUIDs): letters, digits, `-`
+/// and `_`, so no separator, no `..`, no drive.
 fn is_plain(id: &str) -> bool {
-    !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\'])
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }

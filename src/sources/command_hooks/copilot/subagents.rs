@@ -4,7 +4,9 @@
 //! first `user.message` is its prompt, and its model and tool calls are its own.
 //!
 //! The `task` call completes just before `subagent.completed` is written, so the sub-agent
-//! is closed when either comes: its spans stay inside the call that started it.
+//! is closed when either comes: its spans stay inside the call that started it. A sub-agent
+//! run in the background (`mode: "background"`) that outlives its parent's turn is closed,
+//! unfinished, with that turn: its later events are left out.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -40,11 +42,14 @@ impl Children {
 
     /// Takes the events that open, prompt and close sub-agents; returns whether `e` was one
     /// of those and needs nothing more.
+    /// `caller`: the session that made a running call (a sub-agent's `task` call starts a
+    /// sub-agent of its own).
     pub fn take(
         &mut self,
         sid: &str,
         at: u64,
         e: &LogEvent,
+        caller: &dyn Fn(&str) -> Option<String>,
         out: &mut Vec<Record<'static>>,
     ) -> bool {
         let Some(agent) = &e.agent_id else {
@@ -66,7 +71,7 @@ impl Children {
                         model: text("model").map(Cow::Owned),
                         workspace: None,
                         parent: Some(ParentRef {
-                            session: Cow::Owned(sid.to_string()),
+                            session: Cow::Owned(caller(&call).unwrap_or_else(|| sid.into())),
                             call: Cow::Owned(call.clone()),
                         }),
                     }),

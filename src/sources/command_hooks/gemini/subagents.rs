@@ -6,7 +6,9 @@
 //! `AfterTool` closes it before it ends the call.
 //!
 //! Sub-agents started side by side (`wait_for_previous: false`) cannot be told apart: their
-//! hooks all go to the one started last.
+//! hooks all go to the one started last. An `invoke_agent` call another hook denies gets no
+//! `AfterTool`, so the caller's later hooks go to a sub-agent that never ran, until the turn
+//! ends.
 
 use std::borrow::Cow;
 
@@ -55,8 +57,9 @@ impl Adapter {
         let Some(top) = self.sessions.get_mut(sid).filter(|s| s.turn_open) else {
             return;
         };
-        // Unique across turns (call ids restart with each turn) and the same on a re-read.
-        let child = format!("{sid}/agent-{}-{call}", top.turn_at);
+        // Unique across turns (call ids restart with each turn) and callers (each numbers its
+        // own calls), and the same on a re-read.
+        let child = format!("{caller}/agent-{}-{call}", top.turn_at);
         top.agents.push(Running {
             session: child.clone(),
         });
@@ -130,3 +133,6 @@ impl Adapter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 
-const SID: &str = "b0643a34-b48d-44ad-a9f0-ec65e5336d37";
+pub(super) const SID: &str = "b0643a34-b48d-44ad-a9f0-ec65e5336d37";
 
 fn at(ms: u64) -> String {
     // 2026-12-01T20:03:39.000Z is 1796155419000.
@@ -12,7 +12,7 @@ fn at(ms: u64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-fn payload(event: &str, ms: u64, extra: serde_json::Value) -> Payload {
+pub(super) fn payload(event: &str, ms: u64, extra: serde_json::Value) -> Payload {
     let mut v = json!({"session_id": SID, "hook_event_name": event, "timestamp": at(ms),
         "cwd": "/work/proj", "transcript_path": "/home/u/.gemini/tmp/proj/chats/s.jsonl"});
     v.as_object_mut()
@@ -21,12 +21,12 @@ fn payload(event: &str, ms: u64, extra: serde_json::Value) -> Payload {
     serde_json::from_value(v).unwrap()
 }
 
-fn model_request() -> serde_json::Value {
+pub(super) fn model_request() -> serde_json::Value {
     json!({"llm_request": {"model": "gemini-2.5-flash", "messages": [{"role": "user", "content": "run it"}],
         "config": {"temperature": 1, "maxOutputTokens": 8192}}})
 }
 
-fn chunk(text: &str, last: bool) -> serde_json::Value {
+pub(super) fn chunk(text: &str, last: bool) -> serde_json::Value {
     let mut r = json!({"text": text, "candidates": [{"content": {"role": "model", "parts": [text]}, "index": 0}]});
     if last {
         r["candidates"][0]["finishReason"] = json!("STOP");
@@ -38,7 +38,7 @@ fn chunk(text: &str, last: bool) -> serde_json::Value {
     v
 }
 
-fn run(payloads: &[Payload]) -> Vec<Record<'static>> {
+pub(super) fn run(payloads: &[Payload]) -> Vec<Record<'static>> {
     let mut a = Adapter::new();
     let mut out = Vec::new();
     for p in payloads {
@@ -303,135 +303,4 @@ fn the_journal_keeps_no_history_of_the_conversation() {
     assert_eq!(back.finish_reason(), Some("STOP"));
     assert_eq!(back.llm_request.unwrap().model.as_deref(), Some("m"));
     assert!(slim(r#"{"session_id":"s","hook_event_name":"BeforeTool"}"#).is_none());
-}
-
-#[test]
-fn the_hooks_inside_an_invoke_agent_call_are_its_sub_agents_nested_under_it() {
-    let invoke = json!({"tool_name": "invoke_agent",
-        "tool_input": {"agent_name": "generalist", "prompt": "Run `sleep 1; echo hi`."}});
-    let shell =
-        json!({"tool_name": "run_shell_command", "tool_input": {"command": "sleep 1; echo hi"}});
-    let done = json!({"tool_name": "complete_task", "tool_input": {"result": {"response": "hi"}}});
-    let with = |v: &serde_json::Value, response: serde_json::Value| {
-        let mut v = v.clone();
-        v["tool_response"] = response;
-        v
-    };
-    // As Gemini CLI 0.61.0 fired them for a `generalist` sub-agent (the helper's run).
-    let out = run(&[
-        payload(
-            "BeforeAgent",
-            100,
-            json!({"prompt": "DELEGATE: look around"}),
-        ),
-        payload("BeforeModel", 200, model_request()),
-        payload("AfterModel", 300, chunk("", true)),
-        payload("BeforeTool", 310, invoke.clone()),
-        payload("BeforeModel", 320, model_request()),
-        payload("AfterModel", 330, chunk("", true)),
-        payload("BeforeTool", 340, shell.clone()),
-        payload(
-            "AfterTool",
-            1_350,
-            with(&shell, json!({"llmContent": "Output: hi"})),
-        ),
-        payload("BeforeModel", 1_360, model_request()),
-        payload("AfterModel", 1_370, chunk("", true)),
-        payload("BeforeTool", 1_380, done.clone()),
-        payload(
-            "AfterTool",
-            1_390,
-            with(&done, json!({"llmContent": "Output submitted"})),
-        ),
-        payload(
-            "AfterTool",
-            1_400,
-            with(&invoke, json!({"llmContent": [{"text": "finished"}]})),
-        ),
-        payload("BeforeModel", 1_410, model_request()),
-        payload("AfterModel", 1_420, chunk("done", true)),
-        payload(
-            "AfterAgent",
-            1_430,
-            json!({"prompt": "DELEGATE: look around"}),
-        ),
-    ]);
-    let child = out
-        .iter()
-        .find_map(|r| match &r.event {
-            Event::Session(s) if s.parent.is_some() => Some((r.session.clone(), s)),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("a sub-agent opens: {out:?}"));
-    let parent = child.1.parent.as_ref().unwrap();
-    let invoke_id = out
-        .iter()
-        .find_map(|r| match &r.event {
-            Event::Calling { call, .. } if call.name == "invoke_agent" => Some(call.id.to_string()),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!((&*parent.session, &*parent.call), (SID, invoke_id.as_str()));
-    assert_eq!(child.1.agent.as_deref(), Some("generalist"));
-    let of = |session: &str, f: fn(&Event) -> bool| {
-        out.iter()
-            .filter(|r| r.session == session && f(&r.event))
-            .count()
-    };
-    // Two model calls and two tool calls are the sub-agent's; two model calls and the
-    // `invoke_agent` call are the parent's.
-    assert_eq!(
-        of(&child.0, |e| matches!(e, Event::CallSent(_))),
-        2,
-        "{out:?}"
-    );
-    assert_eq!(
-        of(&child.0, |e| matches!(e, Event::Called(_))),
-        2,
-        "{out:?}"
-    );
-    assert_eq!(of(SID, |e| matches!(e, Event::CallSent(_))), 2, "{out:?}");
-    assert_eq!(
-        of(
-            SID,
-            |e| matches!(e, Event::Called(c) if c.call.name == "invoke_agent")
-        ),
-        1
-    );
-    let slept = out.iter().find_map(|r| match &r.event {
-        Event::Called(c) if c.call.name == "run_shell_command" => Some((r.session.clone(), c)),
-        _ => None,
-    });
-    assert!(slept.is_some_and(|(s, c)| s == child.0 && c.finished_ms - c.started_ms == 1_010));
-    // The sub-agent closes before the call that ran it ends.
-    let closed = out
-        .iter()
-        .position(|r| r.session == child.0 && matches!(r.event, Event::Closed { .. }));
-    let ended = out
-        .iter()
-        .position(|r| matches!(&r.event, Event::Called(c) if c.call.name == "invoke_agent"));
-    assert!(closed.is_some() && closed < ended, "{out:?}");
-}
-
-#[test]
-fn a_sub_agent_still_running_when_the_session_ends_is_closed_with_it() {
-    let invoke = json!({"tool_name": "invoke_agent", "tool_input": {"agent_name": "generalist", "prompt": "go"}});
-    let out = run(&[
-        payload("BeforeAgent", 100, json!({"prompt": "DELEGATE"})),
-        payload("BeforeTool", 110, invoke),
-        payload("BeforeModel", 120, model_request()),
-        payload("SessionEnd", 130, json!({"reason": "exit"})),
-    ]);
-    let closed: Vec<&str> = out
-        .iter()
-        .filter(|r| matches!(r.event, Event::Closed { .. }))
-        .map(|r| r.session.as_ref())
-        .collect();
-    assert_eq!(closed.len(), 2, "{out:?}");
-    // Its model call in flight is exported, with an error.
-    assert!(out
-        .iter()
-        .any(|r| r.session.starts_with(&format!("{SID}/agent-"))
-            && matches!(&r.event, Event::CallSent(c) if c.error.is_some())));
-    assert!(closed[0].starts_with(&format!("{SID}/agent-")) && closed[1] == SID);
 }

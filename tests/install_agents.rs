@@ -1,0 +1,163 @@
+//! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
+//! CLI, Copilot CLI, opencode), as a user runs them under a clean HOME: the user's own hooks
+//! and files kept, a second install a no-op, a test trace through the installed route, and
+//! what the user had given back.
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::Value;
+use support::*;
+
+/// Each agent's file as a user has it before albedo-otel, and what must be true of it after.
+struct AgentFile {
+    agent: &'static str,
+    /// Where install writes, under HOME.
+    file: &'static str,
+    /// The file as the user had it; `None` for a file of albedo-otel's own.
+    original: Option<&'static str>,
+    /// A file of the user's beside it, which must be left alone.
+    beside: Option<(&'static str, &'static str)>,
+    doctor: &'static str,
+}
+
+const AGENT_FILES: &[AgentFile] = &[
+    AgentFile {
+        agent: "gemini",
+        file: ".gemini/settings.json",
+        original: Some(
+            r#"{"theme": "Dracula", "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "my-guard", "timeout": 5000}]}]}}"#,
+        ),
+        beside: None,
+        doctor: "Gemini CLI (user)",
+    },
+    AgentFile {
+        agent: "codex",
+        file: ".codex/hooks.json",
+        original: Some(
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard", "timeout": 3}]}]}}"#,
+        ),
+        beside: None,
+        doctor: "Codex CLI (user)",
+    },
+    AgentFile {
+        agent: "copilot",
+        file: ".copilot/hooks/albedo-otel.json",
+        original: None,
+        beside: Some((
+            ".copilot/hooks/mine.json",
+            r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "my-guard"}]}}"#,
+        )),
+        doctor: "Copilot CLI (user)",
+    },
+    AgentFile {
+        agent: "opencode",
+        file: ".config/opencode/plugin/albedo-otel.js",
+        original: None,
+        beside: Some((
+            ".config/opencode/plugin/mine.js",
+            "export const Mine = async () => ({});\n",
+        )),
+        doctor: "opencode (user)",
+    },
+];
+
+/// For each agent: the user's own hooks and files are kept, a second install changes nothing,
+/// `doctor` sends a test trace through the installed route, and `uninstall` leaves what the
+/// user had.
+#[test]
+fn every_agents_install_keeps_the_users_own_and_uninstall_gives_it_back() {
+    let rx = Receiver::start();
+    for a in AGENT_FILES {
+        let home = scratch(&format!("install-{}", a.agent));
+        let run = |args: &[&str]| {
+            let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+                .args(args)
+                .current_dir(&home)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", home.join(".config"))
+                .env("XDG_STATE_HOME", home.join(".state"))
+                .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+                .env("OTEL_EXPORTER_OTLP_ENDPOINT", rx.grpc_url())
+                .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{} {args:?}: {said}{}",
+                a.agent,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            said
+        };
+        let file = home.join(a.file);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        if let Some(original) = a.original {
+            std::fs::write(&file, original).unwrap();
+        }
+        if let Some((path, text)) = a.beside {
+            std::fs::write(home.join(path), text).unwrap();
+        }
+        let said = run(&["install", a.agent]);
+        let once = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            once.contains("albedo-otel-hook") && once.contains(a.agent),
+            "{}: {once}",
+            a.agent
+        );
+        if let Some(original) = a.original {
+            assert!(said.contains("backup: "), "{said}");
+            assert!(once.contains("my-guard"), "{}: {once}", a.agent);
+            assert_eq!(
+                std::fs::read_to_string(file.with_file_name(format!(
+                    "{}.albedo-otel-backup",
+                    file.file_name().unwrap().to_string_lossy()
+                )))
+                .unwrap(),
+                original
+            );
+        }
+        assert!(run(&["install", a.agent]).contains("already installed"));
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            once,
+            "{}: idempotent",
+            a.agent
+        );
+
+        // The route as the agent runs it: the installed command, a test payload, the daemon.
+        let before = rx.spans().len();
+        let said = run(&["doctor"]);
+        let through = format!("ok   hook, {}: through the hook and its daemon", a.doctor);
+        assert!(said.contains(&through), "{}: {said}", a.agent);
+        assert!(
+            rx.spans().len() >= before + 2,
+            "the direct test and the hook's"
+        );
+
+        run(&["uninstall", a.agent]);
+        match a.original {
+            Some(original) => assert_eq!(
+                serde_json::from_str::<Value>(&std::fs::read_to_string(&file).unwrap()).unwrap(),
+                serde_json::from_str::<Value>(original).unwrap(),
+                "{}: only ours removed",
+                a.agent
+            ),
+            None => assert!(
+                !file.exists()
+                    || !std::fs::read_to_string(&file)
+                        .unwrap()
+                        .contains("albedo-otel-hook"),
+                "{}",
+                a.agent
+            ),
+        }
+        if let Some((path, text)) = a.beside {
+            assert_eq!(std::fs::read_to_string(home.join(path)).unwrap(), text);
+        }
+    }
+}
