@@ -60,14 +60,6 @@ pub(crate) struct Minimal<'a> {
     pub(crate) session_id: Option<Cow<'a, str>>,
 }
 
-/// Copilot's sub-agent hooks: the session that started the sub-agent (their `session_id` is
-/// the sub-agent's own). Read only from Copilot's payloads, and leniently.
-#[derive(Deserialize)]
-struct CopilotParent {
-    #[serde(default)]
-    parent_agent_id: Option<String>,
-}
-
 /// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
 pub(crate) const MAX_PAYLOAD: u64 = 16 << 20;
 
@@ -281,13 +273,11 @@ pub fn hand_off(
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
-    // A Copilot sub-agent's hooks go in its parent's journal: the sub-agent never says its
-    // session ended, and its turn is read from the parent's log anyway.
-    let parent = (agent == Some(agent::Agent::Copilot.name()))
-        .then(|| serde_json::from_str::<CopilotParent>(raw.get()).ok())
-        .flatten()
-        .and_then(|p| p.parent_agent_id)
-        .filter(|p| !p.is_empty());
+    // A Copilot sub-agent's hooks go in its parent's journal.
+    let is_copilot = agent == Some(agent::Agent::Copilot.name());
+    let parent = is_copilot
+        .then(|| copilot::sub_agents_parent(raw.get()))
+        .flatten();
     let session = parent
         .map(Cow::Owned)
         .or(minimal.session_id)
@@ -298,7 +288,7 @@ pub fn hand_off(
         .then(|| gemini::slim(raw.get()))
         .flatten();
     let slim = slim.or_else(|| {
-        (agent == Some(agent::Agent::Copilot.name()))
+        is_copilot
             .then(|| copilot::with_log(raw.get(), &|k| std::env::var(k).ok()))
             .flatten()
     });

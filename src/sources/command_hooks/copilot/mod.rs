@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use models::{answer_of, call_sent};
-pub use payload::{with_log, Payload};
+pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
 use super::claude_code::Transcripts;
@@ -105,7 +105,7 @@ impl Adapter {
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
                 // The last turn is over now, whatever the log's delay.
-                finish(sid, s, at_ms, logs, out);
+                finish(sid, s, at_ms, Some(INTERRUPTED), logs, out);
                 // The hook adds the log's path: a turn killed before its `Stop` reads it.
                 if s.log.is_none() {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
@@ -130,7 +130,7 @@ impl Adapter {
                 s.closing = Some(at_ms);
                 // A turn with no Stop (the model failed) ends with the session.
                 if s.stop.is_none() {
-                    finish(sid, s, at_ms, logs, out);
+                    finish(sid, s, at_ms, Some(INTERRUPTED), logs, out);
                 }
             }
             _ => {}
@@ -151,7 +151,7 @@ impl Adapter {
                 .as_ref()
                 .is_some_and(|(at, _)| now_ms >= at.saturating_add(LOG_GRACE_MS))
             {
-                finish(sid, s, now_ms, logs, out);
+                finish(sid, s, now_ms, Some(INTERRUPTED), logs, out);
             }
             if let Some(at) = s.closing.filter(|_| !s.turn_open && s.stop.is_none()) {
                 out.push(record(sid, Event::Closed { at_ms: at }));
@@ -173,15 +173,8 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
-            if s.stop.is_some() {
-                finish(id, &mut s, at_ms, logs, out);
-            } else if std::mem::take(&mut s.turn_open) {
-                // No `Stop`: the turn did not end. Its calls so far go out with it, and the
-                // session's close marks it and them unfinished.
-                if let Some(path) = s.log.clone() {
-                    read_turn(id, &mut s, &path, at_ms, logs, out);
-                }
-            }
+            // A turn with no `Stop` did not end: the session's close marks it unfinished.
+            finish(id, &mut s, at_ms, None, logs, out);
             // A session that said it ended (the agent exits right after) closed then.
             out.push(record(
                 id,
@@ -193,12 +186,17 @@ impl Adapter {
     }
 }
 
+/// Why a turn with no `Stop` ended: the next prompt came, or the session ended.
+const INTERRUPTED: &str = "interrupted";
+
 /// Ends session `sid`'s turn: a held `Stop`'s turn with what the log has of it, at the `Stop`;
-/// a turn with no `Stop` at `at_ms`, interrupted.
+/// a turn with no `Stop` with what the log has of it by `at_ms`, ended then for `reason`, or,
+/// with none, left open for the session's close to mark unfinished.
 fn finish(
     sid: &str,
     s: &mut Session,
     at_ms: u64,
+    reason: Option<&'static str>,
     logs: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
 ) {
@@ -218,13 +216,10 @@ fn finish(
         if let Some(path) = s.log.clone() {
             read_turn(sid, s, &path, at_ms, logs, out);
         }
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed("interrupted")),
-            },
-        ));
+        if let Some(reason) = reason {
+            let reason = Some(Cow::Borrowed(reason));
+            out.push(record(sid, Event::TurnEnded { at_ms, reason }));
+        }
     }
 }
 

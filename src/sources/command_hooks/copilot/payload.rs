@@ -112,3 +112,22 @@ fn is_plain(id: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
+
+/// A sub-agent's hook: the session that started the sub-agent (its `session_id` is the
+/// sub-agent's own). The hook journals it there: the sub-agent never says its session ended,
+/// and its turn is read from the parent's log anyway. Parsed only when the payload names one
+/// (most do not), and leniently: a payload it cannot read stays under its own id.
+pub fn sub_agents_parent(payload: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Parent {
+        #[serde(default)]
+        parent_agent_id: Option<String>,
+    }
+    if !payload.contains("\"parent_agent_id\"") {
+        return None;
+    }
+    let parent = serde_json::from_str::<Parent>(payload)
+        .ok()?
+        .parent_agent_id?;
+    (!parent.is_empty()).then_some(parent)
+}

@@ -416,3 +416,17 @@ fn the_hook_names_the_log_on_a_prompt_so_a_turn_killed_before_its_stop_reads_it(
         Some(Event::Closed { .. })
     ));
 }
+
+#[test]
+fn a_sub_agents_hook_names_its_parent_and_no_other_payload_does() {
+    let child = json!({"hook_event_name": "Stop", "session_id": "kid", "agent_id": "kid",
+        "parent_agent_id": SID});
+    assert_eq!(sub_agents_parent(&child.to_string()).as_deref(), Some(SID));
+    for other in [
+        json!({"hook_event_name": "Stop", "session_id": SID}),
+        json!({"hook_event_name": "Stop", "session_id": "kid", "parent_agent_id": ""}),
+        json!({"hook_event_name": "Stop", "session_id": "kid", "parent_agent_id": 7}),
+    ] {
+        assert_eq!(sub_agents_parent(&other.to_string()), None, "{other}");
+    }
+}
