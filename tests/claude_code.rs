@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::agent_trace::{drained, find_cli};
+use support::agent_trace::{check_killed, drained, find_cli};
 use support::anthropic::{MockAnthropic, LONG_TOOL_MARK};
 use support::*;
 
@@ -381,26 +381,7 @@ fn a_killed_claude_code_leaves_no_turn_behind() {
     child.kill().unwrap();
     child.wait().unwrap();
     let spans = rx.wait_for_spans(2, Duration::from_secs(60));
-    let tree = render_trees(&spans, &["albedo.unfinished"]);
-    assert_eq!(check_invariants(&spans), 1, "{tree}");
-    let root = spans
-        .iter()
-        .find(|s| s.span.parent_span_id.is_empty())
-        .unwrap();
-    assert_eq!(
-        root.attr("albedo.unfinished").as_deref(),
-        Some("true"),
-        "{tree}"
-    );
-    let bash = spans
-        .iter()
-        .find(|s| s.span.name == "execute_tool Bash")
-        .unwrap_or_else(|| panic!("{tree}"));
-    assert_eq!(
-        bash.attr("albedo.unfinished").as_deref(),
-        Some("true"),
-        "{tree}"
-    );
+    check_killed(&spans, "execute_tool Bash", "");
     wait_until(Duration::from_secs(30), "the hook daemon to exit", || {
         !albedo_otel::sources::command_hooks::daemon::running(&hook_dir)
     });

@@ -18,7 +18,7 @@ use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
     albedo_otel, capture_messages, check_captured_prompt, check_killed, check_sub_agent,
     check_two_turns, deny_force_push, drained, find_cli, install_as_user, isolated_env,
-    key_only_in_config, recorded_pairs, Expect, Lab, PASTED_KEY,
+    key_only_in_config, lab, recorded_pairs, Expect, PASTED_KEY,
 };
 use support::openai_responses::{
     MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
@@ -122,13 +122,7 @@ fn rollout_tokens(codex_home: &Path) -> Vec<(u64, u64)> {
 #[test]
 fn a_real_codex_session_becomes_a_trace_per_turn() {
     let Some(bin) = codex() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cx", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cx", API_KEY);
     let api = MockResponses::start();
     let hooks_file = user_setup(&home, &api);
 
@@ -186,13 +180,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
 #[test]
 fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     let Some(bin) = codex() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cxs", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cxs", API_KEY);
     let api = MockResponses::start();
     user_setup(&home, &api);
     let mut install = albedo_otel(base_env, &home, &spool);
@@ -221,13 +209,7 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
 #[test]
 fn hooks_installed_with_trust_run_without_the_bypass_flag() {
     let Some(bin) = codex() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cxt", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cxt", API_KEY);
     let api = MockResponses::start();
     user_setup(&home, &api);
     let install = albedo_otel(base_env, &home, &spool);
@@ -276,13 +258,7 @@ fn hooks_installed_with_trust_run_without_the_bypass_flag() {
 #[test]
 fn a_killed_codex_leaves_its_turn_unfinished_not_lost() {
     let Some(bin) = codex() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cxk", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cxk", API_KEY);
     let api = MockResponses::start();
     user_setup(&home, &api);
     let install = albedo_otel(base_env, &home, &spool);

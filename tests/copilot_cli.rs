@@ -19,7 +19,7 @@ use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
     albedo_otel, capture_messages, check_captured_prompt, check_killed, check_sub_agent,
     check_two_turns, deny_force_push, drained, find_cli, install_as_user, isolated_env,
-    key_only_in_config, recorded_pairs, Expect, Lab, PASTED_KEY,
+    key_only_in_config, lab, recorded_pairs, Expect, PASTED_KEY,
 };
 use support::openai_chat::{MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK};
 use support::*;
@@ -110,13 +110,7 @@ fn log_tokens(home: &Path) -> Vec<(u64, u64)> {
 #[test]
 fn a_real_copilot_session_becomes_a_trace_per_turn() {
     let Some(bin) = copilot() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cp", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cp", API_KEY);
     let api = MockChat::start();
     user_hook(&home);
 
@@ -181,13 +175,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
 #[test]
 fn a_sub_agent_nests_under_the_task_call_that_started_it() {
     let Some(bin) = copilot() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cps", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cps", API_KEY);
     let api = MockChat::start();
     let mut install = albedo_otel(isolated_env, &home, &spool);
     capture_messages(&mut install);
@@ -230,13 +218,7 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
 #[test]
 fn a_killed_copilot_leaves_its_turn_unfinished_not_lost() {
     let Some(bin) = copilot() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("cpk", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("cpk", API_KEY);
     let api = MockChat::start();
     let install = albedo_otel(isolated_env, &home, &spool);
     install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);

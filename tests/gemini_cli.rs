@@ -17,8 +17,8 @@ use std::process::Command;
 use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
     albedo_otel, capture_messages, check_captured_prompt, check_killed, check_sub_agent,
-    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config,
-    Expect, Lab, PASTED_KEY,
+    check_two_turns, deny_force_push, drained, find_cli, install_as_user, key_only_in_config, lab,
+    Expect, PASTED_KEY,
 };
 use support::gemini_api::{
     MockGemini, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
@@ -140,13 +140,7 @@ fn transcript_tokens(home: &Path) -> Vec<(u64, u64)> {
 #[test]
 fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     let Some(bin) = gemini() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("gm", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("gm", API_KEY);
     let api = MockGemini::start();
     let settings = user_settings(&home);
 
@@ -266,13 +260,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
 #[test]
 fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
     let Some(bin) = gemini() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("gms", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("gms", API_KEY);
     let api = MockGemini::start();
     user_settings(&home);
     let mut install = albedo_otel(base_env, &home, &spool);
@@ -302,13 +290,7 @@ fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
 #[test]
 fn a_killed_gemini_cli_leaves_its_turn_unfinished_not_lost() {
     let Some(bin) = gemini() else { return };
-    let Lab {
-        rx,
-        home,
-        work,
-        hook_dir,
-        spool,
-    } = Lab::new("gmk", API_KEY);
+    let (rx, home, work, hook_dir, spool) = lab("gmk", API_KEY);
     let api = MockGemini::start();
     user_settings(&home);
     let install = albedo_otel(base_env, &home, &spool);

@@ -136,28 +136,13 @@ pub fn kill_mid_call(mut cmd: Command, dir: &Path, marker: &str) {
     child.wait().unwrap();
 }
 
-/// One agent test's world: a collector that demands the test's key, and a home, a work
-/// folder, a hook folder and a spool of its own, removed when the test passes.
-pub struct Lab {
-    pub rx: Receiver,
-    pub home: Scratch,
-    pub work: Scratch,
-    pub hook_dir: Scratch,
-    pub spool: Scratch,
-}
-
-impl Lab {
-    pub fn new(name: &str, key: &str) -> Lab {
-        let rx = Receiver::start();
-        rx.require_header("x-api-key", key);
-        Lab {
-            rx,
-            home: scratch(&format!("{name}-home")),
-            work: scratch(&format!("{name}-work")),
-            hook_dir: scratch(&format!("{name}-hooks")),
-            spool: scratch(&format!("{name}-spool")),
-        }
-    }
+/// One agent test's world: a collector that demands `key`, and a home, a work folder, a hook
+/// folder and a spool of its own (removed when the test passes), in that order.
+pub fn lab(name: &str, key: &str) -> (Receiver, Scratch, Scratch, Scratch, Scratch) {
+    let rx = Receiver::start();
+    rx.require_header("x-api-key", key);
+    let dir = |what: &str| scratch(&format!("{name}-{what}"));
+    (rx, dir("home"), dir("work"), dir("hooks"), dir("spool"))
 }
 
 /// `albedo-otel` in the environment `env` makes for `home` and `spool`.
