@@ -77,8 +77,8 @@ struct Session {
     model: Option<ModelStart>,
     /// When the open turn began: sub-agents' session ids are made from it.
     turn_at: u64,
-    /// On a top session: its sub-agents running now, the last started last.
-    agents: Vec<subagents::Running>,
+    /// On a top session: the sessions of its sub-agents running now, the last started last.
+    agents: Vec<String>,
 }
 
 /// Turns Gemini CLI's hook payloads into protocol records; see the module docs.

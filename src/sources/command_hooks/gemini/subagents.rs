@@ -21,12 +21,6 @@ use crate::sources::command_hooks::records::record;
 /// The tool that runs a sub-agent.
 pub const TOOL: &str = "invoke_agent";
 
-/// A sub-agent running now.
-#[derive(Debug)]
-pub(super) struct Running {
-    session: String,
-}
-
 /// `invoke_agent`'s input.
 #[derive(Debug, Deserialize)]
 struct Invoke {
@@ -40,7 +34,7 @@ impl Adapter {
     /// The sub-agent of top session `sid` that hooks go to now, if one runs.
     pub(super) fn running_agent(&self, sid: &str) -> Option<String> {
         let s = self.sessions.get(sid)?;
-        s.agents.last().map(|r| r.session.clone())
+        s.agents.last().cloned()
     }
 
     /// `caller` (top session `sid` or one of its sub-agents) made `invoke_agent` call `call`:
@@ -60,9 +54,7 @@ impl Adapter {
         // Unique across turns (call ids restart with each turn) and callers (each numbers its
         // own calls), and the same on a re-read.
         let child = format!("{caller}/agent-{}-{call}", top.turn_at);
-        top.agents.push(Running {
-            session: child.clone(),
-        });
+        top.agents.push(child.clone());
         let input = p
             .tool_input
             .as_ref()
@@ -104,12 +96,12 @@ impl Adapter {
         at_ms: u64,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(running) = self.sessions.get_mut(sid).and_then(|s| s.agents.pop()) else {
+        let Some(child) = self.sessions.get_mut(sid).and_then(|s| s.agents.pop()) else {
             return;
         };
-        self.end_turn(&running.session, at_ms, "end_turn", out);
-        self.sessions.remove(&running.session);
-        out.push(record(&running.session, Event::Closed { at_ms }));
+        self.end_turn(&child, at_ms, "end_turn", out);
+        self.sessions.remove(&child);
+        out.push(record(&child, Event::Closed { at_ms }));
     }
 
     /// Top session `sid`'s turn is over, or the session is: its sub-agents still running end
@@ -124,11 +116,11 @@ impl Adapter {
             Some(s) => std::mem::take(&mut s.agents),
             None => return,
         };
-        for r in running.into_iter().rev() {
+        for child in running.into_iter().rev() {
             // Its model call in flight is still a call, with an error.
-            self.unanswered(&r.session, at_ms, out);
-            if self.sessions.remove(&r.session).is_some() {
-                out.push(record(&r.session, Event::Closed { at_ms }));
+            self.unanswered(&child, at_ms, out);
+            if self.sessions.remove(&child).is_some() {
+                out.push(record(&child, Event::Closed { at_ms }));
             }
         }
     }
