@@ -5,10 +5,11 @@
 //! the settings that payload was handed off with. Each failure is one line, with its fix;
 //! any failure exits 1.
 //!
-//! A hook command is never handed to a shell: it is parsed, and only our own executable is
-//! started, with its arguments (and the `NAME=value` settings older installs put first). A
-//! checkout's `.claude/settings.json` is tested only with `--project`: whoever wrote the
-//! checkout wrote that file.
+//! A hook command is never handed to a shell: it is parsed, and only our own executable
+//! (`albedo-otel-hook`, or `albedo-otel hook`, by its file name) is started, with its
+//! arguments (and the `NAME=value` settings older installs put first); any other command is
+//! a failure, not run. A checkout's `.claude/settings.json` is tested only with `--project`:
+//! whoever wrote the checkout wrote that file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -166,6 +167,16 @@ fn test_route(command: &str) -> (bool, String) {
             "the hook command is empty; run `albedo-otel install` again".into(),
         );
     };
+    // A checkout's files name what they like (a plugin's command is any program): only our
+    // own hook is run.
+    if !install::is_our_program(&program, &words) {
+        return (
+            false,
+            format!(
+                "`{program}` is not albedo-otel's command (albedo-otel-hook, or albedo-otel hook); not run. Remove it, or run `albedo-otel install` again"
+            ),
+        );
+    }
     if !Path::new(&program).is_file() {
         return (
             false,

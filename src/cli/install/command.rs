@@ -105,6 +105,25 @@ fn is_setting(word: &str) -> bool {
 /// The small hook executable `cargo install` puts beside `albedo-otel`.
 pub(super) const HOOK_BIN: &str = "albedo-otel-hook";
 
+/// Whether `program` (with `args` after it) is albedo-otel's hook: `albedo-otel-hook`, or
+/// `albedo-otel hook`, by the program's file name, all of it. This is the one test of what is
+/// ours: `install` and `uninstall` replace and remove only such hooks, and `doctor` runs
+/// nothing else, since whoever wrote a checkout wrote its settings and plugin files. A name
+/// that merely ends so (`my-albedo-otel-hook`) is someone else's.
+pub fn is_our_program(program: &str, args: &[String]) -> bool {
+    let Some(name) = Path::new(program).file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    // Windows names executables with `.exe`; the command keeps it.
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    name == HOOK_BIN || (name == "albedo-otel" && args.first().is_some_and(|a| a == "hook"))
+}
+
+/// Whether a hook command, as a shell would read it, runs albedo-otel's hook.
+pub fn is_our_command(command: &str) -> bool {
+    program(command).is_some_and(|(p, args)| is_our_program(&p, &args))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +146,35 @@ mod tests {
             settings_before("A=1 'B=x y' /bin/albedo-otel-hook C=3"),
             [("A".into(), "1".into()), ("B".into(), "x y".into())]
         );
+    }
+
+    #[test]
+    fn only_our_own_program_is_ours() {
+        for (command, ours) in [
+            ("/usr/bin/albedo-otel-hook --config /c", true),
+            ("albedo-otel-hook", true),
+            ("'/a b/albedo-otel' hook --config /c", true),
+            ("albedo-otel hook", true),
+            ("albedo-otel-hook.exe --config /c", true),
+            ("A=1 /opt/albedo-otel.exe hook", true),
+            ("/x/my-albedo-otel-hook", false),
+            ("/x/albedo-otel-hook-evil", false),
+            ("/x/my-albedo-otel hook", false),
+            ("albedo-otel doctor", false),
+            ("albedo-otel", false),
+            ("/bin/sh -c albedo-otel-hook", false),
+            ("/bin/sh -c 'albedo-otel hook'", false),
+            ("", false),
+        ] {
+            assert_eq!(is_our_command(command), ours, "{command}");
+        }
+        assert!(is_our_program("/usr/bin/albedo-otel-hook", &[]));
+        assert!(!is_our_program("/x/my-albedo-otel-hook", &[]));
+        assert!(is_our_program("albedo-otel", &["hook".into()]));
+        assert!(is_our_program("albedo-otel-hook.exe", &[]));
+        assert!(!is_our_program(
+            "/bin/sh",
+            &["-c".into(), "albedo-otel-hook".into()]
+        ));
     }
 }

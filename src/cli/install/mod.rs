@@ -10,12 +10,14 @@
 //! setting, only where the file and the journals are.
 //!
 //! Every other hook, and every other setting, is kept as it was (key order included); a copy
-//! of the file is written next to it before it changes; running `install` twice leaves the same
-//! file as once; `uninstall` removes our entries and nothing else.
+//! of the file is written before it changes (next to it, or for a project's, in the state
+//! folder: [`project`]); running `install` twice leaves the same file as once; `uninstall`
+//! removes our entries and nothing else.
 
 mod codex_trust;
 mod command;
 mod plugin;
+mod project;
 mod scope;
 mod settings;
 
@@ -26,7 +28,7 @@ use clap::{Args, Subcommand};
 
 pub use codex_trust::codex_home;
 use command::command;
-pub use command::{program, settings_before};
+pub use command::{is_our_program, program, settings_before};
 pub use scope::opencode_config;
 pub use settings::installed_commands;
 use settings::{add_ours, load, remove_ours, save};
@@ -217,18 +219,9 @@ impl Target {
             | Host::Opencode(Agent { project: true, .. }) => {
                 let root = std::env::current_dir()?;
                 let root = root.canonicalize().unwrap_or(root);
-                let name: String = root
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                    .take(40)
-                    .collect();
-                let hash = xxhash_rust::xxh3::xxh3_64(root.to_string_lossy().as_bytes());
                 Ok(user
                     .with_file_name("projects")
-                    .join(format!("{name}-{hash:08x}.toml", hash = hash as u32)))
+                    .join(format!("{}.toml", project::label(&root, &root))))
             }
             _ => Ok(user),
         }
@@ -237,6 +230,7 @@ impl Target {
 
 pub fn install(target: &Target) -> Result<i32> {
     let (file, host) = target.file_and_hooks()?;
+    target.check_project_file(&file)?;
     if target.trust() && host.agent != Some("codex") {
         anyhow::bail!("--trust is for Codex, the one agent that asks to trust each hook");
     }
@@ -324,7 +318,8 @@ pub fn install(target: &Target) -> Result<i32> {
     let edited_from = settings.clone();
     remove_ours(&mut settings);
     add_ours(&mut settings, host, &command)?;
-    let changed = save(&file, before.as_deref(), &settings)?;
+    let backup = target.backup_of(&file)?;
+    let changed = save(&file, before.as_deref(), &settings, &backup)?;
     println!(
         "{} {}: `{command}` on {}",
         if changed {
@@ -373,6 +368,7 @@ pub fn install(target: &Target) -> Result<i32> {
 
 pub fn uninstall(target: &Target) -> Result<i32> {
     let (file, _) = target.file_and_hooks()?;
+    target.check_project_file(&file)?;
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
     }
@@ -391,7 +387,8 @@ pub fn uninstall(target: &Target) -> Result<i32> {
         println!("nothing to remove in {}", file.display());
         return Ok(0);
     }
-    save(&file, before.as_deref(), &settings)?;
+    let backup = target.backup_of(&file)?;
+    save(&file, before.as_deref(), &settings, &backup)?;
     println!(
         "removed {removed} albedo-otel hooks from {}",
         file.display()

@@ -2,13 +2,14 @@
 //! `albedo-otel.js` in opencode's plugin folder, which opencode loads with every file there.
 //! The plugin starts the hook command and hands it each event
 //! (`sources::command_hooks::opencode`). A file of that name that is not ours is never
-//! overwritten or removed.
+//! overwritten or removed, and neither is one with our text around someone else's command
+//! (a checkout's can name anything).
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use super::command::{shell_quote, words};
+use super::command::{is_our_program, shell_quote, words};
 use albedo_otel::sources::command_hooks::opencode::{plugin, plugin_command};
 
 /// Writes our plugin, starting `command`, to `file`; returns whether that changed it.
@@ -16,8 +17,8 @@ pub(super) fn install(file: &Path, command: &str) -> Result<bool> {
     let text = plugin(&words(command));
     match std::fs::read_to_string(file) {
         Ok(old) if old == text => return Ok(false),
-        Ok(old) if plugin_command(&old).is_none() => bail!(
-            "{} is not albedo-otel's plugin; not touching it (move it away, or name another file with --settings)",
+        Ok(old) if !is_ours(&old) => bail!(
+            "{} is not albedo-otel's plugin (or starts a command that is not albedo-otel's); not touching it (move it away, or name another file with --settings)",
             file.display()
         ),
         Ok(_) => {}
@@ -35,12 +36,12 @@ pub(super) fn install(file: &Path, command: &str) -> Result<bool> {
 /// Removes our plugin from `file`; returns whether there was one.
 pub(super) fn uninstall(file: &Path) -> Result<bool> {
     match std::fs::read_to_string(file) {
-        Ok(text) if plugin_command(&text).is_some() => {
+        Ok(text) if is_ours(&text) => {
             std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
             Ok(true)
         }
         Ok(_) => bail!(
-            "{} is not albedo-otel's plugin; not touching it",
+            "{} is not albedo-otel's plugin (or starts a command that is not albedo-otel's); not touching it",
             file.display()
         ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -48,7 +49,16 @@ pub(super) fn uninstall(file: &Path) -> Result<bool> {
     }
 }
 
-/// The command our plugin in `file` starts, as a shell would write it, for `doctor`.
+/// Whether `text` is our plugin, starting our own command.
+fn is_ours(text: &str) -> bool {
+    plugin_command(text)
+        .and_then(|c| c.split_first().map(|(p, args)| is_our_program(p, args)))
+        .unwrap_or(false)
+}
+
+/// The command a plugin in `file` with our text starts, as a shell would write it, for
+/// `doctor`: whatever it is, since `doctor` says so of a command that is not ours (and does
+/// not run it).
 pub(super) fn commands(file: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();

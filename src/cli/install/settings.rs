@@ -1,22 +1,18 @@
 //! Our entries in a hooks file (`settings.json`, `hooks.json`): finding, adding and removing
 //! them while every other hook and setting stays as it was, and writing the file safely.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
-use super::command::{program, HOOK_BIN};
+use super::command::is_our_command;
 use super::Hooks;
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
         .and_then(Value::as_str)
-        .and_then(program)
-        .is_some_and(|(p, args)| {
-            p.ends_with(HOOK_BIN)
-                || (p.ends_with("albedo-otel") && args.first().is_some_and(|a| a == "hook"))
-        })
+        .is_some_and(is_our_command)
 }
 
 /// Removes our hooks from `settings`; returns how many. Groups and events we leave empty go
@@ -99,15 +95,26 @@ pub(super) fn load(file: &Path) -> Result<(Option<String>, Map<String, Value>)> 
     }
 }
 
+/// Where `save` keeps a file's old contents.
+pub(super) enum Backup {
+    /// `settings.json.albedo-otel-backup` beside the file, as private as it: the user's own
+    /// folder (not beside a link's target, which may be a repository).
+    Beside,
+    /// This file, 0600 in a 0700 folder of albedo-otel's state: a project's file is in a
+    /// checkout, where a backup could be committed.
+    State(PathBuf),
+}
+
 /// Writes `settings` to `file` if that changes it. The file is replaced in one step, keeps
 /// its mode (0600 at most: people keep API keys in `env`), and a symbolic link is written
-/// through to its target. The old contents go to one backup beside `file` (not beside a
-/// link's target, which may be a repository), with the same mode; backups of older versions,
-/// one per run, were readable by anyone the umask let in, and are made private.
+/// through to its target. The old contents go to one backup (`backup`); backups of older
+/// versions beside the file, one per run, were readable by anyone the umask let in, and are
+/// made private.
 pub(super) fn save(
     file: &Path,
     before: Option<&str>,
     settings: &Map<String, Value>,
+    backup: &Backup,
 ) -> Result<bool> {
     let mut text = serde_json::to_string_pretty(settings)?;
     text.push('\n');
@@ -123,15 +130,30 @@ pub(super) fn save(
         .to_string_lossy()
         .into_owned();
     if let Some(old) = before {
-        let target = albedo_otel::fs::through_links(file)?;
-        let backup = file.with_file_name(format!("{name}.{BACKUP}"));
-        albedo_otel::fs::write_durably(
-            &backup,
-            old.as_bytes(),
-            albedo_otel::fs::private_mode_of(&target),
-        )
-        .with_context(|| format!("writing the backup {}", backup.display()))?;
-        println!("backup: {}", backup.display());
+        let (path, mode) = match backup {
+            Backup::Beside => {
+                let target = albedo_otel::fs::through_links(file)?;
+                (
+                    file.with_file_name(format!("{name}.{BACKUP}")),
+                    albedo_otel::fs::private_mode_of(&target),
+                )
+            }
+            Backup::State(path) => {
+                if let Some(dir) = path.parent() {
+                    private_dir(dir)?;
+                }
+                (path.clone(), 0o600)
+            }
+        };
+        albedo_otel::fs::write_durably(&path, old.as_bytes(), mode)
+            .with_context(|| format!("writing the backup {}", path.display()))?;
+        match backup {
+            Backup::Beside => println!("backup: {}", path.display()),
+            Backup::State(_) => println!(
+                "backup: {} (in albedo-otel's state folder, not in the project)",
+                path.display()
+            ),
+        }
     }
     albedo_otel::fs::replace_durably(file, text.as_bytes())
         .with_context(|| format!("writing {}", file.display()))?;
@@ -139,8 +161,22 @@ pub(super) fn save(
     Ok(true)
 }
 
+/// Makes the backups' folder, private (0700) even if it was there already: it is
+/// albedo-otel's own, and holds the old contents of settings files, keys included.
+fn private_dir(dir: &Path) -> Result<()> {
+    albedo_otel::fs::create_private_dir(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("making {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// The backup's suffix: `settings.json.albedo-otel-backup`.
-const BACKUP: &str = "albedo-otel-backup";
+pub(super) const BACKUP: &str = "albedo-otel-backup";
 
 fn make_old_backups_private(file: &Path, name: &str) {
     let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
