@@ -27,6 +27,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod journal;
 pub mod opencode;
+pub mod oversized;
 mod profiles;
 mod records;
 pub mod stream;
@@ -60,7 +61,8 @@ pub(crate) struct Minimal<'a> {
     pub(crate) session_id: Option<Cow<'a, str>>,
 }
 
-/// Payloads larger than this are cut off (a tool output is cut to 64 KiB before hooks see it).
+/// Payloads larger than this are not journaled whole (a tool output is cut to 64 KiB before
+/// hooks see it): what identifies the event is, marked truncated (see [`oversized`]).
 pub(crate) const MAX_PAYLOAD: u64 = 16 << 20;
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
@@ -113,9 +115,10 @@ impl HandOff {
             path.is_file().then_some(path)
         });
         let ours = |k: &str| {
-            ((otel && k.starts_with("OTEL_")) || k.starts_with("ALBEDO_OTEL_"))
+            (((otel && k.starts_with("OTEL_")) || k.starts_with("ALBEDO_OTEL_"))
                 && !k.contains("HEADERS")
-                && k != crate::config::env::ALBEDO_OTEL_CONFIG
+                && k != crate::config::env::ALBEDO_OTEL_CONFIG)
+                || is_session_place(k)
         };
         let mut env = std::collections::BTreeMap::new();
         for (k, v) in std::env::vars_os() {
@@ -132,6 +135,16 @@ impl HandOff {
         }
         HandOff { config, env }
     }
+}
+
+/// The variables that say where a session's files are (`HOME`, `XDG_*`): handed off with
+/// each payload, so the daemon, which serves every session, resolves each session's own
+/// (its spool, its default configuration) rather than the first hook's.
+pub fn is_session_place(name: &str) -> bool {
+    matches!(
+        name,
+        "HOME" | "XDG_CONFIG_HOME" | "XDG_STATE_HOME" | "XDG_CACHE_HOME" | "XDG_DATA_HOME"
+    )
 }
 
 /// One hook invocation: the payload on stdin goes to its journal, and `daemon_exe` is
@@ -227,15 +240,32 @@ pub(crate) fn panic_message() -> &'static str {
 }
 
 /// The payload, as text. Agents send UTF-8 JSON; bytes that are not UTF-8 are replaced
-/// rather than losing the event over them.
+/// rather than losing the event over them. One over [`MAX_PAYLOAD`] is read to its end and
+/// stands in the journal as its identifying fields.
 fn read_payload(problems: &mut Vec<String>) -> String {
     let mut bytes = Vec::new();
-    if let Err(e) = std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD)
-        .read_to_end(&mut bytes)
-    {
+    let mut stdin = std::io::stdin().lock();
+    if let Err(e) = (&mut stdin).take(MAX_PAYLOAD).read_to_end(&mut bytes) {
         problems.push(format!("cannot read the payload: {e}"));
+    }
+    let mut next = [0u8; 1];
+    if bytes.len() as u64 == MAX_PAYLOAD && matches!(stdin.read(&mut next), Ok(1)) {
+        bytes.push(next[0]);
+        return match oversized::identify(&bytes, stdin) {
+            Ok(kept) => {
+                problems.push(format!(
+                    "a payload over {MAX_PAYLOAD} bytes was journaled as what identifies it ({kept:.200}), marked {}",
+                    oversized::TRUNCATED
+                ));
+                kept
+            }
+            Err(e) => {
+                problems.push(format!(
+                    "a payload over {MAX_PAYLOAD} bytes is not a JSON object ({e}); dropped"
+                ));
+                String::new()
+            }
+        };
     }
     match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -250,7 +280,7 @@ fn read_payload(problems: &mut Vec<String>) -> String {
 }
 
 pub(crate) fn log_problems(dir: &Path, problems: &[String]) {
-    if let Ok(mut log) = std::fs::OpenOptions::new()
+    if let Ok(mut log) = crate::fs::private_file_options()
         .create(true)
         .append(true)
         .open(dir.join(journal::DAEMON_LOG))
@@ -312,6 +342,34 @@ pub fn hand_off(
     })
 }
 
+/// The variables a daemon is started with: where things are (`HOME`, `XDG_*`, `PATH`, the
+/// temporary folder), the TLS roots a collector's certificate may need, locale, and our own
+/// `ALBEDO_OTEL_*` but their headers. Never `OTEL_*`: those of an agent that passes its
+/// environment down are its shell's, meant for other programs.
+pub fn daemon_may_inherit(name: &str) -> bool {
+    const KEEP: &[&str] = &[
+        "HOME",
+        "PATH",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "RUST_BACKTRACE",
+        // Windows: where its system, profile and temporary folders are.
+        "SYSTEMROOT",
+        "USERPROFILE",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "TEMP",
+        "TMP",
+    ];
+    KEEP.iter().any(|k| k.eq_ignore_ascii_case(name))
+        || name.starts_with("XDG_")
+        || (name.starts_with("ALBEDO_OTEL_") && !name.contains("HEADERS"))
+}
+
 /// Starts `exe daemon …` in the background unless a daemon holds the lock; `exe` is found
 /// only then (a hook whose daemon runs, the usual case, does not look). The daemon gets a
 /// process group of its own, so a host that kills the hook's group when the hook returns (as
@@ -331,19 +389,19 @@ pub fn ensure_daemon(
 }
 
 fn spawn_daemon(dir: &Path, exe: &Path, args: &[String]) -> std::io::Result<()> {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(journal::DAEMON_LOG))?;
+    let log = daemon::log::open(dir, daemon::log::MAX_LOG)?;
     let mut cmd = Command::new(exe);
-    // The daemon exports each payload with the settings it was handed off with. Its own
-    // OTEL_* are the agent's shell's (Gemini, Codex and opencode pass their whole
-    // environment down), meant for other programs.
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("OTEL_") {
-            cmd.env_remove(k);
+    // The daemon outlives the hook that starts it and serves every session after it, so it
+    // gets no more of that hook's environment than it needs (an agent that passes its whole
+    // environment down hands its hooks API keys), and a folder of its own rather than that
+    // session's workspace. Each payload is exported with the settings it was handed off with.
+    cmd.env_clear();
+    for (k, v) in std::env::vars_os() {
+        if k.to_str().is_some_and(daemon_may_inherit) {
+            cmd.env(k, v);
         }
     }
+    cmd.current_dir(dir);
     cmd.arg("daemon")
         .arg("--hook-dir")
         .arg(dir)

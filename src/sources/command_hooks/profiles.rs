@@ -44,7 +44,8 @@ struct Running {
 pub struct Profiles {
     /// The daemon's own flags: below the hand-off's variables, over the file.
     base: Overrides,
-    /// The daemon's own environment, for what a hand-off does not carry (`HOME`, `XDG_*`).
+    /// The daemon's own environment, for what a hand-off does not carry (`HOME` and `XDG_*`
+    /// from hooks older than their hand-off).
     base_env: EnvLookup,
     files: HashMap<PathBuf, Cached>,
     running: HashMap<ProfileId, Running>,
@@ -120,7 +121,11 @@ impl Profiles {
             None => (None, 0),
         };
         let env = |k: &str| {
-            if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL_") {
+            // A session's own places when its hook handed them off (older journals did not).
+            let handed = k.starts_with("OTEL_")
+                || k.starts_with("ALBEDO_OTEL_")
+                || (super::is_session_place(k) && handoff.env.contains_key(k));
+            if handed {
                 handoff.env.get(k).cloned()
             } else {
                 (self.base_env)(k)

@@ -14,11 +14,13 @@ pub(super) fn try_lock(dir: &Path) -> io::Result<Option<File>> {
 
 /// As `try_lock`, in a folder that exists (a hook just wrote its journal there).
 pub(super) fn try_lock_in(dir: &Path) -> io::Result<Option<File>> {
-    let f = File::options()
+    // Private like everything in the folder: it names the daemon's process.
+    let f = crate::fs::private_file_options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(dir.join(journal::DAEMON_LOCK))?;
+    super::log::make_private(&f);
     match f.try_lock() {
         Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
