@@ -287,7 +287,7 @@ invoke_agent albedo 1796100000100000000..1796100001000000000 albedo.turn.prompte
     execute_tool files.edit 1796100000300000000..1796100000350000000 gen_ai.tool.call.id=a2
   execute_tool run 1796100000500000000..1796100000500000000 gen_ai.tool.call.id=a3 albedo.timing.clamped=true
   execute_tool run 1796100000600000000..1796100001000000000 gen_ai.tool.call.id=a4 albedo.unfinished=true
-invoke_agent albedo 1796100002000000000..1796100002500000000 albedo.unfinished=true albedo.turn.prompted=true
+invoke_agent albedo 1796100002000000000..1796100003000000000 albedo.unfinished=true albedo.turn.prompted=true
   chat claude-haiku-4-5 1796100002010000000..1796100002500000000 ERROR(Overloaded)
 invoke_agent albedo 1796100004000000000..1796100009001000000 albedo.unfinished=true albedo.turn.prompted=true
   execute_tool run 1796100004001000000..1796100009001000000 gen_ai.tool.call.id=b1 ERROR(`run` timed out)

@@ -299,6 +299,10 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
         &setup.hook_dir
     ));
 
+    let killed_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
     agent.kill().unwrap();
     agent.wait().unwrap();
     let spans = rx.wait_for_spans(2, Duration::from_secs(20));
@@ -314,8 +318,127 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
         .find(|s| s.span.name == "execute_tool Bash")
         .unwrap();
     assert_eq!(tool.attr("albedo.unfinished").as_deref(), Some("true"));
+    // The call ran while its agent lived: it ends when the daemon last saw the agent (it
+    // looks once a second), not at its own start.
+    let (start, end) = (tool.span.start_time_unix_nano, tool.span.end_time_unix_nano);
+    assert!(
+        end + 2_000_000_000 >= killed_ns && end <= killed_ns + 1_000_000_000 && end > start + 2_000_000_000,
+        "the unfinished call ends when its agent was last seen: start {start}, end {end}, killed {killed_ns}"
+    );
+    assert_eq!(root.span.end_time_unix_nano, end, "the turn ends with it");
     setup.wait_idle();
     assert!(setup.daemon_log().contains("is gone with a turn open"));
+}
+
+/// An agent that exits between turns with no `SessionEnd` (a closed terminal, a crash) leaves
+/// a journal of unscrubbed prompts and outputs: a later daemon retires it. The daemon that
+/// runs meanwhile has only the environment it needs, its own folder, and private files.
+#[test]
+fn a_session_whose_agent_is_gone_between_turns_is_retired() {
+    use albedo_otel::sources::command_hooks::{daemon, journal};
+    let Some(python) = require_tool("python3", which("python3"), "install Python 3") else {
+        return;
+    };
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    // The stand-in agent runs, as its child, a hook for each payload line it reads.
+    let script = format!(
+        "import subprocess, sys\n\
+         for line in sys.stdin:\n\
+         \x20   subprocess.run([{hook:?}], input=line.encode(), check=True)\n\
+         \x20   print('ok', flush=True)\n",
+        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
+    );
+    let secret = "sk-ant-api03-not-for-the-daemon";
+    let mut agent = Command::new(python)
+        .args(["-c", &script])
+        .envs(setup.env())
+        .env("ANTHROPIC_API_KEY", secret)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_agent = agent.stdin.take().unwrap();
+    let mut from_agent = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let mut run = |payload: &str| {
+        use std::io::{BufRead, Write};
+        writeln!(to_agent, "{payload}").unwrap();
+        let mut line = String::new();
+        from_agent.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ok");
+    };
+    run(r#"{"session_id":"left","hook_event_name":"UserPromptSubmit","prompt":"hi","cwd":"/w"}"#);
+    // With a turn open the daemon stays: look at it.
+    let pid = poll_until(Duration::from_secs(10), Duration::from_millis(20), || {
+        daemon::pid(&setup.hook_dir).is_some()
+    });
+    assert!(pid, "a daemon runs");
+    #[cfg(target_os = "linux")]
+    {
+        let pid = daemon::pid(&setup.hook_dir).unwrap();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let environ = String::from_utf8_lossy(&environ);
+        assert!(
+            !environ.contains(secret),
+            "the daemon has the agent's API key"
+        );
+        assert!(!environ.contains("OTEL_EXPORTER_OTLP_ENDPOINT"));
+        assert!(environ.contains("ALBEDO_OTEL_HOOK_DIR="));
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+        assert_eq!(cwd, setup.hook_dir.canonicalize().unwrap());
+    }
+    #[cfg(unix)]
+    for file in [journal::DAEMON_LOG, journal::DAEMON_LOCK] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(setup.hook_dir.join(file))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{file} is private");
+    }
+    run(r#"{"session_id":"left","hook_event_name":"Stop","last_assistant_message":"bye"}"#);
+    rx.wait_for_spans(1, Duration::from_secs(20));
+    // Between turns, with its agent alive, the session stays when the daemon goes idle.
+    wait_until(
+        Duration::from_secs(30),
+        "the first daemon to go idle",
+        || !daemon::running(&setup.hook_dir) && setup.daemon_log().contains("daemon done"),
+    );
+    let left = journal::list(&setup.hook_dir);
+    assert_eq!(left.len(), 1, "the live session's journal stays");
+    let state = std::fs::read_to_string(format!("{}.state", left[0].display())).unwrap();
+    assert!(
+        state.contains("\"host\""),
+        "its state names its agent: {state}"
+    );
+    // The agent crashes between turns: no SessionEnd.
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    // Any later hook starts a daemon, which retires it.
+    for p in [
+        r#"{"session_id":"next","hook_event_name":"UserPromptSubmit","prompt":"go","cwd":"/w"}"#,
+        r#"{"session_id":"next","hook_event_name":"Stop","last_assistant_message":"done"}"#,
+        r#"{"session_id":"next","hook_event_name":"SessionEnd","reason":"exit"}"#,
+    ] {
+        setup.hook(p);
+    }
+    setup.wait_idle();
+    assert!(
+        setup
+            .daemon_log()
+            .lines()
+            .any(|l| l.contains("left-") && l.contains("its agent is gone between turns; retiring")),
+        "{}",
+        setup.daemon_log()
+    );
+    let files: Vec<String> = std::fs::read_dir(&setup.hook_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".journal") || n.ends_with(".state"))
+        .collect();
+    assert!(files.is_empty(), "journals and states left: {files:?}");
+    assert_eq!(rx.spans().len(), 2, "one turn each, nothing exported twice");
 }
 
 /// One variable that is not UTF-8 (a Latin-1 value in a shell profile) used to panic the hook
@@ -458,4 +581,41 @@ fn panics_unwind_with_the_static_unwinder() {
         v[usize::from(v.is_empty())]
     });
     assert!(caught.is_err());
+}
+
+/// A payload over the hook's 16 MiB bound (a tool's huge output) keeps its event: the call
+/// still ends when its `PostToolUse` came, marked by nothing worse than a lost output.
+#[test]
+fn an_oversized_payload_keeps_its_event() {
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let huge = "x".repeat(17 << 20);
+    let post = format!(
+        r#"{{"session_id":"big","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{{"command":"cat big"}},"tool_response":{{"stdout":"{huge}"}}}}"#
+    );
+    for p in [
+        r#"{"session_id":"big","hook_event_name":"UserPromptSubmit","prompt":"read it","cwd":"/w"}"#,
+        r#"{"session_id":"big","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"cat big"}}"#,
+        &post,
+        r#"{"session_id":"big","hook_event_name":"Stop","last_assistant_message":"done"}"#,
+        r#"{"session_id":"big","hook_event_name":"SessionEnd","reason":"exit"}"#,
+    ] {
+        setup.hook(p);
+    }
+    setup.wait_idle();
+    let spans = rx.spans();
+    assert_eq!(check_invariants(&spans), 1, "{:?}", names(&spans));
+    let tool = spans
+        .iter()
+        .find(|s| s.span.name == "execute_tool Bash")
+        .expect("the call's span");
+    assert_eq!(tool.attr("albedo.unfinished"), None, "the call ended");
+    assert_eq!(tool.attr("gen_ai.tool.call.id").as_deref(), Some("t1"));
+    assert!(
+        setup
+            .daemon_log()
+            .contains("was journaled as what identifies it"),
+        "{}",
+        setup.daemon_log()
+    );
 }

@@ -100,7 +100,7 @@ impl Assembler {
         let policy = &config.policy;
         match &record.event {
             Event::Session(info) => sessions.describe(sid, info, config, out),
-            Event::Closed { .. } => sessions.close(sid, config, out),
+            Event::Closed { at_ms } => sessions.close(sid, *at_ms, config, out),
             Event::Prompted { at_ms, text } => {
                 sessions
                     .prompted(sid, *at_ms, config, out)

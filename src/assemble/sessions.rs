@@ -93,7 +93,7 @@ impl SessionTable {
                     session: old.attrs.id.to_string(),
                     open: self.sessions.len() + 1,
                 });
-                old.end_turn(None, None, config, out);
+                old.end_turn(None, None, None, config, out);
                 self.remember_ended(key, old.history, config);
             }
         }
@@ -172,9 +172,17 @@ impl SessionTable {
     }
 
     /// `closed`: the session's open turn ends, and the session is forgotten.
-    pub(super) fn close(&mut self, sid: &str, config: &AssembleConfig, out: &mut Output) {
+    pub(super) fn close(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        config: &AssembleConfig,
+        out: &mut Output,
+    ) {
         if let Some(mut s) = self.sessions.remove(sid) {
-            s.end_turn(None, None, config, out);
+            // The agent was there until its session closed: a turn cut short by the close
+            // (its calls still running with it) lasted until then.
+            s.end_turn(None, None, Some(at_ms), config, out);
             self.remember_ended(sid.to_string(), s.history, config);
         }
     }
@@ -204,7 +212,7 @@ impl SessionTable {
         out: &mut Output,
     ) -> TurnMut<'_> {
         self.ensure(sid, config, out)
-            .end_turn(None, None, config, out);
+            .end_turn(None, None, None, config, out);
         let parent = self.resolve_parent(sid, out);
         self.ensure(sid, config, out)
             .turn_or_open(at_ms, true, parent)
@@ -225,7 +233,7 @@ impl SessionTable {
                 session: s.attrs.id.to_string(),
             });
         } else {
-            s.end_turn(Some(at_ms), reason, config, out);
+            s.end_turn(Some(at_ms), reason, None, config, out);
         }
     }
 
@@ -276,7 +284,7 @@ impl SessionTable {
             let Some((_, mut s)) = self.finishing.pop() else {
                 break;
             };
-            s.end_turn(None, None, config, out);
+            s.end_turn(None, None, None, config, out);
         }
         !self.finishing.is_empty() || !self.sessions.is_empty()
     }
@@ -309,11 +317,13 @@ impl Session {
     }
 
     /// Ends the open turn, if any: at `at_ms` when `turn_ended` said so, otherwise (cut short)
-    /// at its last activity, marked unfinished. Calls still open are closed with it.
+    /// at its last activity or `alive_ms`, whichever is later, marked unfinished. Calls still
+    /// open are closed with it.
     fn end_turn(
         &mut self,
         at_ms: Option<u64>,
         reason: Option<&str>,
+        alive_ms: Option<u64>,
         config: &AssembleConfig,
         out: &mut Output,
     ) {
@@ -321,7 +331,8 @@ impl Session {
             return;
         };
         let policy = &config.policy;
-        let (place, start_ms, end_ms, summary) = turn.end(at_ms, policy, &self.attrs, out);
+        let (place, start_ms, end_ms, summary) =
+            turn.end(at_ms, alive_ms, policy, &self.attrs, out);
         let agent = self
             .agent
             .clone()

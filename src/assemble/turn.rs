@@ -92,15 +92,17 @@ impl Turn {
 
     /// Ends the turn: calls still open are emitted, unfinished, and what the root span needs
     /// is returned: its place, its start and end, its summary. It ends at `at_ms` when
-    /// `turn_ended` said so, otherwise at its last activity.
+    /// `turn_ended` said so, otherwise at its last activity, or at `alive_ms` if the agent was
+    /// known to be there later (a call it still ran then had not ended before).
     pub(super) fn end(
         mut self,
         at_ms: Option<u64>,
+        alive_ms: Option<u64>,
         policy: &ContentPolicy,
         session: &SessionAttrs,
         out: &mut Output,
     ) -> (Place, u64, u64, TurnSummary) {
-        let end_ms = at_ms.unwrap_or(self.last_ms);
+        let end_ms = at_ms.unwrap_or_else(|| self.last_ms.max(alive_ms.unwrap_or(0)));
         let open = self.close_open_calls(end_ms, policy, session, out);
         if open > 0 {
             out.notes.push(Note::Unfinished {

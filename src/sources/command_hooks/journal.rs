@@ -175,6 +175,27 @@ impl Entry {
 pub struct Resume {
     pub offset: u64,
     pub transcript: u64,
+    /// The session's agent process, once known: a later daemon, which reads none of the lines
+    /// before `offset` again, still knows whose end retires the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<ProcessId>,
+    /// Which file the state is about (its inode, on Unix). A state outlives its journal for
+    /// a moment at the session's end; a new journal of the same name must not start at the
+    /// old one's offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<u64>,
+}
+
+/// The identity of the file at `path`, where the OS gives one.
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| m.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_: &Path) -> Option<u64> {
+    None
 }
 
 fn state_path(journal: &Path) -> PathBuf {
@@ -183,27 +204,35 @@ fn state_path(journal: &Path) -> PathBuf {
     journal.with_file_name(name)
 }
 
+/// Where an earlier daemon stood in `journal`; the start for a journal it never saw, or for a
+/// state that is another file's (see [`Resume::file`]).
 pub fn load_resume(journal: &Path) -> Resume {
-    fs::read(state_path(journal))
+    let saved: Resume = fs::read(state_path(journal))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    match (saved.file, identity(journal)) {
+        (Some(theirs), Some(ours)) if theirs != ours => Resume::default(),
+        _ => saved,
+    }
 }
 
 /// Saves where the daemon stands, atomically and durably.
-pub fn save_resume(journal: &Path, resume: Resume) -> io::Result<()> {
-    let path = state_path(journal);
-    let text = format!(
-        "{{\"offset\":{},\"transcript\":{}}}",
-        resume.offset, resume.transcript
-    );
-    replace_durably(&path, text.as_bytes())
+pub fn save_resume(journal: &Path, mut resume: Resume) -> io::Result<()> {
+    resume.file = identity(journal);
+    let text = serde_json::to_vec(&resume).map_err(io::Error::other)?;
+    replace_durably(&state_path(journal), &text)
 }
 
-/// Removes a journal that is done with (its session ended and everything left).
+/// Removes a journal that is done with (its session ended and everything left). The journal
+/// goes first: a crash between the two leaves a state that names a file no longer there,
+/// never a journal without its state (which a new daemon would export again from the start).
 pub fn remove(journal: &Path) -> io::Result<()> {
-    let _ = fs::remove_file(state_path(journal));
-    fs::remove_file(journal)
+    fs::remove_file(journal)?;
+    match fs::remove_file(state_path(journal)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Removes a journal read to `offset`, unless more was appended: under the journal's lock, so
@@ -319,21 +348,64 @@ mod tests {
                 })
             );
         }
+        let host = Some(ProcessId {
+            pid: 7,
+            start: Some(99),
+            ns: None,
+        });
         save_resume(
             &journals[0],
             Resume {
                 offset: 7,
                 transcript: 9,
+                host,
+                file: None,
             },
         )
         .unwrap();
+        let loaded = load_resume(&journals[0]);
         assert_eq!(
-            load_resume(&journals[0]),
-            Resume {
-                offset: 7,
-                transcript: 9
-            }
+            (loaded.offset, loaded.transcript, loaded.host),
+            (7, 9, host)
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A state left behind by a journal removed at its session's end (the daemon died between
+    /// the two removals) is not taken for a new journal's of the same name.
+    #[test]
+    fn a_state_is_only_its_own_journals() {
+        let dir =
+            std::env::temp_dir().join(format!("albedo-otel-journal-id-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let stamp = Stamp {
+            received_ms: 1,
+            host: None,
+            handoff: &HandOff::default(),
+            agent: None,
+        };
+        append(&dir, "s", "{}", &stamp).unwrap();
+        let path = dir.join(journal_name("s"));
+        let resume = Resume {
+            offset: fs::metadata(&path).unwrap().len(),
+            ..Resume::default()
+        };
+        save_resume(&path, resume).unwrap();
+        assert_eq!(load_resume(&path).offset, resume.offset);
+        // The journal is removed and the state is not (the crash); a hook makes a new one,
+        // which a file kept open meanwhile keeps from taking the old inode.
+        let keep = File::open(&path).unwrap();
+        fs::remove_file(&path).unwrap();
+        append(&dir, "s", "{}", &stamp).unwrap();
+        drop(keep);
+        #[cfg(unix)]
+        assert_eq!(
+            load_resume(&path).offset,
+            0,
+            "the new journal is read from its start"
+        );
+        remove(&path).unwrap();
+        assert!(!state_path(&path).exists() && !path.exists());
         fs::remove_dir_all(&dir).unwrap();
     }
 

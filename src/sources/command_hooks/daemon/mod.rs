@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 mod agents;
 mod lines;
 mod lock;
+pub mod log;
 
 use super::agents::{Adapters, Head};
 use super::claude_code::{owner, Files};
@@ -60,6 +61,9 @@ pub struct DaemonConfig {
     pub host_check: Duration,
     /// How often journals are looked at.
     pub poll: Duration,
+    /// A session between turns whose agent cannot be told gone (its hooks name no one
+    /// process) is retired after this long a silence: its journal and state go.
+    pub retire_after: Duration,
 }
 
 impl DaemonConfig {
@@ -72,6 +76,7 @@ impl DaemonConfig {
             abandon_alive_after: Duration::from_secs(24 * 3600),
             host_check: Duration::from_secs(1),
             poll: Duration::from_millis(25),
+            retire_after: Duration::from_secs(7 * 24 * 3600),
         }
     }
 }
@@ -96,6 +101,43 @@ struct JournalState {
     profile: Option<ProfileId>,
     /// The next payload's settings did not resolve: the journal waits, unread, until they may.
     blocked: Option<Blocked>,
+    /// When the session's agent was last known to be there (a payload, or a check that
+    /// found it running), in ms since the epoch: where a turn it left open ends.
+    alive_ms: u64,
+    /// When the journal was last looked at: a quiet one is looked at less often.
+    looked: Option<Instant>,
+}
+
+/// A journal quiet this long is looked at every [`QUIET_LOOK`] rather than every poll, so an
+/// idle daemon's work does not grow with the sessions on disk.
+const QUIET_AFTER: Duration = Duration::from_secs(5);
+const QUIET_LOOK: Duration = Duration::from_secs(1);
+/// How often the agents of sessions between turns are checked on, to retire those gone.
+const REST_CHECK: Duration = Duration::from_secs(5);
+
+impl JournalState {
+    fn new(saved: Resume) -> Self {
+        let mut host = Host::default();
+        host.known = saved.host;
+        JournalState {
+            session: None,
+            offset: saved.offset,
+            saved,
+            last_activity: Instant::now(),
+            ended: false,
+            host,
+            profile: None,
+            blocked: None,
+            alive_ms: 0,
+            looked: None,
+        }
+    }
+
+    /// Whether this pass should look at the journal.
+    fn due(&self) -> bool {
+        self.last_activity.elapsed() < QUIET_AFTER
+            || self.looked.is_none_or(|t| t.elapsed() >= QUIET_LOOK)
+    }
 }
 
 /// Runs until idle, holding `lock`. Records go to the pipeline of the settings their payloads
@@ -107,22 +149,18 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
     let mut last_new = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut last_host_check = Instant::now();
+    // The first pass checks too: journals an earlier daemon left may be of agents long gone.
+    let mut last_rest_check: Option<Instant> = None;
     loop {
         let mut got = false;
         for path in journal::list(&config.dir) {
-            let state = journals.entry(path.clone()).or_insert_with(|| {
-                let saved = journal::load_resume(&path);
-                JournalState {
-                    session: None,
-                    offset: saved.offset,
-                    saved,
-                    last_activity: Instant::now(),
-                    ended: false,
-                    host: Host::default(),
-                    profile: None,
-                    blocked: None,
-                }
-            });
+            let state = journals
+                .entry(path.clone())
+                .or_insert_with(|| JournalState::new(journal::load_resume(&path)));
+            if !state.due() {
+                continue;
+            }
+            state.looked = Some(Instant::now());
             if drain(config, &path, state, &mut adapter, profiles) {
                 got = true;
             }
@@ -133,13 +171,38 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
         if check_hosts {
             last_host_check = Instant::now();
         }
-        for state in journals.values_mut() {
-            let Some(s) = &state.session else { continue };
-            if adapter.at_rest(s) {
+        let check_rest = last_rest_check.is_none_or(|t| t.elapsed() >= REST_CHECK);
+        if check_rest {
+            last_rest_check = Some(Instant::now());
+        }
+        for (path, state) in journals.iter_mut() {
+            if state.ended {
                 continue;
             }
+            let at_rest = state.session.as_deref().is_none_or(|s| adapter.at_rest(s));
+            if at_rest {
+                if check_rest && retire(config, path, state) {
+                    if let Some(s) = state.session.as_deref().filter(|s| !s.is_empty()) {
+                        // Nothing is open: what the adapter and the assembly kept of the
+                        // session is let go.
+                        let mut closed = Vec::new();
+                        adapter.abandon(s, state.alive_ms, &mut Files, &mut closed);
+                        if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {
+                            closed.into_iter().for_each(|r| {
+                                handle.send(r);
+                            });
+                        }
+                    }
+                    state.ended = true;
+                }
+                continue;
+            }
+            let Some(s) = &state.session else { continue };
             if check_hosts {
                 state.host.check();
+                if state.host.running == Some(true) {
+                    state.alive_ms = state.alive_ms.max(now_ms());
+                }
             }
             // The agent behind the session is gone (or its pid is another process's now):
             // nothing more will come.
@@ -163,7 +226,14 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
                         "session {s} went quiet with a turn open; exporting it unfinished"
                     );
                 }
-                adapter.abandon(s, now_ms(), &mut Files, &mut records);
+                // Its open turn, and the calls still running in it, end when the agent was last
+                // known to be there: the payload before the silence, or the check before it went.
+                let at = if state.alive_ms > 0 {
+                    state.alive_ms
+                } else {
+                    now_ms()
+                };
+                adapter.abandon(s, at, &mut Files, &mut records);
                 state.ended = true;
             }
         }
@@ -190,6 +260,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             || (!got && last_new.elapsed() >= config.poll * 4)
         {
             checkpoint(&adapter, &mut journals, profiles);
+            log::keep_bounded(&config.dir, log::MAX_LOG);
             last_checkpoint = Instant::now();
         }
         if !got && last_new.elapsed() >= config.idle_exit && adapter.open_turns() == 0 {
@@ -223,6 +294,39 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
     }
 }
 
+/// Whether a session between turns is over though it sent no `SessionEnd` (its terminal was
+/// closed, it crashed, the machine restarted): its agent is gone, or, when no one process is
+/// known to be its agent, it has been silent for [`DaemonConfig::retire_after`]. Its journal
+/// and state then go at the next checkpoint, with what they hold (prompts and tool outputs,
+/// unscrubbed), and no later daemon reads them again.
+fn retire(config: &DaemonConfig, path: &Path, state: &mut JournalState) -> bool {
+    // Lines not read yet may be a resumed session's, from a new agent process.
+    if std::fs::metadata(path).map_or(true, |m| m.len() != state.offset) {
+        return false;
+    }
+    let gone = match state.host.known {
+        Some(agent) => agent.still_running() == Some(false),
+        None => false,
+    };
+    let silent = state.host.known.is_none()
+        && std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= config.retire_after));
+    if gone || silent {
+        let who = path.file_name().unwrap_or_default().to_string_lossy();
+        if gone {
+            tracing::info!("{who}: its agent is gone between turns; retiring the session");
+        } else {
+            tracing::info!("{who}: silent for long between turns; retiring the session");
+        }
+        if state.session.is_none() {
+            // Never read by this daemon: nothing of it is in flight anywhere.
+            state.session = Some(String::new());
+        }
+    }
+    gone || silent
+}
+
 /// Reads what is new in one journal and hands its payloads on; says whether there was any.
 /// A payload whose settings do not resolve (a malformed configuration file) stops the
 /// journal there: it and those after it wait, unread, until the file changes.
@@ -237,6 +341,10 @@ fn drain(
         return false;
     }
     state.blocked = None;
+    // A stat, not an open, for the usual journal with nothing new.
+    if std::fs::metadata(path).is_ok_and(|m| m.len() <= state.offset) {
+        return false;
+    }
     let (bytes, _) = match journal::read_from(path, state.offset, READ_CHUNK) {
         Ok(r) => r,
         Err(e) => {
@@ -315,6 +423,7 @@ fn drain(
         state.ended = payload.hook_event_name == "SessionEnd"
             || payload.hook_event_name == super::stream::EXITED;
         state.host.saw(entry.host());
+        state.alive_ms = state.alive_ms.max(entry.received_ms);
         let mut records = Vec::new();
         adapter.push(parsed, entry.received_ms, &mut Files, &mut records);
         if let Some(handle) = state.profile.and_then(|id| profiles.handle(id)) {
@@ -357,7 +466,8 @@ fn checkpoint(
     let due: Vec<PathBuf> = journals
         .iter()
         .filter(|(_, s)| {
-            s.session.as_deref().is_some_and(|id| adapter.at_rest(id)) && s.saved.offset != s.offset
+            s.session.as_deref().is_some_and(|id| adapter.at_rest(id))
+                && (s.saved.offset != s.offset || s.ended || s.saved.host != s.host.known)
         })
         .map(|(p, _)| p.clone())
         .collect();
@@ -394,6 +504,8 @@ fn checkpoint(
                 .session
                 .as_deref()
                 .map_or(0, |s| adapter.transcript_offset(s)),
+            host: state.host.known,
+            file: None,
         };
         match journal::save_resume(&path, resume) {
             Ok(()) => state.saved = resume,
