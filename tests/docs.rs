@@ -35,3 +35,35 @@ fn every_protocol_example_decodes() {
         "an example of every kind"
     );
 }
+
+/// `--help` and the README's table of what each agent gives name every agent the hook route
+/// serves, taken from the list the code dispatches on.
+#[test]
+fn help_and_readme_name_every_agent() {
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = readme
+        .split("### What each agent gives")
+        .nth(1)
+        .expect("the README has its table of agents");
+    for agent in Agent::ALL {
+        assert!(
+            help.contains(agent.title()),
+            "--help names {}:\n{help}",
+            agent.title()
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("| {} ", agent.title()))),
+            "the README's table has a row for {}",
+            agent.title()
+        );
+    }
+}

@@ -17,11 +17,24 @@ use albedo_otel::config::{
     self, env, Compression, ExporterKind, OtlpOverrides, Overrides, Protocol, Settings,
 };
 
+/// The one-line description, naming every agent the hook route serves (from their list, so a
+/// new agent is named without anyone remembering to).
+fn about() -> String {
+    let agents: Vec<&str> = albedo_otel::sources::command_hooks::agent::Agent::ALL
+        .iter()
+        .map(|a| a.title())
+        .collect();
+    format!(
+        "OpenTelemetry traces for AI coding agents: every turn, tool call and model call of albedo, {}, with real timing, in Jaeger or Grafana Tempo.",
+        agents.join(", ")
+    )
+}
+
 #[derive(Parser)]
 #[command(
     name = "albedo-otel",
     version,
-    about = "OpenTelemetry traces for AI coding agents: every turn, tool call and model call of albedo or Claude Code, with real timing, in Jaeger or Grafana Tempo.",
+    about = about(),
     long_about = None,
     after_help = "Logs go to stderr (filter with ALBEDO_OTEL_LOG, e.g. debug). The collector is set with the standard OTEL_EXPORTER_OTLP_* variables; flags override them."
 )]
@@ -55,7 +68,8 @@ enum Command {
         /// [default: $XDG_CONFIG_HOME/albedo-otel/config.toml]
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
-        /// Whose hook this is: `gemini`; none for Claude Code and albedo
+        /// Whose hook this is (`gemini`, `codex`, `copilot`, `opencode`); none for Claude
+        /// Code and albedo
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },

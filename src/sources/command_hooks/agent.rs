@@ -34,6 +34,17 @@ impl Agent {
         }
     }
 
+    /// The agent's name as its users know it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Gemini => "Gemini CLI",
+            Agent::Codex => "Codex CLI",
+            Agent::Copilot => "Copilot CLI",
+            Agent::Opencode => "opencode",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|a| a.name() == name)
     }

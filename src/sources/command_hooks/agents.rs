@@ -160,7 +160,7 @@ impl Adapters {
         out: &mut Vec<Record<'static>>,
     ) {
         match self.agent(id) {
-            Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, out),
+            Agent::ClaudeCode => self.claude_code.abandon(id, at_ms, transcripts, out),
             Agent::Gemini => self.gemini.abandon(id, at_ms, out),
             Agent::Codex => self.codex.abandon(id, at_ms, out),
             Agent::Copilot => self.copilot.abandon(id, at_ms, transcripts, out),

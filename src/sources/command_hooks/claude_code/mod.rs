@@ -30,7 +30,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-pub use payload::{BatchCall, Files, Payload, Transcripts};
+pub use payload::{BatchCall, Files, NoTranscripts, Payload, Transcripts};
 use records::{call_sent, record};
 use transcript::TranscriptCursor;
 
@@ -95,6 +95,9 @@ struct Session {
     stop_after_agents: bool,
     stops: u32,
     transcript: TranscriptCursor,
+    /// The transcript the session's payloads last named: read when a turn ends without a
+    /// `Stop` (the user pressed Esc, or the agent is gone), which sends no path of its own.
+    transcript_path: Option<String>,
     /// Resumed at a saved offset: the conversation before it is read once, at the next read.
     recall: bool,
 }
@@ -179,9 +182,16 @@ impl Adapter {
             return;
         }
         self.ensure(sid, at_ms, p.cwd.as_deref(), out);
+        if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
+            if let Some(s) = self.sessions.get_mut(sid) {
+                if s.transcript_path.as_deref() != Some(path) {
+                    s.transcript_path = Some(path.to_string());
+                }
+            }
+        }
         let target = self.target(p);
         match p.hook_event_name.as_str() {
-            "UserPromptSubmit" => self.on_prompt(sid, at_ms, p, out),
+            "UserPromptSubmit" => self.on_prompt(sid, at_ms, p, transcripts, out),
             "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
             "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(&target, at_ms, p, out),
             "PostToolBatch" => self.on_batch(sid, &target, at_ms, p, out),
@@ -211,7 +221,14 @@ impl Adapter {
             .unwrap_or_else(|| p.session_id.clone())
     }
 
-    fn on_prompt(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
+    fn on_prompt(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         // A background sub-agent reporting back comes as a prompt nobody typed; the agent's
         // answer to it belongs to the turn that started the sub-agent.
         let notification = p
@@ -226,6 +243,11 @@ impl Adapter {
             }
         }
         self.end_held(sid, out);
+        // A turn still open with no `Stop` was interrupted (Esc sends no hook at all): its
+        // model calls are in the transcript now, and go in that turn, not the next.
+        if self.sessions.get(sid).is_some_and(|s| s.turn_open) {
+            self.cut_short(sid, transcripts, out);
+        }
         if let Some(s) = self.sessions.get_mut(sid) {
             s.turn_open = true;
         }
@@ -282,6 +304,24 @@ impl Adapter {
                 out.push(record(child, Event::Closed { at_ms }));
                 self.sessions.remove(child);
             }
+        }
+    }
+
+    /// A turn that ends with no `Stop`: what its transcript holds goes out with it, and calls
+    /// still pending are left to the turn's end, unfinished (no hook says how they ended).
+    fn cut_short(
+        &mut self,
+        sid: &str,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let path = self
+            .sessions
+            .get(sid)
+            .and_then(|s| s.transcript_path.clone());
+        self.read_transcript(sid, path.as_deref(), transcripts, out);
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.pending.clear();
         }
     }
 
@@ -353,9 +393,20 @@ impl Adapter {
     }
 
     /// Gives up on a session that will send nothing more (its agent is gone, or it went
-    /// quiet without a `SessionEnd`): it and its sub-agents are closed at `at_ms`, so their
-    /// open turns are exported, marked unfinished, and the session is forgotten.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// quiet without a `SessionEnd`): the model calls its transcript holds go out with the
+    /// open turn, it and its sub-agents are closed at `at_ms` (when the agent was last known
+    /// alive), so their open turns are exported, marked unfinished, and the session is
+    /// forgotten.
+    pub fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if self.sessions.get(id).is_some_and(|s| s.turn_open) {
+            self.cut_short(id, transcripts, out);
+        }
         let Some(s) = self.sessions.remove(id) else {
             return;
         };

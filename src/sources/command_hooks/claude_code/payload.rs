@@ -69,6 +69,15 @@ pub trait Transcripts {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8>;
 }
 
+/// No transcripts: for an agent whose payloads name none of this shape.
+pub struct NoTranscripts;
+
+impl Transcripts for NoTranscripts {
+    fn read_from(&mut self, _: &str, _: u64) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
 /// Transcripts on the local disk.
 pub struct Files;
 

@@ -102,6 +102,17 @@ impl Adapter {
     /// (Codex). Refused when the host asks its model again, which it does only once the calls
     /// it asked for are over, so that one still pending was blocked by another hook; failed
     /// when the user interrupted it.
+    /// Session `target`'s agent went on after its `Stop` (another hook blocked it): that
+    /// stop was held, and the turn goes on.
+    pub(in super::super) fn stop_was_held(&mut self, target: &str) {
+        if let Some(s) = self.sessions.get_mut(target) {
+            if s.stop_at.take().is_some() {
+                s.stop_after_agents = false;
+                s.turn_open = true;
+            }
+        }
+    }
+
     pub(in super::super) fn end_pending(
         &mut self,
         target: &str,

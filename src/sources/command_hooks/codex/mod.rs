@@ -87,7 +87,9 @@ impl Adapter {
     /// model calls in flight go out with an error.
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         self.unanswered(id, at_ms, out);
-        self.claude_code.abandon(id, at_ms, out);
+        // Codex's payloads name no transcript of Claude Code's shape: nothing to read.
+        self.claude_code
+            .abandon(id, at_ms, &mut claude_code::NoTranscripts, out);
     }
 
     /// Takes one payload received at `at_ms`; appends records to `out`.
@@ -102,6 +104,10 @@ impl Adapter {
             // PostToolBatch).
             "PreModelRequest" | "Stop" => {
                 let by = target(&hook);
+                if hook.hook_event_name == "PreModelRequest" {
+                    // Asked again after a `Stop` another hook blocked: the turn goes on.
+                    self.claude_code.stop_was_held(&by);
+                }
                 self.claude_code.end_pending(&by, at_ms, true, out);
                 self.claude_code
                     .forget_spawning(&hook.session_id, Some(&by));

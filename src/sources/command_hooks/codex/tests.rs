@@ -312,3 +312,52 @@ fn a_denied_spawn_agent_call_is_not_taken_by_a_later_sub_agent() {
         "{out:?}"
     );
 }
+
+/// A `Stop` that another hook blocks is followed by a model request, not always a tool call:
+/// the turn goes on, and one turn ends at the last `Stop`.
+#[test]
+fn a_blocked_stop_continued_by_a_model_request_stays_one_turn() {
+    let mut a = Adapter::new(1_000);
+    let mut out = Vec::new();
+    let usage = json!({"token_usage": {"input_tokens": 10, "cached_input_tokens": 0, "cache_write_input_tokens": 0,
+        "output_tokens": 5, "reasoning_output_tokens": 0, "total_tokens": 15}, "status": "completed"});
+    a.push(
+        100,
+        payload("UserPromptSubmit", json!({"prompt": "go"})),
+        &mut out,
+    );
+    a.push(200, model("PreModelRequest", "r1", json!({})), &mut out);
+    a.push(
+        300,
+        model("PostModelRequest", "r1", usage.clone()),
+        &mut out,
+    );
+    a.push(
+        400,
+        payload("Stop", json!({"last_assistant_message": "first"})),
+        &mut out,
+    );
+    a.push(500, model("PreModelRequest", "r2", json!({})), &mut out);
+    // Long past the grace of the first Stop: it was held, nothing ends.
+    a.claude_code_mut().tick(5_000, &mut out);
+    a.push(5_100, model("PostModelRequest", "r2", usage), &mut out);
+    a.push(
+        5_200,
+        payload("Stop", json!({"last_assistant_message": "second"})),
+        &mut out,
+    );
+    a.claude_code_mut().tick(20_000, &mut out);
+    let ends: Vec<u64> = out
+        .iter()
+        .filter_map(|r| match r.event {
+            crate::protocol::Event::TurnEnded { at_ms, .. } => Some(at_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [5_200], "one turn, ended at the last Stop");
+    let prompts = out
+        .iter()
+        .filter(|r| r.event.kind().as_str() == "prompted")
+        .count();
+    assert_eq!(prompts, 1);
+}
