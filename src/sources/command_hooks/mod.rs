@@ -17,6 +17,7 @@
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
+pub mod adapter;
 pub mod agent;
 pub mod agents;
 pub mod claude_code;

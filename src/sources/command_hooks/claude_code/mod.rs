@@ -19,6 +19,7 @@
 //! `protocol::validate` in the pipeline, like those of every other source.
 
 mod agents;
+mod contract;
 mod conversation;
 mod payload;
 mod records;

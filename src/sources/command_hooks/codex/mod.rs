@@ -20,6 +20,7 @@
 //!
 //! Pure, like every adapter.
 
+mod contract;
 mod payload;
 
 use std::borrow::Cow;

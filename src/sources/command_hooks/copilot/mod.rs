@@ -15,6 +15,7 @@
 //! session of its own under the `task` call that started it ([`subagents`]). Reading the log
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
+mod contract;
 mod models;
 mod payload;
 mod subagents;

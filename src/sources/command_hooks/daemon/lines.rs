@@ -1,7 +1,8 @@
 //! One journal line, read: its entry, whose hook it is, and the payload as that agent's
 //! adapter takes it, or why it is not handed on.
 
-use super::super::agents::{Adapters, Agent, Head, Parsed};
+use super::super::adapter::Parsed;
+use super::super::agents::{Adapters, Agent, Head};
 use super::super::journal::Entry;
 
 /// Why a journal line is not handed on.
@@ -18,7 +19,7 @@ pub(super) enum Unread {
 pub(super) fn read_line(
     line: &[u8],
     adapter: &Adapters,
-) -> Result<(Entry, Agent, Head, Parsed), Unread> {
+) -> Result<(Entry, Agent, Head, (Agent, Parsed)), Unread> {
     let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Unread::Skip(e.to_string()))?;
     let head = serde_json::from_str::<Head>(entry.payload.get())
         .map_err(|e| Unread::Skip(e.to_string()))?;

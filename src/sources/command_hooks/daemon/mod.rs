@@ -259,12 +259,12 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
         if last_checkpoint.elapsed() >= Duration::from_secs(1)
             || (!got && last_new.elapsed() >= config.poll * 4)
         {
-            checkpoint(&adapter, &mut journals, profiles);
+            checkpoint(&mut adapter, &mut journals, profiles);
             log::keep_bounded(&config.dir, log::MAX_LOG);
             last_checkpoint = Instant::now();
         }
         if !got && last_new.elapsed() >= config.idle_exit && adapter.open_turns() == 0 {
-            checkpoint(&adapter, &mut journals, profiles);
+            checkpoint(&mut adapter, &mut journals, profiles);
             // Let go of the lock, then look once more: a hook that appended meanwhile saw the
             // lock held and started no daemon, so this one must not leave its lines behind.
             // A journal that waits for its settings is not work: the next hook's daemon tries
@@ -459,7 +459,7 @@ fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Head, profiles:
 /// Saves resume points for sessions between turns, once what was read is out of the
 /// pipeline (delivered or spooled), and removes the journals of sessions that ended.
 fn checkpoint(
-    adapter: &Adapters,
+    adapter: &mut Adapters,
     journals: &mut HashMap<PathBuf, JournalState>,
     profiles: &mut Profiles,
 ) {
@@ -494,6 +494,9 @@ fn checkpoint(
             }
             if let Some(id) = state.profile {
                 profiles.unbind(id);
+            }
+            if let Some(id) = state.session.as_deref().filter(|s| !s.is_empty()) {
+                adapter.forget(id);
             }
             journals.remove(&path);
             continue;

@@ -17,6 +17,7 @@
 //!
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
+mod contract;
 mod payload;
 mod subagents;
 

@@ -21,6 +21,7 @@
 //!
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
+mod contract;
 mod models;
 mod payload;
 mod plugin;

@@ -1,0 +1,162 @@
+//! The contract every agent's adapter keeps, so that the daemon (and the tests) drive every
+//! agent the same way: a type implementing [`AgentAdapter`], listed once in
+//! [`super::agents`], as an exporter is a type implementing `SpanExporter`.
+
+use std::any::Any;
+use std::fmt;
+
+use super::claude_code::Transcripts;
+use crate::protocol::Record;
+
+/// One agent's payloads to protocol records. Everything but the transcripts and logs it is
+/// handed (`files`) is pure: the same payloads in the same order give the same records.
+pub trait AgentAdapter: fmt::Debug + Send {
+    /// The agent's payload, as its types read it.
+    type Payload: Send + 'static;
+
+    /// Reads one payload; an error says why it is not one of this agent's.
+    fn parse(&self, json: &str) -> Result<Self::Payload, String>;
+
+    /// The session the payload names (for a sub-agent, whatever its agent sends there).
+    fn session_of(payload: &Self::Payload) -> &str;
+
+    /// Takes one payload received at `at_ms`; appends records to `out`.
+    fn take(
+        &mut self,
+        payload: Self::Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    );
+
+    /// Ends what time ends (a held stop past its grace, a log that is due).
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        let _ = (now_ms, files, out);
+    }
+
+    /// Sessions with a turn open (the daemon does not exit while there are any).
+    fn open_turns(&self) -> usize;
+
+    /// Whether session `id` is between turns: nothing of it is in flight in the adapter.
+    fn at_rest(&self, id: &str) -> bool;
+
+    /// Gives up on session `id`, which will send nothing more (its agent is gone): what it
+    /// left open is exported, unfinished, ending at `at_ms` (when the agent was last seen),
+    /// and the session is forgotten.
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    );
+
+    /// Where session `id`'s transcript has been read to, for a later daemon to resume from.
+    fn transcript_offset(&self, id: &str) -> u64 {
+        let _ = id;
+        0
+    }
+
+    /// Resumes session `id` where an earlier daemon left its transcript.
+    fn resume(&mut self, id: &str, transcript_offset: u64) {
+        let _ = (id, transcript_offset);
+    }
+
+    /// How much of session `id`'s conversation its model calls carry (0: capture is off).
+    fn message_budget(&mut self, id: &str, bytes: usize) {
+        let _ = (id, bytes);
+    }
+}
+
+/// A payload read by some agent's adapter, kept for that adapter to take.
+pub struct Parsed(Box<dyn Any + Send>);
+
+impl fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Parsed(..)")
+    }
+}
+
+/// [`AgentAdapter`] with its payload type erased, so that adapters of every agent sit in one
+/// list. Implemented for every adapter.
+pub trait Dispatch: fmt::Debug + Send {
+    fn parse(&self, json: &str) -> Result<Parsed, String>;
+    fn session_of<'a>(&self, payload: &'a Parsed) -> Option<&'a str>;
+    fn take(
+        &mut self,
+        payload: Parsed,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    );
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>);
+    fn open_turns(&self) -> usize;
+    fn at_rest(&self, id: &str) -> bool;
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    );
+    fn transcript_offset(&self, id: &str) -> u64;
+    fn resume(&mut self, id: &str, transcript_offset: u64);
+    fn message_budget(&mut self, id: &str, bytes: usize);
+}
+
+impl<A: AgentAdapter> Dispatch for A {
+    fn parse(&self, json: &str) -> Result<Parsed, String> {
+        AgentAdapter::parse(self, json).map(|p| Parsed(Box::new(p)))
+    }
+
+    fn session_of<'a>(&self, payload: &'a Parsed) -> Option<&'a str> {
+        payload.0.downcast_ref::<A::Payload>().map(A::session_of)
+    }
+
+    fn take(
+        &mut self,
+        payload: Parsed,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        // Only this adapter's own `parse` makes its payloads: another's cannot reach it.
+        if let Ok(p) = payload.0.downcast::<A::Payload>() {
+            AgentAdapter::take(self, *p, at_ms, files, out);
+        }
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        AgentAdapter::tick(self, now_ms, files, out);
+    }
+
+    fn open_turns(&self) -> usize {
+        AgentAdapter::open_turns(self)
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        AgentAdapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        AgentAdapter::abandon(self, id, at_ms, files, out);
+    }
+
+    fn transcript_offset(&self, id: &str) -> u64 {
+        AgentAdapter::transcript_offset(self, id)
+    }
+
+    fn resume(&mut self, id: &str, transcript_offset: u64) {
+        AgentAdapter::resume(self, id, transcript_offset);
+    }
+
+    fn message_budget(&mut self, id: &str, bytes: usize) {
+        AgentAdapter::message_budget(self, id, bytes);
+    }
+}

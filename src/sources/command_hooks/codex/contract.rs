@@ -1,0 +1,51 @@
+//! Codex CLI's adapter under the contract every agent keeps ([`AgentAdapter`]): Claude
+//! Code's pairing underneath, and no transcript of Claude Code's shape to read.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::claude_code::Transcripts;
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        Payload::parse(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        &p.hook.session_id
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, p, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        self.claude_code_mut().tick(now_ms, out);
+    }
+
+    fn open_turns(&self) -> usize {
+        self.claude_code().open_turns()
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        self.claude_code().at_rest(id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, out);
+    }
+}

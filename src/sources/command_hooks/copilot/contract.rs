@@ -1,0 +1,51 @@
+//! Copilot CLI's adapter under the contract every agent keeps ([`AgentAdapter`]): its turns'
+//! calls are read from the session log it is handed as `files`.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::claude_code::Transcripts;
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn open_turns(&self) -> usize {
+        Adapter::open_turns(self)
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        Adapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, files, out);
+    }
+}
