@@ -38,7 +38,10 @@ fn registry(grace_ms: u64) -> Vec<(Agent, Box<dyn Dispatch>)> {
             Agent::ClaudeCode,
             Box::new(claude_code::Adapter::new(grace_ms)),
         ),
-        (Agent::Gemini, Box::new(gemini::Adapter::new())),
+        (
+            Agent::Gemini,
+            Box::new(gemini::Adapter::with_grace(grace_ms)),
+        ),
         (Agent::Codex, Box::new(codex::Adapter::new(grace_ms))),
         (Agent::Copilot, Box::new(copilot::Adapter::new())),
         (Agent::Opencode, Box::new(opencode::Adapter::new())),

@@ -22,6 +22,8 @@ pub mod agent;
 pub mod agents;
 pub mod claude_code;
 pub mod codex;
+#[cfg(test)]
+mod conformance;
 pub mod copilot;
 pub mod daemon;
 pub mod doctor;

@@ -23,6 +23,8 @@ mod contract;
 mod conversation;
 mod payload;
 mod records;
+#[cfg(test)]
+pub(crate) mod script;
 mod tools;
 pub mod transcript;
 

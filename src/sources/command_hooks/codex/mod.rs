@@ -22,6 +22,8 @@
 
 mod contract;
 mod payload;
+#[cfg(test)]
+pub(crate) mod script;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -147,7 +149,9 @@ impl Adapter {
         }
         // Claude Code's adapter takes every event: it ignores the model hooks, but learns of
         // the session from whichever payload comes first.
-        self.claude_code.push(at_ms, &hook, &mut NoTranscripts, out);
+        // No transcript is read: Codex's rollout is not Claude Code's transcript.
+        self.claude_code
+            .push(at_ms, &hook, &mut claude_code::NoTranscripts, out);
         if matches!(
             hook.hook_event_name.as_str(),
             "PreModelRequest" | "PostModelRequest"
@@ -248,15 +252,6 @@ fn target(hook: &claude_code::Payload) -> String {
     match &hook.agent_id {
         Some(agent) => format!("{}/agent-{agent}", hook.session_id),
         None => hook.session_id.clone(),
-    }
-}
-
-/// No transcript is read: Codex's rollout is not Claude Code's transcript.
-struct NoTranscripts;
-
-impl claude_code::Transcripts for NoTranscripts {
-    fn read_from(&mut self, _: &str, _: u64) -> Vec<u8> {
-        Vec::new()
     }
 }
 

@@ -18,6 +18,8 @@
 mod contract;
 mod models;
 mod payload;
+#[cfg(test)]
+pub(crate) mod script;
 mod subagents;
 
 use std::borrow::Cow;

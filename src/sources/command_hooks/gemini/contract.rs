@@ -26,6 +26,10 @@ impl AgentAdapter for Adapter {
         Adapter::push(self, at_ms, &p, out);
     }
 
+    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, out);
+    }
+
     fn open_turns(&self) -> usize {
         Adapter::open_turns(self)
     }

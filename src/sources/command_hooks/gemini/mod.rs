@@ -19,6 +19,9 @@
 
 mod contract;
 mod payload;
+#[cfg(test)]
+pub(crate) mod script;
+mod stops;
 mod subagents;
 
 use std::borrow::Cow;
@@ -80,17 +83,35 @@ struct Session {
     turn_at: u64,
     /// On a top session: the sessions of its sub-agents running now, the last started last.
     agents: Vec<String>,
+    /// An `AfterAgent` whose turn end is held back (see [`stops`]): when it came.
+    stop_at: Option<u64>,
 }
 
 /// Turns Gemini CLI's hook payloads into protocol records; see the module docs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Adapter {
     sessions: HashMap<String, Session>,
+    /// How long an `AfterAgent` waits for a blocked stop's continuation.
+    grace_ms: u64,
+}
+
+impl Default for Adapter {
+    fn default() -> Self {
+        Adapter::with_grace(15_000)
+    }
 }
 
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
+    }
+
+    /// `grace_ms`: how long an `AfterAgent` waits for a blocked stop's continuation.
+    pub fn with_grace(grace_ms: u64) -> Self {
+        Adapter {
+            sessions: HashMap::new(),
+            grace_ms,
+        }
     }
 
     /// Sessions with a turn open.
@@ -117,6 +138,12 @@ impl Adapter {
         if event == "AfterTool" && p.tool_name.as_deref() == Some(subagents::TOOL) {
             self.sub_agent_ended(sid, at_ms, out);
         }
+        if matches!(
+            event,
+            "BeforeModel" | "AfterModel" | "BeforeTool" | "AfterTool"
+        ) {
+            self.went_on(sid);
+        }
         let target = self.running_agent(sid);
         let target = target.as_deref().unwrap_or(sid);
         match event {
@@ -131,7 +158,7 @@ impl Adapter {
                 }
             }
             "AfterTool" => self.on_tool_end(target, at_ms, p, out),
-            "AfterAgent" => self.end_turn(sid, at_ms, "end_turn", out),
+            "AfterAgent" => self.hold_stop(sid, at_ms),
             "SessionEnd" => self.close(sid, at_ms, out),
             // SessionStart (the session is known now), BeforeToolSelection, PreCompress
             // (fired before every model call, compressing or not), Notification.
@@ -149,7 +176,9 @@ impl Adapter {
 
     fn on_prompt(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
         // A turn whose AfterAgent never came (the CLI was stopped) ends where the next begins.
-        self.end_turn(sid, at_ms, "interrupted", out);
+        if !self.end_held(sid, out) {
+            self.end_turn(sid, at_ms, "interrupted", out);
+        }
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.turn_open = true;
         s.turn_at = at_ms;
@@ -410,6 +439,8 @@ impl Adapter {
     /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
     /// turn is exported, marked unfinished, and the session is forgotten.
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        // A stop held back did end its turn.
+        self.end_held(id, out);
         self.sub_agents_stopped(id, at_ms, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));

@@ -246,12 +246,29 @@ fn cached_tokens_are_kept_apart_and_counts_that_cannot_be_read_lose_nothing() {
 
 #[test]
 fn a_model_call_without_its_last_chunk_is_still_a_call_with_an_error() {
-    let out = run(&[
+    let mut out = run(&[
         payload("BeforeAgent", 0, json!({"prompt": "go"})),
         payload("BeforeModel", 10, model_request()),
         payload("AfterModel", 20, chunk("half an ans", false)),
         payload("AfterAgent", 30, json!({})),
     ]);
+    assert_eq!(
+        out.len(),
+        2,
+        "the turn's end waits for a blocked stop's continuation"
+    );
+    // Nothing came within the grace: the turn ends at its AfterAgent.
+    let mut a = Adapter::new();
+    out.clear();
+    for p in [
+        payload("BeforeAgent", 0, json!({"prompt": "go"})),
+        payload("BeforeModel", 10, model_request()),
+        payload("AfterModel", 20, chunk("half an ans", false)),
+        payload("AfterAgent", 30, json!({})),
+    ] {
+        a.push(0, &p, &mut out);
+    }
+    a.tick(T0 + 30 + 15_000, &mut out);
     let Event::CallSent(c) = &out[2].event else {
         panic!("{out:?}")
     };

@@ -25,6 +25,8 @@ mod contract;
 mod models;
 mod payload;
 mod plugin;
+#[cfg(test)]
+pub(crate) mod script;
 mod subagents;
 mod tools;
 

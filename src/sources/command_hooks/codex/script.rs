@@ -1,0 +1,23 @@
+//! Codex CLI's payloads for the conformance suite's steps (test only): Claude Code's, with
+//! its model named.
+
+use serde_json::Value;
+
+use crate::sources::command_hooks::agents::Agent;
+use crate::sources::command_hooks::claude_code::script::payload;
+use crate::sources::command_hooks::conformance::{Script, Step};
+
+#[derive(Default)]
+pub(crate) struct Codex;
+
+impl Script for Codex {
+    fn agent(&self) -> Agent {
+        Agent::Codex
+    }
+
+    fn step(&mut self, step: Step<'_>, _: u64, _: &mut String) -> Vec<Value> {
+        let mut p = payload(step);
+        p["model"] = "gpt-5".into();
+        vec![p]
+    }
+}

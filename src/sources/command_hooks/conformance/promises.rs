@@ -1,0 +1,138 @@
+//! Each promise, one test, run against every agent's adapter.
+
+use super::{each_agent, Promise, Run, Step, T0};
+use crate::assemble::semconv::{
+    ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL,
+};
+use crate::assemble::span::{Span, Value};
+
+const MS: u64 = 1_000_000;
+
+/// The turns' roots, oldest first, each with the tool spans of its trace.
+fn turns(spans: &[Span]) -> Vec<(&Span, Vec<&Span>)> {
+    let mut roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .collect();
+    roots.sort_by_key(|r| r.start_ns);
+    roots
+        .into_iter()
+        .map(|root| {
+            let tools = spans
+                .iter()
+                .filter(|s| {
+                    s.trace_id == root.trace_id
+                        && s.attr(GEN_AI_OPERATION_NAME).and_then(Value::as_str)
+                            == Some(OP_EXECUTE_TOOL)
+                })
+                .collect();
+            (root, tools)
+        })
+        .collect()
+}
+
+fn unfinished(span: &Span) -> bool {
+    span.attr(ALBEDO_UNFINISHED) == Some(&Value::Bool(true))
+}
+
+/// A turn that did not end as the agent ends one: unfinished, or ended as interrupted.
+fn cut_short(span: &Span) -> bool {
+    unfinished(span) || span.attr(ALBEDO_TURN_REASON).and_then(Value::as_str) == Some("interrupted")
+}
+
+/// No span of a trace starts before its turn began.
+fn inside(turns: &[(&Span, Vec<&Span>)]) -> Result<(), String> {
+    for (root, tools) in turns {
+        if let Some(t) = tools.iter().find(|t| t.start_ns < root.start_ns) {
+            return Err(format!("{} starts before its turn", t.name));
+        }
+    }
+    Ok(())
+}
+
+/// A turn the user cut short (Esc sends no hook) keeps its own calls, and the next turn gets
+/// only its own.
+#[test]
+fn an_interrupted_turn_keeps_its_calls_and_the_next_gets_only_its_own() {
+    each_agent(Promise::InterruptedTurnKeepsItsCalls, |run: &mut Run| {
+        run.steps(&[
+            (0, Step::Prompt("first")),
+            (100, Step::ToolStart("call_1")),
+            (500, Step::ToolEnd("call_1")),
+            (2_000, Step::Prompt("second")),
+            (2_100, Step::ToolStart("call_2")),
+            (2_400, Step::ToolEnd("call_2")),
+            (2_500, Step::Stop),
+        ]);
+        run.tick(60_000);
+        let spans = run.spans();
+        let turns = turns(&spans);
+        let calls: Vec<usize> = turns.iter().map(|(_, t)| t.len()).collect();
+        if calls != [1, 1] {
+            return Err(format!("calls per turn {calls:?}, not [1, 1]"));
+        }
+        if !cut_short(turns[0].0) || cut_short(turns[1].0) {
+            return Err("the cut turn, and only it, is marked cut short".into());
+        }
+        inside(&turns)
+    });
+}
+
+/// An agent killed mid-call: its open turn goes out, unfinished, with the call in it, which
+/// ends when the agent was last seen alive, not at its own start.
+#[test]
+fn a_killed_agents_turn_keeps_its_running_call_until_it_was_last_seen() {
+    each_agent(Promise::KilledTurnKeepsItsCalls, |run: &mut Run| {
+        run.steps(&[(0, Step::Prompt("build")), (100, Step::ToolStart("call_1"))]);
+        run.tick(3_000);
+        run.abandon(9_000);
+        let spans = run.spans();
+        let turns = turns(&spans);
+        let [(root, tools)] = turns.as_slice() else {
+            return Err(format!("{} turns, not 1", turns.len()));
+        };
+        let [call] = tools.as_slice() else {
+            return Err(format!("{} calls, not 1", tools.len()));
+        };
+        if !unfinished(root) || !unfinished(call) {
+            return Err("the turn and its call are unfinished".into());
+        }
+        let last_seen = (T0 + 9_000) * MS;
+        if call.end_ns != last_seen || root.end_ns != last_seen {
+            return Err(format!(
+                "the call ends at +{} ms and the turn at +{} ms, not when the agent was last seen (+9000 ms)",
+                (call.end_ns / MS).saturating_sub(T0),
+                (root.end_ns / MS).saturating_sub(T0)
+            ));
+        }
+        Ok(())
+    });
+}
+
+/// A stop that another hook blocked: the agent goes on, and what it does then stays in the
+/// same turn.
+#[test]
+fn a_blocked_stop_keeps_its_continuation_in_the_same_turn() {
+    each_agent(Promise::BlockedStopStaysOneTurn, |run: &mut Run| {
+        run.steps(&[
+            (0, Step::Prompt("fix it")),
+            (100, Step::ToolStart("call_1")),
+            (300, Step::ToolEnd("call_1")),
+            (500, Step::Stop),
+            (600, Step::ToolStart("call_2")),
+            (800, Step::ToolEnd("call_2")),
+            (900, Step::Stop),
+        ]);
+        run.tick(60_000);
+        let spans = run.spans();
+        let turns = turns(&spans);
+        let calls: Vec<usize> = turns.iter().map(|(_, t)| t.len()).collect();
+        if calls != [2] {
+            return Err(format!("calls per turn {calls:?}, not [2]"));
+        }
+        if unfinished(turns[0].0) {
+            return Err("the turn is marked unfinished".into());
+        }
+        inside(&turns)
+    });
+}
