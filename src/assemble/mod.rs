@@ -16,7 +16,8 @@
 //! - `turn`: one open turn, its root and its model calls; `calls`: its tool calls' graph;
 //! - `spans`: what each kind of span says (names in [`semconv`]);
 //! - [`policy`] and [`redact`]: what text may leave the machine; [`ids`]: ids derived from
-//!   what happened, so a replay gives the same ones.
+//!   what happened, so a replay gives the same ones; `pricing`: what each model call cost,
+//!   from a price table compiled in.
 
 mod calls;
 pub mod defaults;
@@ -25,6 +26,7 @@ mod messages;
 mod node;
 mod notes;
 pub mod policy;
+mod pricing;
 pub mod redact;
 pub mod semconv;
 mod sessions;
@@ -34,6 +36,7 @@ mod turn;
 
 pub use notes::Note;
 pub use policy::ContentPolicy;
+use pricing::Pricer;
 pub use span::{Span, SpanId, TraceId};
 
 use sessions::SessionTable;
@@ -78,6 +81,7 @@ pub struct Output {
 pub struct Assembler {
     config: AssembleConfig,
     sessions: SessionTable,
+    pricer: Pricer,
 }
 
 impl Assembler {
@@ -85,6 +89,7 @@ impl Assembler {
         Assembler {
             config,
             sessions: SessionTable::default(),
+            pricer: Pricer::default(),
         }
     }
 
@@ -96,7 +101,11 @@ impl Assembler {
     /// Takes one record; appends finished spans and repair notes to `out`.
     pub fn push(&mut self, record: &Record<'_>, out: &mut Output) {
         let sid = record.session.as_ref();
-        let Assembler { config, sessions } = self;
+        let Assembler {
+            config,
+            sessions,
+            pricer,
+        } = self;
         let policy = &config.policy;
         match &record.event {
             Event::Session(info) => sessions.describe(sid, info, config, out),
@@ -119,7 +128,7 @@ impl Assembler {
             Event::CallSent(sent) => {
                 sessions
                     .turn(sid, sent.started_ms, config, out)
-                    .call_sent(sent, policy, out);
+                    .call_sent(sent, policy, pricer, out);
             }
             Event::Stopping { at_ms, reply, held } => {
                 sessions

@@ -16,6 +16,9 @@
 //!   (2026-08-20), for `session.id`, `process.*` and `error.type`.
 //! - `OI`: Arize-ai/openinference at 1fe497f1d9f45a07eee55d97fe185e020560f9c7 (2026-08-21),
 //!   `python/openinference-semantic-conventions/src/openinference/semconv/trace/__init__.py`.
+//! - `LANGFUSE`: langfuse/langfuse at 62751446149b702b419a9292ddfc2280cdf74b8c (2026-08-22),
+//!   `packages/shared/src/server/otel/OtelIngestionProcessor.ts` (`LF:`), for the one name
+//!   no convention defines yet but backends read: `gen_ai.usage.cost`.
 
 pub const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
@@ -45,6 +48,10 @@ pub const GEN_AI_TOOL_TYPE: &str = "gen_ai.tool.type";
 pub const GEN_AI_SYSTEM_INSTRUCTIONS: &str = "gen_ai.system_instructions";
 pub const GEN_AI_INPUT_MESSAGES: &str = "gen_ai.input.messages";
 pub const GEN_AI_OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+/// A model call's price in US dollars (a double), from genai-prices' table. The GenAI
+/// conventions have no cost attribute yet; Langfuse takes this one as the call's cost (LF:3022).
+/// Only on `chat` spans: a turn's sum is `albedo.turn.cost`, so no backend adds it twice.
+pub const GEN_AI_USAGE_COST: &str = "gen_ai.usage.cost";
 
 pub const SESSION_ID: &str = "session.id";
 pub const PROCESS_EXIT_CODE: &str = "process.exit.code";
@@ -65,6 +72,9 @@ pub const LLM_TOKEN_COUNT_TOTAL: &str = "llm.token_count.total";
 pub const LLM_TOKEN_COUNT_CACHE_READ: &str = "llm.token_count.prompt_details.cache_read";
 pub const LLM_TOKEN_COUNT_CACHE_WRITE: &str = "llm.token_count.prompt_details.cache_write";
 pub const LLM_TOKEN_COUNT_REASONING: &str = "llm.token_count.completion_details.reasoning";
+pub const LLM_COST_TOTAL: &str = "llm.cost.total";
+pub const LLM_COST_PROMPT: &str = "llm.cost.prompt";
+pub const LLM_COST_COMPLETION: &str = "llm.cost.completion";
 /// Prefixes of OpenInference's flattened messages: `llm.input_messages.{i}.message.role`, ...
 pub const LLM_INPUT_MESSAGES: &str = "llm.input_messages";
 pub const LLM_OUTPUT_MESSAGES: &str = "llm.output_messages";
@@ -78,6 +88,9 @@ pub const ALBEDO_TURN_INPUT_TOKENS: &str = "albedo.turn.input_tokens";
 pub const ALBEDO_TURN_OUTPUT_TOKENS: &str = "albedo.turn.output_tokens";
 pub const ALBEDO_TURN_CACHE_READ_TOKENS: &str = "albedo.turn.cache_read_tokens";
 pub const ALBEDO_TURN_CACHE_WRITE_TOKENS: &str = "albedo.turn.cache_write_tokens";
+/// The sum of the turn's own priced model calls, in US dollars (its sub-agents' turns have
+/// their own). Not `gen_ai.usage.cost`, which a backend would add to its calls' own.
+pub const ALBEDO_TURN_COST: &str = "albedo.turn.cost";
 pub const ALBEDO_SESSION_MODEL: &str = "albedo.session.model";
 pub const ALBEDO_SESSION_WORKSPACE: &str = "albedo.session.workspace";
 pub const ALBEDO_PARENT_SESSION: &str = "albedo.parent.session";
@@ -141,6 +154,7 @@ pub const ALL: &[&str] = &[
     GEN_AI_SYSTEM_INSTRUCTIONS,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_USAGE_COST,
     SESSION_ID,
     PROCESS_EXIT_CODE,
     PROCESS_EXECUTABLE_NAME,
@@ -159,6 +173,9 @@ pub const ALL: &[&str] = &[
     LLM_TOKEN_COUNT_CACHE_READ,
     LLM_TOKEN_COUNT_CACHE_WRITE,
     LLM_TOKEN_COUNT_REASONING,
+    LLM_COST_TOTAL,
+    LLM_COST_PROMPT,
+    LLM_COST_COMPLETION,
     ALBEDO_TURN_NUMBER,
     ALBEDO_TURN_PROMPTED,
     ALBEDO_TURN_REASON,
@@ -168,6 +185,7 @@ pub const ALL: &[&str] = &[
     ALBEDO_TURN_OUTPUT_TOKENS,
     ALBEDO_TURN_CACHE_READ_TOKENS,
     ALBEDO_TURN_CACHE_WRITE_TOKENS,
+    ALBEDO_TURN_COST,
     ALBEDO_SESSION_MODEL,
     ALBEDO_SESSION_WORKSPACE,
     ALBEDO_PARENT_SESSION,
@@ -257,6 +275,10 @@ pub const CHECKED: &[(&str, &str)] = &[
         GEN_AI_OUTPUT_MESSAGES,
         "GENAI R:814, schema gen-ai-output-messages.json",
     ),
+    (
+        GEN_AI_USAGE_COST,
+        "LANGFUSE LF:3022 (the call's total cost); GENAI registry.yaml has no cost name (read at 002c8a6e)",
+    ),
     (SESSION_ID, "SEMCONV model/session/registry.yaml:4; OI :258"),
     (PROCESS_EXIT_CODE, "SEMCONV model/process/registry.yaml:216"),
     (
@@ -281,6 +303,9 @@ pub const CHECKED: &[(&str, &str)] = &[
     (LLM_TOKEN_COUNT_CACHE_READ, "OI :140"),
     (LLM_TOKEN_COUNT_CACHE_WRITE, "OI :144"),
     (LLM_TOKEN_COUNT_REASONING, "OI :118"),
+    (LLM_COST_TOTAL, "OI :215 (USD)"),
+    (LLM_COST_PROMPT, "OI :182 (USD)"),
+    (LLM_COST_COMPLETION, "OI :157 (USD)"),
     ("llm.input_messages.{i}.message.role", "OI :54 + :326"),
     ("llm.input_messages.{i}.message.content", "OI :54 + :330"),
     (

@@ -6,6 +6,7 @@ use hashlink::LinkedHashMap;
 use super::ids::{self, Role};
 use super::node::CallNode;
 use super::policy::ContentPolicy;
+use super::pricing::Pricer;
 use super::span::{SpanId, SpanLink, TraceId};
 use super::spans::{chat_span, stopping_event, Place, SessionAttrs, TurnSummary};
 use super::{Note, Output};
@@ -126,6 +127,7 @@ impl TurnMut<'_> {
         &mut self,
         sent: &CallSent<'_>,
         policy: &ContentPolicy,
+        pricer: &mut Pricer,
         out: &mut Output,
     ) {
         let turn = &mut *self.turn;
@@ -148,12 +150,28 @@ impl TurnMut<'_> {
         s.cache_write_tokens = s
             .cache_write_tokens
             .saturating_add(sent.usage.cache_write_tokens);
+        // Priced as billed: the model that answered, if the response names it.
+        let model = sent
+            .response
+            .as_ref()
+            .and_then(|r| r.model.as_deref())
+            .filter(|m| !m.is_empty())
+            .unwrap_or(&sent.request.model);
+        let cost = pricer.cost(
+            sent.request.provider.as_deref(),
+            model,
+            &sent.usage,
+            sent.started_ms,
+        );
+        if let Some(c) = cost {
+            s.cost = Some(s.cost.unwrap_or(0.0) + c.total);
+        }
         let key = sent.id.as_deref().unwrap_or("");
         let span_id = ids::child_span(turn.span_id, Role::Chat, key, turn.chats);
         turn.chats += 1;
         let place = turn.turn_place(span_id);
         out.spans
-            .push(chat_span(place, sent, clamped, policy, self.session));
+            .push(chat_span(place, sent, clamped, cost, policy, self.session));
     }
 
     /// `stopping`: an event on the turn's root.

@@ -166,6 +166,18 @@ fn int_attr(s: &Span, key: &str) -> Option<i64> {
     }
 }
 
+fn double_attr(s: &Span, key: &str) -> Option<f64> {
+    match attr(s, key) {
+        Some(Value::DoubleValue(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+/// `$0.0123`: a model call costs cents or less, so four places show it.
+fn dollars(usd: f64) -> String {
+    format!("${usd:.4}")
+}
+
 fn flag(s: &Span, key: &str) -> bool {
     matches!(attr(s, key), Some(Value::BoolValue(true)))
 }
@@ -226,6 +238,9 @@ fn details(s: &Span) -> Vec<String> {
                     int_attr(s, ALBEDO_TURN_OUTPUT_TOKENS).unwrap_or(0)
                 ));
             }
+            if let Some(cost) = double_attr(s, ALBEDO_TURN_COST) {
+                d.push(dollars(cost));
+            }
             if let Some(r) = str_attr(s, ALBEDO_TURN_REASON) {
                 d.push(format!("ended: {r}"));
             }
@@ -244,6 +259,9 @@ fn details(s: &Span) -> Vec<String> {
                 ));
             } else {
                 d.push(format!("tokens {input} in / {output} out"));
+            }
+            if let Some(cost) = double_attr(s, GEN_AI_USAGE_COST) {
+                d.push(dollars(cost));
             }
             if let Some(Value::ArrayValue(r)) = attr(s, GEN_AI_RESPONSE_FINISH_REASONS) {
                 let reasons: Vec<&str> = r

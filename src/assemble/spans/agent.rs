@@ -6,7 +6,7 @@ use crate::assemble::semconv::*;
 use crate::assemble::span::{ms_to_ns, Attr, Span, SpanEvent, SpanKind, SpanLink, Value};
 
 /// Attributes a root span carries, at most (so its list never grows).
-const TURN_ATTRS: usize = 24;
+const TURN_ATTRS: usize = 25;
 
 /// Everything the turn's root span reports, gathered while the turn ran.
 #[derive(Debug, Default, Clone)]
@@ -22,6 +22,8 @@ pub(crate) struct TurnSummary {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The sum of the turn's priced model calls, in US dollars; `None` if none was priced.
+    pub cost: Option<f64>,
     pub events: Vec<SpanEvent>,
     pub link: Option<SpanLink>,
 }
@@ -74,6 +76,9 @@ pub(crate) fn turn_span(
         ALBEDO_TURN_CACHE_WRITE_TOKENS,
         int(summary.cache_write_tokens),
     );
+    if let Some(cost) = summary.cost {
+        span.push(ALBEDO_TURN_COST, Value::Double(cost));
+    }
     if let Some(m) = agent.model {
         span.push(ALBEDO_SESSION_MODEL, Value::Shared(policy.name(m)));
     }

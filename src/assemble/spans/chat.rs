@@ -6,12 +6,13 @@ use serde::Deserialize;
 
 use super::{base, int, session_attrs, unquoted, Place, SessionAttrs};
 use crate::assemble::policy::ContentPolicy;
+use crate::assemble::pricing::Cost;
 use crate::assemble::semconv::*;
 use crate::assemble::span::{ms_to_ns, Span, SpanEvent, SpanKind, Status, Value};
 use crate::protocol::CallSent;
 
 /// Attributes a chat span carries, at most (so its list never grows).
-const CHAT_ATTRS: usize = 32;
+const CHAT_ATTRS: usize = 36;
 
 #[derive(Deserialize)]
 struct ErrorShape {
@@ -59,6 +60,7 @@ pub(crate) fn chat_span(
     place: Place,
     c: &CallSent<'_>,
     clamped: bool,
+    cost: Option<Cost>,
     policy: &ContentPolicy,
     session: &SessionAttrs,
 ) -> Span {
@@ -129,6 +131,12 @@ pub(crate) fn chat_span(
     if let Some(r) = u.reasoning_tokens {
         span.push(GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, int(r));
         span.push(LLM_TOKEN_COUNT_REASONING, int(r));
+    }
+    if let Some(cost) = cost {
+        span.push(GEN_AI_USAGE_COST, Value::Double(cost.total));
+        span.push(LLM_COST_TOTAL, Value::Double(cost.total));
+        span.push(LLM_COST_PROMPT, Value::Double(cost.input));
+        span.push(LLM_COST_COMPLETION, Value::Double(cost.output));
     }
     if let Some(first) = c.first_token_ms {
         let wait_ms = first.saturating_sub(c.started_ms);

@@ -6,6 +6,7 @@ use crate::protocol::decode_line;
 use crate::testing::check_tree;
 
 mod bounds;
+mod cost;
 mod ids;
 mod repairs;
 mod semconv;

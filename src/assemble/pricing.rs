@@ -1,0 +1,153 @@
+//! What a model call cost, in US dollars, from its token usage at the time it was made.
+//!
+//! The prices are pydantic's genai-prices table, compiled into the binary: no network, no
+//! clock (the call's own start is the price date), so pricing stays a pure function and the
+//! assembly stays pure. A model the table does not know has no cost, never a cost of 0.
+//!
+//! The table's lookup (provider rules, then each model's match rules) is a few microseconds;
+//! its outcome for each (provider, model) is kept, so a model that has no price is not looked
+//! up again, and a provider the table does not know is not tried again before the model's
+//! name is.
+
+use std::collections::HashMap;
+use std::time::{Duration, UNIX_EPOCH};
+
+use genai_prices::{Calculator, ErrorKind, PriceRequest, Usage as PriceUsage, UsageKey};
+
+use crate::protocol::Usage;
+
+/// Distinct (provider, model) pairs remembered before the memo starts afresh: a bound on
+/// memory if a host sends a new model name with every call.
+const LOOKUPS_KEPT: usize = 1024;
+
+/// A model call's price, in US dollars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    pub total: f64,
+    /// Input tokens: fresh, cache reads and cache writes.
+    pub input: f64,
+    /// Output tokens, reasoning included.
+    pub output: f64,
+}
+
+/// How a (provider, model) pair is priced, once found out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lookup {
+    /// As the named provider sells it.
+    ByProvider,
+    /// The provider is not in the table: by the model's maker, which its name tells.
+    ByModel,
+    /// The table has no price for it.
+    Unpriced,
+}
+
+/// Prices model calls, remembering how each (provider, model) pair is looked up.
+#[derive(Debug, Default)]
+pub struct Pricer {
+    lookups: HashMap<(Option<Box<str>>, Box<str>), Lookup>,
+}
+
+impl Pricer {
+    /// The price of a call to `model` (of `provider`, the `gen_ai.provider.name` value, when
+    /// known) that used `usage`, made at `at_ms`. `None` when the table has no price for it.
+    pub fn cost(
+        &mut self,
+        provider: Option<&str>,
+        model: &str,
+        usage: &Usage,
+        at_ms: u64,
+    ) -> Option<Cost> {
+        if model.is_empty() {
+            return None;
+        }
+        let id = provider.and_then(table_provider);
+        if provider.is_some() && id.is_none() {
+            // A model run on the user's own machine costs nothing we could know of.
+            return None;
+        }
+        let key = (id.map(Box::from), Box::from(model));
+        let known = self.lookups.get(&key).copied();
+        let usage = price_usage(usage);
+        let price = |id: Option<&str>| {
+            let mut request = PriceRequest::new(model, &usage)
+                .with_timestamp(UNIX_EPOCH + Duration::from_millis(at_ms));
+            if let Some(id) = id {
+                request = request.with_provider_id(id);
+            }
+            Calculator::bundled().calculate(&request)
+        };
+        let (lookup, found) = match known {
+            Some(Lookup::Unpriced) => return None,
+            Some(Lookup::ByModel) => (Lookup::ByModel, price(None)),
+            Some(Lookup::ByProvider) => (Lookup::ByProvider, price(id)),
+            None => match price(id) {
+                Err(e) if id.is_some() && e.kind() == ErrorKind::ProviderNotFound => {
+                    (Lookup::ByModel, price(None))
+                }
+                found => (Lookup::ByProvider, found),
+            },
+        };
+        let cost = match found {
+            Ok(p) => Some(Cost {
+                total: p.total_price,
+                input: p.input_price,
+                output: p.output_price,
+            }),
+            // Bad usage is this call's alone; only a miss in the table says the pair has
+            // no price.
+            Err(e) if matches!(e.kind(), ErrorKind::InvalidUsage) => return None,
+            Err(_) => None,
+        };
+        if known.is_none() {
+            if self.lookups.len() >= LOOKUPS_KEPT {
+                self.lookups.clear();
+            }
+            let lookup = if cost.is_some() {
+                lookup
+            } else {
+                Lookup::Unpriced
+            };
+            self.lookups.insert(key, lookup);
+        }
+        cost
+    }
+}
+
+/// The genai-prices provider id for a `gen_ai.provider.name` value (GENAI R:6-76) or a
+/// provider id a host passed on; `None` for a model server on the user's own machine.
+/// Names not listed go as they are: the table matches ids and aliases itself (`gcp.gemini`
+/// is Google's, `aws.bedrock` AWS's, `mistral_ai` Mistral's, `github_copilot` Copilot's).
+fn table_provider(name: &str) -> Option<&str> {
+    Some(match name {
+        "ollama" | "lmstudio" | "llama.cpp" | "llamacpp" | "vllm" | "local" => return None,
+        "x_ai" => "x-ai",
+        "azure.ai.openai" | "azure.ai.inference" => "azure",
+        "gcp.vertex_ai" | "gcp.gen_ai" => "google",
+        "moonshot_ai" => "moonshotai",
+        other => other,
+    })
+}
+
+/// The usage as the table counts it: `input_tokens` with cache reads and writes inside it,
+/// `output_tokens` with reasoning inside it (as the protocol's are).
+fn price_usage(u: &Usage) -> PriceUsage {
+    let mut usage = PriceUsage::from([
+        (UsageKey::INPUT_TOKENS, u.total_input() as f64),
+        (UsageKey::OUTPUT_TOKENS, u.output_tokens as f64),
+    ]);
+    if u.cache_read_tokens > 0 {
+        usage.insert(UsageKey::CACHE_READ_TOKENS, u.cache_read_tokens as f64);
+    }
+    if u.cache_write_tokens > 0 {
+        usage.insert(UsageKey::CACHE_WRITE_TOKENS, u.cache_write_tokens as f64);
+    }
+    // More reasoning than output is a host counting them apart: the output then holds none
+    // of it, and the table would refuse the call whole.
+    if let Some(r) = u
+        .reasoning_tokens
+        .filter(|r| *r > 0 && *r <= u.output_tokens)
+    {
+        usage.insert(UsageKey::OUTPUT_REASONING_TOKENS, r as f64);
+    }
+    usage
+}
