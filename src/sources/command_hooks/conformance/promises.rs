@@ -120,10 +120,11 @@ fn a_blocked_stop_keeps_its_continuation_in_the_same_turn() {
             (300, Step::ToolEnd("call_1")),
             (500, Step::Stop),
             (600, Step::ToolStart("call_2")),
-            (800, Step::ToolEnd("call_2")),
-            (900, Step::Stop),
         ]);
-        run.tick(60_000);
+        // The continuation runs on past every grace.
+        run.tick(30_000);
+        run.steps(&[(40_000, Step::ToolEnd("call_2")), (40_100, Step::Stop)]);
+        run.tick(90_000);
         let spans = run.spans();
         let turns = turns(&spans);
         let calls: Vec<usize> = turns.iter().map(|(_, t)| t.len()).collect();

@@ -20,6 +20,7 @@ mod models;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
+mod stops;
 mod subagents;
 
 use std::borrow::Cow;
@@ -150,11 +151,18 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
-            if s.stop
-                .as_ref()
-                .is_some_and(|(at, _)| now_ms >= at.saturating_add(LOG_GRACE_MS))
+            if let Some((at, log)) = s
+                .stop
+                .clone()
+                .filter(|(at, _)| now_ms >= at.saturating_add(LOG_GRACE_MS))
             {
-                finish(sid, s, now_ms, Some(INTERRUPTED), logs, out);
+                let log = log.or_else(|| s.log.clone());
+                if log.is_some_and(|path| stops::went_on(s, at, now_ms, &path, logs)) {
+                    // The stop was held: the turn goes on to the next `Stop`.
+                    s.stop = None;
+                } else {
+                    finish(sid, s, now_ms, Some(INTERRUPTED), logs, out);
+                }
             }
             if let Some(at) = s.closing.filter(|_| !s.turn_open && s.stop.is_none()) {
                 out.push(record(sid, Event::Closed { at_ms: at }));

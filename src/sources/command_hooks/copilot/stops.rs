@@ -1,0 +1,42 @@
+//! A `Stop` another hook blocked: Copilot goes on (up to 8 times) with no hook to say so, its
+//! calls only in the log. So a turn's log is looked at past its `Stop` before the turn ends:
+//! work begun after the `Stop` means the stop was held, and the turn waits for the next one.
+
+use super::payload::LogEvent;
+use super::Session;
+use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::records::rfc3339_ms;
+
+/// Events that only a running turn logs: a model call's end, a tool's start.
+const WORK: &[&str] = &[
+    "session.usage_record",
+    "tool.execution_start",
+    "assistant.turn_start",
+];
+
+/// Whether session `s`'s log shows its own agent at work after its `Stop` at `stop_at`, up to
+/// `now_ms` (a log read late, by a daemon catching up, holds later turns too: they began with
+/// a prompt, which ended this turn before any tick).
+pub(super) fn went_on(
+    s: &Session,
+    stop_at: u64,
+    now_ms: u64,
+    path: &str,
+    logs: &mut dyn Transcripts,
+) -> bool {
+    let from = match &s.read {
+        Some((read, offset)) if read == path => *offset,
+        _ => 0,
+    };
+    logs.read_from(path, from)
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
+        .any(|e| {
+            e.agent_id.is_none()
+                && WORK.contains(&e.kind.as_str())
+                && e.timestamp
+                    .as_deref()
+                    .and_then(rfc3339_ms)
+                    .is_some_and(|at| at > stop_at && at <= now_ms)
+        })
+}
