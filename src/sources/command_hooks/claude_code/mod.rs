@@ -63,6 +63,10 @@ pub const HOOK_EVENTS: &[&str] = &[
     "SubagentStop",
     "SessionEnd",
 ];
+/// How much of a transcript before a resume point a new daemon reads again for the
+/// conversation the next calls were sent: many times what a call keeps of it (the newest
+/// 256 KiB at the most), since raw lines are longer than what is kept of them.
+const RECALL_WINDOW: u64 = 8 << 20;
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.
@@ -361,8 +365,11 @@ impl Adapter {
         if std::mem::take(&mut s.recall) && s.transcript.offset > 0 && s.transcript.keeps_messages()
         {
             // Resumed by a new daemon: what came before the saved offset is still what the
-            // next calls were sent.
-            s.transcript.recall(&transcripts.read_from(path, 0));
+            // next calls were sent. Only its tail can be kept, so only its tail is read: a
+            // long session's transcript is not read whole into memory again.
+            let from = s.transcript.offset.saturating_sub(RECALL_WINDOW);
+            s.transcript
+                .recall(&transcripts.read_from(path, from), from);
         }
         let bytes = transcripts.read_from(path, s.transcript.offset);
         s.transcript.feed(&bytes);

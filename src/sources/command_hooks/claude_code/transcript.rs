@@ -127,12 +127,17 @@ impl TranscriptCursor {
         consumed
     }
 
-    /// The conversation from the transcript's start up to `offset`, without counting a call:
-    /// after a restart the cursor resumes at a saved offset, and the calls after it were
-    /// sent all that came before. `bytes` is the file from its start.
-    pub fn recall(&mut self, bytes: &[u8]) {
-        let upto = (self.offset as usize).min(bytes.len());
-        for line in bytes[..upto].split(|b| *b == b'\n') {
+    /// The conversation up to `offset`, without counting a call: after a restart the cursor
+    /// resumes at a saved offset, and the calls after it were sent what came before. `bytes`
+    /// is the file from `from` (a line cut there is skipped).
+    pub fn recall(&mut self, bytes: &[u8], from: u64) {
+        let upto = (self.offset.saturating_sub(from) as usize).min(bytes.len());
+        let mut bytes = &bytes[..upto];
+        if from > 0 {
+            let first = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |n| n + 1);
+            bytes = &bytes[first..];
+        }
+        for line in bytes.split(|b| *b == b'\n') {
             let Ok(line) = serde_json::from_slice::<Line<'_>>(line) else {
                 continue;
             };

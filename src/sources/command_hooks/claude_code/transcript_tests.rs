@@ -90,7 +90,7 @@ fn a_resumed_cursor_recalls_the_conversation_before_its_offset() {
         offset: first.offset,
         ..TranscriptCursor::default()
     };
-    resumed.recall(&data);
+    resumed.recall(&data, 0);
     resumed.feed(&data[cut..]);
     let got: Vec<Option<String>> = resumed
         .take_calls()
@@ -101,6 +101,35 @@ fn a_resumed_cursor_recalls_the_conversation_before_its_offset() {
         got,
         expected[1..],
         "the same inputs as one reading from the start"
+    );
+}
+
+/// A new daemon reads only the tail before its resume point: a read that starts inside a
+/// line skips that line, and takes the rest as a read from the next line would.
+#[test]
+fn a_recall_from_inside_a_line_skips_it() {
+    let data = fixture("multi_tool/transcript.jsonl");
+    // The line of the user's prompt, and the one after it.
+    let text = std::str::from_utf8(&data).unwrap();
+    let prompt = text[..text
+        .find(r#""type":"user","message":{"role":"user","content":"please"#)
+        .unwrap()]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let next = prompt + text[prompt..].find('\n').unwrap() + 1;
+    let resumed = |from: usize| {
+        let mut c = TranscriptCursor {
+            offset: data.len() as u64,
+            ..TranscriptCursor::default()
+        };
+        c.set_message_budget(1 << 20);
+        c.recall(&data[from..], from as u64);
+        c.feed(b"");
+        format!("{:?}", c.conversation)
+    };
+    assert!(
+        resumed(prompt + 3) == resumed(next),
+        "the cut line is skipped whole"
     );
 }
 

@@ -31,6 +31,19 @@ impl AgentAdapter for Adapter {
         Adapter::tick(self, now_ms, files, out);
     }
 
+    fn transcript_offset(&self, id: &str) -> u64 {
+        self.sessions
+            .get(id)
+            .and_then(|s| s.read.as_ref())
+            .map_or(0, |(_, offset)| *offset)
+    }
+
+    fn resume(&mut self, id: &str, offset: u64) {
+        if offset > 0 {
+            self.sessions.entry(id.to_string()).or_default().resumed = Some(offset);
+        }
+    }
+
     fn open_turns(&self) -> usize {
         Adapter::open_turns(self)
     }

@@ -60,6 +60,9 @@ struct Session {
     /// How far into which log the turns already read reach: the next turn reads on from
     /// there, not the whole session's log again.
     read: Option<(String, u64)>,
+    /// Where an earlier daemon's turns had read this session's log to: the first read here
+    /// goes on from there, not from the log's start.
+    resumed: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -246,8 +249,9 @@ fn read_turn(
     // The read starts one byte early, on the newline that ended the last whole line read: a
     // log that shrank or was replaced shows no newline there, and is read again from its
     // start (the events' times keep the turns apart).
-    let held = match &s.read {
-        Some((read, offset)) if read == path && *offset > 0 => *offset,
+    let held = match (&s.read, s.resumed.take()) {
+        (Some((read, offset)), _) if read == path && *offset > 0 => *offset,
+        (None, Some(offset)) => offset,
         _ => 0,
     };
     let mut bytes = logs.read_from(path, held.saturating_sub(1));

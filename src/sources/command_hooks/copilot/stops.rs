@@ -26,7 +26,8 @@ pub(super) fn went_on(
 ) -> bool {
     let from = match &s.read {
         Some((read, offset)) if read == path => *offset,
-        _ => 0,
+        Some(_) => 0,
+        None => s.resumed.unwrap_or(0),
     };
     logs.read_from(path, from)
         .split(|b| *b == b'\n')

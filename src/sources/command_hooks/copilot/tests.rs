@@ -210,6 +210,35 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
     );
 }
 
+/// A daemon that exits between turns leaves where the log was read to in the resume state; the
+/// next daemon's first read goes on from there, not through the whole session's log again.
+#[test]
+fn a_new_daemon_reads_the_log_on_from_the_resume_point() {
+    use crate::sources::command_hooks::adapter::AgentAdapter;
+    let whole = log().0;
+    let first: usize = whole.split_inclusive('\n').take(4).map(str::len).sum();
+    let mut logs = Growing {
+        text: whole[..first].to_string(),
+        reads: Vec::new(),
+    };
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    turn(&mut a, &mut logs, &mut out, 0, "run it");
+    let saved = AgentAdapter::transcript_offset(&a, SID);
+    assert_eq!(saved, first as u64);
+    // The next daemon: a new adapter, resumed.
+    let (mut b, mut out) = (Adapter::new(), Vec::new());
+    AgentAdapter::resume(&mut b, SID, saved);
+    logs.text = whole.clone();
+    logs.reads.clear();
+    turn(&mut b, &mut logs, &mut out, 10_000, "push");
+    assert!(
+        logs.reads.iter().all(|r| *r + 1 >= first as u64),
+        "nothing before the resume point is read again: {:?}",
+        logs.reads
+    );
+    assert_eq!(call_ids(&out), ["chatcmpl-3", "chatcmpl-4"]);
+}
+
 #[test]
 fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
     let whole = log().0;
