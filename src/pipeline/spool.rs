@@ -3,10 +3,15 @@
 //! Each batch is one file holding the encoded `ExportTraceServiceRequest` (protobuf), the exact
 //! bytes a retry sends, so a re-sent span keeps its ids and the backend sees it once. Files are
 //! written to a temporary name, flushed to disk, and renamed into place (the folder flushed
-//! too), so neither a crash nor a power loss leaves half a batch that looks whole. Several exporters (one per albedo session) may share a spool: a file is taken by
-//! renaming it to a name that carries the taker's pid, which only one process can win, and
-//! claims left by a process that died (asked portably, with `kill(pid, 0)`) are given back
-//! when a spool is opened.
+//! too), so neither a crash nor a power loss leaves half a batch that looks whole.
+//!
+//! Several exporters (one per albedo session) may share a spool: a file is taken by renaming
+//! it to a name that names the taker, which only one process can win, and claims left by a
+//! process that is gone are given back when a spool is opened. A pid alone would not do: it
+//! is reused (a dead taker's claim would look live, and its spans never be sent), and a
+//! container sharing the folder counts pids in a namespace of its own (a live taker there
+//! could look dead here). So a claim carries the taker's [`ProcessId`], pid, start and pid
+//! namespace, and is given back only when that very process is known to be gone.
 //!
 //! The spool is capped in bytes; when a batch does not fit, the oldest files go first, and what
 //! they held is counted. It is created 0700 and its files 0600: they hold the same scrubbed,
@@ -18,6 +23,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::fs::{create_private_dir, private_file_options, sync_dir};
+use crate::process::ProcessId;
 
 const SUFFIX: &str = ".otlp";
 const CLAIM: &str = ".claimed-";
@@ -56,6 +62,8 @@ pub struct Spool {
     dir: PathBuf,
     max_bytes: u64,
     pid: u32,
+    /// What this process's claims end with: `CLAIM`, then `claimer` of this process.
+    claim: String,
     seq: u64,
     /// Unclaimed files, oldest first, as last seen on disk.
     entries: VecDeque<Entry>,
@@ -77,9 +85,51 @@ fn parse_name(name: &str) -> Option<u64> {
     spans.parse().ok()
 }
 
-/// Whether process `pid` still runs (so its claims and half-written files are its own).
+/// Whether process `pid` still runs (so its half-written files are its own).
 fn pid_alive(pid: u32) -> bool {
     pid != 0 && crate::process::alive(pid)
+}
+
+/// A claim's suffix, after [`CLAIM`]: `{pid}`, then `-s{start}` and `-n{ns}` for what the OS
+/// told. With neither (not Linux nor macOS) it is the pid alone, as older versions wrote it,
+/// so they can still judge it.
+fn claimer(who: &ProcessId) -> String {
+    let mut out = who.pid.to_string();
+    if let Some(start) = who.start {
+        out.push_str(&format!("-s{start}"));
+    }
+    if let Some(ns) = who.ns {
+        out.push_str(&format!("-n{ns}"));
+    }
+    out
+}
+
+/// The taker a claim's suffix names; `{pid}` alone is an older version's claim. A field this
+/// version does not know (a later one's) is passed over: the ones it knows still name the
+/// process.
+fn parse_claimer(suffix: &str) -> Option<ProcessId> {
+    let mut parts = suffix.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let mut who = ProcessId {
+        pid,
+        start: None,
+        ns: None,
+    };
+    for part in parts {
+        if let Some(start) = part.strip_prefix('s') {
+            who.start = Some(start.parse().ok()?);
+        } else if let Some(ns) = part.strip_prefix('n') {
+            who.ns = Some(ns.parse().ok()?);
+        }
+    }
+    Some(who)
+}
+
+/// Whether a claim is to be given back: its taker is known to be gone. One whose taker cannot
+/// be judged (another pid namespace's) is left alone: it may be sending that batch now. One
+/// that names no process at all is nobody's.
+fn orphaned(suffix: &str) -> bool {
+    parse_claimer(suffix).is_none_or(|who| who.still_running() == Some(false))
 }
 
 impl Spool {
@@ -88,10 +138,17 @@ impl Spool {
     pub fn open(dir: impl Into<PathBuf>, max_bytes: u64) -> io::Result<Spool> {
         let dir = dir.into();
         create_private_dir(&dir)?;
+        let pid = std::process::id();
+        let me = ProcessId::of(pid).unwrap_or(ProcessId {
+            pid,
+            start: None,
+            ns: None,
+        });
         let mut spool = Spool {
             dir,
             max_bytes: max_bytes.max(1),
-            pid: std::process::id(),
+            pid,
+            claim: format!("{CLAIM}{}", claimer(&me)),
             seq: 0,
             entries: VecDeque::new(),
             bytes: 0,
@@ -108,9 +165,8 @@ impl Spool {
     fn reclaim_orphans(&self) -> io::Result<()> {
         for e in fs::read_dir(&self.dir)? {
             let name = e?.file_name().to_string_lossy().into_owned();
-            if let Some((base, pid)) = name.rsplit_once(CLAIM) {
-                let owner: u32 = pid.parse().unwrap_or(0);
-                if owner != self.pid && !pid_alive(owner) {
+            if let Some((base, owner)) = name.rsplit_once(CLAIM) {
+                if orphaned(owner) {
                     let _ = fs::rename(self.dir.join(&name), self.dir.join(base));
                 }
             } else if name.ends_with(".tmp") {
@@ -215,7 +271,7 @@ impl Spool {
         while let Some(entry) = self.entries.pop_front() {
             self.bytes = self.bytes.saturating_sub(entry.bytes);
             let from = self.dir.join(&entry.name);
-            let claimed = self.dir.join(format!("{}{CLAIM}{}", entry.name, self.pid));
+            let claimed = self.dir.join(format!("{}{}", entry.name, self.claim));
             match fs::rename(&from, &claimed) {
                 Ok(()) => {}
                 // Someone else took it (or evicted it).
@@ -260,91 +316,4 @@ pub fn for_destination(root: &Path, destination: &str) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn temp(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("albedo-otel-spool-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
-    }
-
-    #[test]
-    fn batches_come_back_oldest_first_and_survive_a_new_process() {
-        let dir = temp("order");
-        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
-        s.push(b"one", 1).unwrap();
-        s.push(b"two", 2).unwrap();
-        assert_eq!((s.files(), s.spans(), s.bytes()), (2, 3, 6));
-        // Another opener (a restarted exporter) sees the same batches.
-        let mut again = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
-        assert_eq!(again.spans(), 3);
-        let first = again.take_oldest().unwrap().unwrap();
-        assert_eq!((first.body.as_slice(), first.spans()), (&b"one"[..], 1));
-        // Claimed: the first spool cannot take it too.
-        s.rescan().unwrap();
-        assert_eq!(s.files(), 1);
-        again.give_back(first).unwrap();
-        let first = again.take_oldest().unwrap().unwrap();
-        assert_eq!(first.body, b"one");
-        again.done(first).unwrap();
-        let second = again.take_oldest().unwrap().unwrap();
-        assert_eq!(second.body, b"two");
-        again.done(second).unwrap();
-        assert!(again.take_oldest().unwrap().is_none());
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_full_spool_drops_the_oldest_and_says_how_much() {
-        let dir = temp("cap");
-        let mut s = Spool::open(&dir, 10).unwrap();
-        assert_eq!(s.push(b"aaaa", 4).unwrap(), Evicted::default());
-        assert_eq!(s.push(b"bbbb", 5).unwrap(), Evicted::default());
-        assert_eq!(s.push(b"cccc", 6).unwrap(), Evicted { files: 1, spans: 4 });
-        assert_eq!(s.take_oldest().unwrap().unwrap().body, b"bbbb");
-        assert_eq!(
-            s.push(&[0; 11], 7).unwrap(),
-            Evicted {
-                files: 2,
-                spans: 13
-            },
-            "too big even alone"
-        );
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn claims_of_dead_processes_are_given_back() {
-        let dir = temp("orphan");
-        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
-        s.push(b"x", 1).unwrap();
-        let name = s.entries[0].name.clone();
-        // A claim by a pid that cannot exist.
-        fs::rename(
-            dir.join(&name),
-            dir.join(format!("{name}{CLAIM}4294967295")),
-        )
-        .unwrap();
-        let s2 = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
-        assert_eq!(s2.spans(), 1);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn the_spool_is_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = temp("mode");
-        let mut s = Spool::open(&dir, crate::pipeline::defaults::SPOOL_MAX_BYTES).unwrap();
-        s.push(b"secret-ish", 1).unwrap();
-        assert_eq!(
-            fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
-        let f = dir.join(&s.entries[0].name);
-        assert_eq!(fs::metadata(f).unwrap().permissions().mode() & 0o777, 0o600);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;
