@@ -306,26 +306,18 @@ pub fn hand_off(
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
-    // A Copilot sub-agent's hooks go in its parent's journal.
-    let is_copilot = agent == Some(agent::Agent::Copilot.name());
-    let parent = is_copilot
-        .then(|| copilot::sub_agents_parent(raw.get()))
-        .flatten();
+    let spec = agent
+        .and_then(agent::Agent::from_name)
+        .map(agent::Agent::spec);
+    let parent = spec.and_then(|s| (s.journal_under)(raw.get()));
     let session = parent
         .map(Cow::Owned)
         .or(minimal.session_id)
         .filter(|s| !s.is_empty())
         .ok_or(HookError::NoSession)?;
+    let rewritten = spec.and_then(|s| (s.rewrite)(raw.get(), &|k| std::env::var(k).ok()));
     // A journal line is one line: re-encode the rare pretty-printed payload.
-    let slim = (agent == Some(agent::Agent::Gemini.name()))
-        .then(|| gemini::slim(raw.get()))
-        .flatten();
-    let slim = slim.or_else(|| {
-        is_copilot
-            .then(|| copilot::with_log(raw.get(), &|k| std::env::var(k).ok()))
-            .flatten()
-    });
-    let compact: Cow<'_, str> = if let Some(slim) = slim {
+    let compact: Cow<'_, str> = if let Some(slim) = rewritten {
         Cow::Owned(slim)
     } else if raw.get().contains('\n') {
         let v: serde_json::Value = serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;

@@ -3,6 +3,17 @@
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::agent::{self, Spec};
+
+/// What the shared hook and daemon need to know of Claude Code, and albedo's `hooks` extension, which sends its payloads.
+pub const SPEC: Spec = Spec {
+    name: "claude-code",
+    title: "Claude Code",
+    passes_its_environment: false,
+    streams: false,
+    journal_under: agent::own_journal,
+    rewrite: agent::as_sent,
+};
 
 impl AgentAdapter for Adapter {
     type Payload = Payload;

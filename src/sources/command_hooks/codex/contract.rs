@@ -4,7 +4,18 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::agent::{self, Spec};
 use crate::sources::command_hooks::claude_code::Transcripts;
+
+/// What the shared hook and daemon need to know of Codex CLI.
+pub const SPEC: Spec = Spec {
+    name: "codex",
+    title: "Codex CLI",
+    passes_its_environment: true,
+    streams: false,
+    journal_under: agent::own_journal,
+    rewrite: agent::as_sent,
+};
 
 impl AgentAdapter for Adapter {
     type Payload = Payload;

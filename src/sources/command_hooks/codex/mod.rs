@@ -21,6 +21,7 @@
 //! Pure, like every adapter.
 
 mod contract;
+pub use contract::SPEC;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

@@ -4,7 +4,18 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::agent::Spec;
 use crate::sources::command_hooks::claude_code::Transcripts;
+
+/// What the shared hook and daemon need to know of Copilot CLI.
+pub const SPEC: Spec = Spec {
+    name: "copilot",
+    title: "Copilot CLI",
+    passes_its_environment: false,
+    streams: false,
+    journal_under: super::sub_agents_parent,
+    rewrite: super::with_log,
+};
 
 impl AgentAdapter for Adapter {
     type Payload = Payload;

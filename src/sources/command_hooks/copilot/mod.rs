@@ -16,6 +16,7 @@
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
 mod contract;
+pub use contract::SPEC;
 mod models;
 mod payload;
 #[cfg(test)]

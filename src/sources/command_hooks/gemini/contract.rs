@@ -3,7 +3,23 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::agent::{self, Spec};
 use crate::sources::command_hooks::claude_code::Transcripts;
+
+/// What the shared hook and daemon need to know of Gemini CLI.
+pub const SPEC: Spec = Spec {
+    name: "gemini",
+    title: "Gemini CLI",
+    passes_its_environment: true,
+    streams: false,
+    journal_under: agent::own_journal,
+    rewrite: journaled,
+};
+
+/// Gemini's model hooks are journaled without the history each of them repeats.
+fn journaled(payload: &str, _: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    super::slim(payload)
+}
 
 impl AgentAdapter for Adapter {
     type Payload = Payload;

@@ -18,6 +18,7 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod contract;
+pub use contract::SPEC;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
@@ -403,47 +404,6 @@ impl Adapter {
                     failed: false,
                 }),
             ));
-        }
-    }
-
-    fn end_turn(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        reason: &'static str,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        if self.at_rest(sid) {
-            return;
-        }
-        self.sub_agents_stopped(sid, at_ms, out);
-        self.refuse_pending(sid, at_ms, out);
-        self.unanswered(sid, at_ms, out);
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn_open = false;
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed(reason)),
-            },
-        ));
-    }
-
-    /// The session ends (its process exits); a resumed session starts again with its id. A
-    /// turn still open is exported as it stands, unfinished.
-    fn close(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        self.abandon(sid, at_ms, out);
-    }
-
-    /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
-    /// turn is exported, marked unfinished, and the session is forgotten.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        // A stop held back did end its turn.
-        self.end_held(id, out);
-        self.sub_agents_stopped(id, at_ms, out);
-        if self.sessions.remove(id).is_some() {
-            out.push(record(id, Event::Closed { at_ms }));
         }
     }
 }

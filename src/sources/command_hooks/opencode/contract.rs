@@ -4,7 +4,18 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::agent::{self, Spec};
 use crate::sources::command_hooks::claude_code::Transcripts;
+
+/// What the shared hook and daemon need to know of opencode.
+pub const SPEC: Spec = Spec {
+    name: "opencode",
+    title: "opencode",
+    passes_its_environment: true,
+    streams: true,
+    journal_under: agent::own_journal,
+    rewrite: agent::as_sent,
+};
 
 impl AgentAdapter for Adapter {
     type Payload = Box<Payload>;

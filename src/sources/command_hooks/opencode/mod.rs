@@ -22,6 +22,7 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod contract;
+pub use contract::SPEC;
 mod models;
 mod payload;
 mod plugin;

@@ -1,0 +1,115 @@
+//! How a Claude Code turn ends: at its `Stop` once the grace has passed (a stop another hook
+//! blocks goes on), cut short by the next prompt or the agent's end (what the transcript holds
+//! goes with it), or with its session.
+
+use std::borrow::Cow;
+
+use super::records::record;
+use super::{Adapter, Payload, Transcripts};
+use crate::protocol::{Event, Record};
+
+impl Adapter {
+    pub(super) fn on_session_end(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.read_transcript(sid, p.transcript_path.as_deref(), transcripts, out);
+        self.end_held(sid, out);
+        out.push(record(sid, Event::Closed { at_ms }));
+        if let Some(s) = self.sessions.remove(sid) {
+            // Sub-agents still open end with their parent.
+            for child in s.agents.values() {
+                out.push(record(child, Event::Closed { at_ms }));
+                self.sessions.remove(child);
+            }
+        }
+    }
+
+    /// A turn that ends with no `Stop`: what its transcript holds goes out with it, and calls
+    /// still pending are left to the turn's end, unfinished (no hook says how they ended).
+    pub(super) fn cut_short(
+        &mut self,
+        sid: &str,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let path = self
+            .sessions
+            .get(sid)
+            .and_then(|s| s.transcript_path.clone());
+        self.read_transcript(sid, path.as_deref(), transcripts, out);
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.pending.clear();
+        }
+    }
+
+    /// Ends a held-back turn, at the time of its `Stop`.
+    pub(super) fn end_held(&mut self, id: &str, out: &mut Vec<Record<'static>>) {
+        if let Some(s) = self.sessions.get_mut(id) {
+            if let Some(at) = s.stop_at.take() {
+                s.turn_open = false;
+                s.stops = 0;
+                out.push(record(
+                    id,
+                    Event::TurnEnded {
+                        at_ms: at,
+                        reason: Some(Cow::Borrowed("end_turn")),
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Ends the turns whose `Stop` is older than the grace period.
+    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
+        let due: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| {
+                s.stop_at
+                    .is_some_and(|at| now_ms >= at.saturating_add(self.grace_ms))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in due {
+            self.end_held(&id, out);
+        }
+    }
+
+    /// Ends every held-back turn now (the exporter is closing).
+    pub fn flush(&mut self, out: &mut Vec<Record<'static>>) {
+        let ids: Vec<String> = self.sessions.keys().cloned().collect();
+        for id in ids {
+            self.end_held(&id, out);
+        }
+    }
+
+    /// Gives up on a session that will send nothing more (its agent is gone, or it went
+    /// quiet without a `SessionEnd`): the model calls its transcript holds go out with the
+    /// open turn, it and its sub-agents are closed at `at_ms` (when the agent was last known
+    /// alive), so their open turns are exported, marked unfinished, and the session is
+    /// forgotten.
+    pub fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        transcripts: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if self.sessions.get(id).is_some_and(|s| s.turn_open) {
+            self.cut_short(id, transcripts, out);
+        }
+        let Some(s) = self.sessions.remove(id) else {
+            return;
+        };
+        for child in s.agents.values() {
+            out.push(record(child, Event::Closed { at_ms }));
+            self.sessions.remove(child);
+        }
+        out.push(record(id, Event::Closed { at_ms }));
+    }
+}
