@@ -80,7 +80,7 @@ impl Adapters {
 
     /// The agent of session `id` (a sub-agent's is its top session's).
     fn agent(&self, session: &str) -> Agent {
-        let own = claude_code::owner(session);
+        let own = super::session_key::top(session);
         self.of.get(own).copied().unwrap_or_default()
     }
 

@@ -33,6 +33,7 @@ pub mod opencode;
 pub mod oversized;
 mod profiles;
 mod records;
+pub mod session_key;
 pub mod stream;
 
 use std::borrow::Cow;

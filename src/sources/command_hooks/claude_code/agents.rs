@@ -70,7 +70,7 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let Some(agent) = &p.agent_id else { return };
-        let child = format!("{sid}/agent-{agent}");
+        let child = super::super::session_key::sub_agent(sid, agent);
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };

@@ -41,14 +41,6 @@ use transcript::TranscriptCursor;
 
 use crate::protocol::{Event, Record};
 
-/// The session a record belongs to for routing: a sub-agent's own session (`{parent}/agent-{id}`,
-/// as [`Adapter`] names it) belongs to its parent's.
-pub fn owner(session: &str) -> &str {
-    session
-        .split_once("/agent-")
-        .map_or(session, |(parent, _)| parent)
-}
-
 /// The agent name on turns from command hooks.
 pub const AGENT: &str = "claude-code";
 

@@ -167,7 +167,7 @@ impl Adapter {
         let keys: Vec<(String, String)> = self
             .started
             .keys()
-            .filter(|(t, _)| claude_code::owner(t) == session)
+            .filter(|(t, _)| super::session_key::top(t) == session)
             .cloned()
             .collect();
         for key in keys {
@@ -251,7 +251,7 @@ impl Adapter {
 /// names it.
 fn target(hook: &claude_code::Payload) -> String {
     match &hook.agent_id {
-        Some(agent) => format!("{}/agent-{agent}", hook.session_id),
+        Some(agent) => super::session_key::sub_agent(&hook.session_id, agent),
         None => hook.session_id.clone(),
     }
 }

@@ -61,7 +61,7 @@ impl Children {
                 let Some(call) = text("toolCallId") else {
                     return true;
                 };
-                let session = format!("{sid}/agent-{agent}");
+                let session = super::super::session_key::sub_agent(sid, agent);
                 let name = text("agentName").or_else(|| text("agentType"));
                 out.push(record(
                     &session,

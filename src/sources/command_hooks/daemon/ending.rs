@@ -81,7 +81,16 @@ pub(super) fn look_after(
     } else {
         now_ms()
     };
-    adapter.abandon(s, at, &mut Files, records);
+    // What it leaves goes where its turn went: a sub-agent's records too, whatever its
+    // agent calls its session (opencode's are sessions of their own, not `top/agent-…`).
+    let mut left = Vec::new();
+    adapter.abandon(s, at, &mut Files, &mut left);
+    match state.profile.and_then(|id| profiles.handle(id)) {
+        Some(handle) => left.into_iter().for_each(|r| {
+            handle.send(r);
+        }),
+        None => records.extend(left),
+    }
     state.ended = true;
 }
 

@@ -29,7 +29,7 @@ mod lock;
 pub mod log;
 
 use super::agents::{Adapters, Head};
-use super::claude_code::{owner, Files};
+use super::claude_code::Files;
 use super::doctor;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
@@ -203,7 +203,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
         // Records made outside a journal's lines (turns ended by time) go where their
         // session's turn went.
         for r in records {
-            let owner = owner(&r.session);
+            let owner = super::session_key::top(&r.session);
             let target = journals
                 .values()
                 .find(|s| s.session.as_deref() == Some(owner))

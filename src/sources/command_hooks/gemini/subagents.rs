@@ -53,7 +53,8 @@ impl Adapter {
         };
         // Unique across turns (call ids restart with each turn) and callers (each numbers its
         // own calls), and the same on a re-read.
-        let child = format!("{caller}/agent-{}-{call}", top.turn_at);
+        let child =
+            super::super::session_key::sub_agent(caller, &format!("{}-{call}", top.turn_at));
         top.agents.push(child.clone());
         let input = p
             .tool_input

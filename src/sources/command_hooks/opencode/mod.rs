@@ -236,27 +236,17 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let Some(turn) = s.turn.take() else { return };
+        let Some(mut turn) = s.turn.take() else {
+            return;
+        };
         let child = s.parent.is_some();
-        let mut models: Vec<_> = turn.models.into_iter().collect();
-        models.sort_by_key(|(_, m)| m.at_ms);
-        for (id, m) in models {
-            let call = Unanswered {
-                id,
-                model: m.model,
-                provider: "opencode",
-                max_tokens: None,
-                started_ms: m.at_ms,
-                first_token_ms: m.first_chunk_ms,
-            };
-            let mut r = call.record(sid, at_ms, "the turn ended before the model call did");
-            if let Event::CallSent(c) = &mut r.event {
-                if !m.provider.is_empty() {
-                    c.request.provider = Some(Cow::Owned(m.provider));
-                }
-            }
-            out.push(r);
-        }
+        unanswered(
+            sid,
+            &mut turn,
+            at_ms,
+            "the turn ended before the model call did",
+            out,
+        );
         let mut running: Vec<_> = turn.running.into_iter().collect();
         running.sort_by_key(|(_, r)| r.at_ms);
         for (id, r) in running {
@@ -309,15 +299,56 @@ impl Adapter {
             family.extend(children);
             i += 1;
         }
-        for child in family.iter().skip(1).rev() {
-            if self.sessions.remove(child).is_some_and(|s| s.started) {
-                out.push(record(child, Event::Closed { at_ms }));
+        // The model calls still streaming go out as errors (they were lost); the calls still
+        // running end with their session, unfinished.
+        for sid in family.iter().rev() {
+            let Some(mut s) = self.sessions.remove(sid) else {
+                continue;
+            };
+            // A sub-agent whose call never ran was never opened: nothing to close.
+            if !s.started {
+                continue;
+            }
+            if let Some(turn) = s.turn.as_mut() {
+                unanswered(
+                    sid,
+                    turn,
+                    at_ms,
+                    "opencode ended before the model call did",
+                    out,
+                );
+            }
+            out.push(record(sid, Event::Closed { at_ms }));
+        }
+    }
+}
+
+/// The turn's model calls still streaming, out as errors ending at `at_ms`.
+fn unanswered(
+    sid: &str,
+    turn: &mut Turn,
+    at_ms: u64,
+    why: &'static str,
+    out: &mut Vec<Record<'static>>,
+) {
+    let mut models: Vec<_> = turn.models.drain().collect();
+    models.sort_by_key(|(_, m)| m.at_ms);
+    for (id, m) in models {
+        let call = Unanswered {
+            id,
+            model: m.model,
+            provider: "opencode",
+            max_tokens: None,
+            started_ms: m.at_ms,
+            first_token_ms: m.first_chunk_ms,
+        };
+        let mut r = call.record(sid, at_ms, why);
+        if let Event::CallSent(c) = &mut r.event {
+            if !m.provider.is_empty() {
+                c.request.provider = Some(Cow::Owned(m.provider));
             }
         }
-        // A sub-agent whose call never ran was never opened: nothing to close.
-        if self.sessions.remove(id).is_some_and(|s| s.started) {
-            out.push(record(id, Event::Closed { at_ms }));
-        }
+        out.push(r);
     }
 }
 

@@ -495,3 +495,52 @@ fn the_agent_gone_closes_its_session_and_its_sub_agents() {
     let root = spans.iter().find(|s| s.parent_span_id.is_none()).unwrap();
     assert!(root.attr("albedo.unfinished").is_some(), "{root:?}");
 }
+
+/// opencode killed while a model call streams, in a sub-agent too: the call goes out as an
+/// error (it was dropped), and both sessions close.
+#[test]
+fn a_model_call_streaming_when_opencode_is_gone_goes_out_as_an_error() {
+    let child = "ses_child";
+    let mut payloads: Vec<Payload> = session().into_iter().take(3).collect();
+    payloads.push(
+        serde_json::from_value(json!({"session_id": SID, "session": child,
+            "hook_event_name": "session.created", "at_ms": T0 + 2_250,
+            "properties": {"sessionID": child, "info": {"id": child, "parentID": SID,
+                "time": {"created": T0 + 2_250}}}}))
+        .unwrap(),
+    );
+    payloads.push(
+        serde_json::from_value(json!({"session_id": SID, "session": child,
+            "hook_event_name": "chat.message", "at_ms": T0 + 2_300,
+            "properties": {"message": {"id": "msg_cu", "role": "user", "sessionID": child,
+                "time": {"created": T0 + 2_300}}, "text": "sub"}}))
+        .unwrap(),
+    );
+    payloads.push(
+        serde_json::from_value(json!({"session_id": SID, "session": child,
+            "hook_event_name": "message.updated", "at_ms": T0 + 2_400,
+            "properties": {"sessionID": child, "info": {"id": "msg_ca", "parentID": "msg_cu",
+                "role": "assistant", "modelID": "mock-model", "providerID": "mock",
+                "sessionID": child, "time": {"created": T0 + 2_400}}}}))
+        .unwrap(),
+    );
+    let (mut a, mut out) = run(&payloads);
+    a.abandon(SID, T0 + 9_000, &mut out);
+    let errors: Vec<(&str, u64)> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::CallSent(c) if c.error.is_some() => Some((r.session.as_ref(), c.finished_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [(child, T0 + 9_000), (SID, T0 + 9_000)],
+        "each session's streaming call, ended when opencode was last seen"
+    );
+    let closed = out
+        .iter()
+        .filter(|r| matches!(r.event, Event::Closed { .. }))
+        .count();
+    assert_eq!(closed, 2);
+}
