@@ -82,8 +82,8 @@ struct Session {
     model: Option<ModelStart>,
     /// When the open turn began: sub-agents' session ids are made from it.
     turn_at: u64,
-    /// On a top session: the sessions of its sub-agents running now, the last started last.
-    agents: Vec<String>,
+    /// On a top session: its sub-agents running now, the last started last.
+    agents: Vec<subagents::Running>,
     /// An `AfterAgent` whose turn end is held back (see [`stops`]): when it came.
     stop_at: Option<u64>,
 }
@@ -136,16 +136,13 @@ impl Adapter {
         // A model or tool hook is the running sub-agent's, if one runs; `invoke_agent`'s end
         // is its caller's, once the sub-agent is closed.
         let event = p.hook_event_name.as_str();
-        if event == "AfterTool" && p.tool_name.as_deref() == Some(subagents::TOOL) {
-            self.sub_agent_ended(sid, at_ms, out);
-        }
         if matches!(
             event,
             "BeforeModel" | "AfterModel" | "BeforeTool" | "AfterTool"
         ) {
             self.went_on(sid);
         }
-        let target = self.running_agent(sid);
+        let target = self.target(sid, event, at_ms, p, out);
         let target = target.as_deref().unwrap_or(sid);
         match event {
             "BeforeAgent" => self.on_prompt(sid, at_ms, p, out),

@@ -5,10 +5,12 @@
 //! with the call's prompt, the hooks until its `AfterTool` are that session's, and the
 //! `AfterTool` closes it before it ends the call.
 //!
-//! Sub-agents started side by side (`wait_for_previous: false`) cannot be told apart: their
-//! hooks all go to the one started last. An `invoke_agent` call another hook denies gets no
-//! `AfterTool`, so the caller's later hooks go to a sub-agent that never ran, until the turn
-//! ends.
+//! Sub-agents started side by side (`wait_for_previous: false`) are each a session under its
+//! own call: an `invoke_agent` call made before the sub-agent started last did anything is its
+//! caller's, and an `AfterTool` ends the sub-agent whose call had that input. Their hooks in
+//! between cannot be told apart: they all go to the one started last. An `invoke_agent` call
+//! another hook denies gets no `AfterTool`, so the caller's later hooks go to a sub-agent that
+//! never ran, until the turn ends.
 
 use std::borrow::Cow;
 
@@ -30,11 +32,43 @@ struct Invoke {
     prompt: Option<String>,
 }
 
+/// A sub-agent running: its session, the session whose call started it, that call's input,
+/// and whether any hook was its own yet.
+#[derive(Debug)]
+pub(super) struct Running {
+    session: String,
+    caller: String,
+    input: Option<String>,
+    acted: bool,
+}
+
 impl Adapter {
-    /// The sub-agent of top session `sid` that hooks go to now, if one runs.
-    pub(super) fn running_agent(&self, sid: &str) -> Option<String> {
-        let s = self.sessions.get(sid)?;
-        s.agents.last().cloned()
+    /// The session a model or tool hook of top session `sid` goes to: the sub-agent started
+    /// last, if one runs, except for an `invoke_agent` call made before that sub-agent did
+    /// anything (a call side by side with the one that started it: its caller's), and for an
+    /// `invoke_agent`'s end (its caller's, once its sub-agent is closed).
+    pub(super) fn target(
+        &mut self,
+        sid: &str,
+        event: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<String> {
+        let invoke = p.tool_name.as_deref() == Some(TOOL);
+        if event == "AfterTool" && invoke {
+            return self.sub_agent_ended(sid, p, at_ms, out);
+        }
+        let s = self.sessions.get_mut(sid)?;
+        let last = s.agents.last_mut()?;
+        match event {
+            "BeforeTool" if invoke && !last.acted => Some(last.caller.clone()),
+            "BeforeModel" | "AfterModel" | "BeforeTool" | "AfterTool" => {
+                last.acted = true;
+                Some(last.session.clone())
+            }
+            _ => Some(last.session.clone()),
+        }
     }
 
     /// `caller` (top session `sid` or one of its sub-agents) made `invoke_agent` call `call`:
@@ -55,7 +89,12 @@ impl Adapter {
         // own calls), and the same on a re-read.
         let child =
             super::super::session_key::sub_agent(caller, &format!("{}-{call}", top.turn_at));
-        top.agents.push(child.clone());
+        top.agents.push(Running {
+            session: child.clone(),
+            caller: caller.to_string(),
+            input: p.tool_input.as_ref().map(|i| i.get().to_string()),
+            acted: false,
+        });
         let input = p
             .tool_input
             .as_ref()
@@ -90,19 +129,28 @@ impl Adapter {
         self.sessions.insert(child, session);
     }
 
-    /// An `invoke_agent` call of top session `sid` ended: the sub-agent started last is over.
-    pub(super) fn sub_agent_ended(
+    /// An `invoke_agent` call of top session `sid` ended (`p`, its `AfterTool`, repeats its
+    /// input): the sub-agent it started is over, that with the same input, else the one
+    /// started last. Returns the call's caller, whose call it ends.
+    fn sub_agent_ended(
         &mut self,
         sid: &str,
+        p: &Payload,
         at_ms: u64,
         out: &mut Vec<Record<'static>>,
-    ) {
-        let Some(child) = self.sessions.get_mut(sid).and_then(|s| s.agents.pop()) else {
-            return;
-        };
-        self.end_turn(&child, at_ms, "end_turn", out);
-        self.sessions.remove(&child);
-        out.push(record(&child, Event::Closed { at_ms }));
+    ) -> Option<String> {
+        let input = p.tool_input.as_ref().map(|i| i.get());
+        let s = self.sessions.get_mut(sid)?;
+        let i = s
+            .agents
+            .iter()
+            .rposition(|a| a.input.as_deref() == input)
+            .or(s.agents.len().checked_sub(1))?;
+        let Running { session, caller, .. } = s.agents.remove(i);
+        self.end_turn(&session, at_ms, "end_turn", out);
+        self.sessions.remove(&session);
+        out.push(record(&session, Event::Closed { at_ms }));
+        Some(caller)
     }
 
     /// Top session `sid`'s turn is over, or the session is: its sub-agents still running end
@@ -117,7 +165,7 @@ impl Adapter {
             Some(s) => std::mem::take(&mut s.agents),
             None => return,
         };
-        for child in running.into_iter().rev() {
+        for child in running.into_iter().rev().map(|r| r.session) {
             // Its model call in flight is still a call, with an error.
             self.unanswered(&child, at_ms, out);
             if self.sessions.remove(&child).is_some() {

@@ -78,7 +78,7 @@ fn turn(tool_end: bool) -> Vec<Payload> {
     v
 }
 
-const T0: u64 = 1_796_155_419_000;
+pub(super) const T0: u64 = 1_796_155_419_000;
 
 #[test]
 fn a_turn_with_a_shell_call_gets_its_times_from_the_payloads() {

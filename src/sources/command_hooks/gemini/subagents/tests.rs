@@ -135,3 +135,66 @@ fn a_sub_agent_still_running_when_the_session_ends_is_closed_with_it() {
             && matches!(&r.event, Event::CallSent(c) if c.error.is_some())));
     assert!(closed[0].starts_with(&format!("{SID}/agent-")) && closed[1] == SID);
 }
+
+/// Two sub-agents started side by side: each is a session under its own `invoke_agent` call,
+/// and each call ends when its own `AfterTool` (matched by its input) says so.
+#[test]
+fn side_by_side_sub_agents_each_nest_under_their_own_call() {
+    let invoke = |name: &str| {
+        json!({"tool_name": "invoke_agent",
+            "tool_input": {"agent_name": name, "prompt": format!("work as {name}")}})
+    };
+    let ended = |name: &str| {
+        let mut v = invoke(name);
+        v["tool_response"] = json!({"llmContent": [{"text": "finished"}]});
+        v
+    };
+    let out = run(&[
+        payload("BeforeAgent", 100, json!({"prompt": "two at once"})),
+        payload("BeforeModel", 200, model_request()),
+        payload("AfterModel", 300, chunk("", true)),
+        payload("BeforeTool", 310, invoke("a")),
+        payload("BeforeTool", 311, invoke("b")),
+        payload("BeforeModel", 320, model_request()),
+        payload("AfterModel", 330, chunk("", true)),
+        // The first started ends last.
+        payload("AfterTool", 3_000, ended("b")),
+        payload("AfterTool", 5_000, ended("a")),
+        payload("BeforeModel", 5_100, model_request()),
+        payload("AfterModel", 5_200, chunk("done", true)),
+    ]);
+    // Both calls are the top session's, each ended by its own AfterTool.
+    let calls: Vec<(String, u64)> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Called(c) if c.call.name == "invoke_agent" => {
+                Some((r.session.to_string(), c.finished_ms))
+            }
+            _ => None,
+        })
+        .collect();
+    let t = |ms| super::super::tests::T0 + ms;
+    assert_eq!(
+        calls,
+        [(SID.to_string(), t(3_000)), (SID.to_string(), t(5_000))],
+        "two calls of the parent, each with its own end"
+    );
+    // Each sub-agent under its own call, closed at that call's end.
+    let parents: Vec<(String, String)> = out
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Session(info) => info
+                .parent
+                .as_ref()
+                .map(|p| (p.session.to_string(), p.call.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        parents,
+        [
+            (SID.to_string(), "call-1".to_string()),
+            (SID.to_string(), "call-2".to_string())
+        ]
+    );
+}
