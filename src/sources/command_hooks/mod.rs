@@ -1,7 +1,7 @@
 //! The command-hook source (Claude Code, Gemini CLI, albedo's `hooks` extension): the hook process, the
 //! per-session journal it appends to, and the daemon that turns journaled payloads into
 //! records. How one agent's payloads become records lives in a folder of its own
-//! ([`claude_code`], [`gemini`]); [`agents`] says which payload is whose.
+//! ([`claude_code`], [`gemini`]); [`registry`] lists every agent's adapter and says which payload is whose.
 //!
 //! ```text
 //!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
@@ -19,7 +19,6 @@
 
 pub mod adapter;
 pub mod agent;
-pub mod agents;
 pub mod claude_code;
 pub mod codex;
 #[cfg(test)]
@@ -33,6 +32,7 @@ pub mod opencode;
 pub mod oversized;
 mod profiles;
 mod records;
+pub mod registry;
 pub mod session_key;
 pub mod stream;
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{config, Choices, FuzzTranscripts};
 use crate::assemble::{Assembler, Output};
 use crate::protocol::validate;
-use crate::sources::command_hooks::agents::{Adapters, Agent};
+use crate::sources::command_hooks::registry::{Adapters, Agent};
 use crate::sources::command_hooks::{codex, copilot, gemini, opencode};
 use crate::testing::check_tree;
 

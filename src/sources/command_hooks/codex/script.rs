@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use crate::sources::command_hooks::agents::Agent;
 use crate::sources::command_hooks::claude_code::script::payload;
 use crate::sources::command_hooks::conformance::{Script, Step};
+use crate::sources::command_hooks::registry::Agent;
 
 #[derive(Default)]
 pub(crate) struct Codex;

@@ -8,8 +8,8 @@ mod promises;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::agents::{Adapters, Agent};
 use super::claude_code::Transcripts;
+use super::registry::{Adapters, Agent};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::super::agents::Adapters;
 use super::super::claude_code::Files;
 use super::super::journal::{self, Resume};
+use super::super::registry::Adapters;
 use super::{now_ms, Checks, DaemonConfig, JournalState, Profiles};
 use crate::protocol::Record;
 

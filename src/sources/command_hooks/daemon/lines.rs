@@ -2,8 +2,8 @@
 //! adapter takes it, or why it is not handed on.
 
 use super::super::adapter::Parsed;
-use super::super::agents::{Adapters, Agent, Head};
 use super::super::journal::Entry;
+use super::super::registry::{Adapters, Agent, Head};
 
 /// Why a journal line is not handed on.
 pub(super) enum Unread {

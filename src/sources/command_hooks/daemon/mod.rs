@@ -22,23 +22,23 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-mod agents;
 mod ending;
 mod lines;
 mod lock;
 pub mod log;
+mod watch;
 
-use super::agents::{Adapters, Head};
 use super::claude_code::Files;
 use super::doctor;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
+use super::registry::{Adapters, Head};
 use crate::clock::unix_ms as now_ms;
-use agents::{Blocked, Host};
 use lines::{read_line, Unread};
 pub use lock::{pid, running, Lock};
 use lock::{try_lock, write_pid};
+use watch::{AgentProcess, Blocked};
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
 /// read whole on every pass.
@@ -97,7 +97,7 @@ struct JournalState {
     saved: Resume,
     last_activity: Instant,
     ended: bool,
-    host: Host,
+    host: AgentProcess,
     /// The settings the session's current turn goes out with.
     profile: Option<ProfileId>,
     /// The next payload's settings did not resolve: the journal waits, unread, until they may.
@@ -127,7 +127,7 @@ struct Checks {
 
 impl JournalState {
     fn new(saved: Resume) -> Self {
-        let mut host = Host::default();
+        let mut host = AgentProcess::default();
         host.known = saved.host;
         JournalState {
             session: None,

@@ -146,7 +146,9 @@ impl Adapter {
             .iter()
             .rposition(|a| a.input.as_deref() == input)
             .or(s.agents.len().checked_sub(1))?;
-        let Running { session, caller, .. } = s.agents.remove(i);
+        let Running {
+            session, caller, ..
+        } = s.agents.remove(i);
         self.end_turn(&session, at_ms, "end_turn", out);
         self.sessions.remove(&session);
         out.push(record(&session, Event::Closed { at_ms }));

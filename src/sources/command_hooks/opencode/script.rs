@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::sources::command_hooks::agents::Agent;
 use crate::sources::command_hooks::conformance::{Promise, Script, Step, SESSION};
+use crate::sources::command_hooks::registry::Agent;
 
 #[derive(Default)]
 pub(crate) struct Opencode {

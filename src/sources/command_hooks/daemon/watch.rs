@@ -1,4 +1,4 @@
-//! What the daemon knows of each session besides its journal: which process is its agent
+//! What the daemon watches of each session besides its journal: which process is its agent
 //! (to export a killed agent's open turn), and why its journal waits, if it does.
 
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ impl Blocked {
 
 /// Which process is the agent behind a session, as its hooks tell.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Host {
+pub(super) struct AgentProcess {
     /// What the latest hook said.
     pub(super) last: Option<ProcessId>,
     /// Two hooks in a row named this process: it is the agent.
@@ -38,7 +38,7 @@ pub(super) struct Host {
     pub(super) running: Option<bool>,
 }
 
-impl Host {
+impl AgentProcess {
     pub(super) fn saw(&mut self, host: Option<ProcessId>) {
         let known = match (self.last, host) {
             (Some(a), Some(b)) if a == b => Some(b),
