@@ -270,6 +270,19 @@ impl Drop for PipelineGuard {
     }
 }
 
+/// Decodes the model price table (once per process) on a thread of its own, beside the export
+/// thread's start: it takes tens of milliseconds (400 in a debug build), and done later the
+/// first model call would wait for it, and every record behind that call, into the flush
+/// deadline. If the thread cannot start, the first model call decodes it.
+fn decode_prices() -> Option<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("albedo-otel-prices".into())
+        .spawn(|| {
+            let _ = genai_prices::Calculator::bundled();
+        })
+        .ok()
+}
+
 /// Starts the threads, sending to the exporter `make_exporter` makes: one of this crate's
 /// (`export::otlp::OtlpExporter`, `export::file::FileExporter`,
 /// `export::console::ConsoleExporter`) or a host's own [`SpanExporter`]. It is called inside the
@@ -281,6 +294,7 @@ pub fn start<F>(
 where
     F: FnOnce() -> Result<Box<dyn SpanExporter>, ExportError> + Send + 'static,
 {
+    let prices = decode_prices();
     let stats = Arc::new(Stats::default());
     let clock = Arc::new(WallClock::new());
     let (lines_tx, lines_rx) = bounded(LINE_QUEUE);
@@ -322,6 +336,9 @@ where
             ))
         }
     };
+    if let Some(p) = prices {
+        let _ = p.join();
+    }
     let assemble_thread = {
         let stats = stats.clone();
         let config = config.clone();
