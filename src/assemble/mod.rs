@@ -19,6 +19,7 @@
 //!   what happened, so a replay gives the same ones; `pricing`: what each model call cost,
 //!   from a price table compiled in.
 
+mod attribution;
 mod calls;
 pub mod defaults;
 pub mod ids;
@@ -34,10 +35,13 @@ pub mod span;
 mod spans;
 mod turn;
 
+pub use attribution::Attribution;
 pub use notes::Note;
 pub use policy::ContentPolicy;
 use pricing::Pricer;
 pub use span::{Span, SpanId, TraceId};
+
+use std::sync::Arc;
 
 use sessions::SessionTable;
 
@@ -93,6 +97,12 @@ impl Assembler {
         }
     }
 
+    /// The folder session `sid` works in, or the one its parent session works in: where
+    /// the caller looks for the checkout its turns are attributed to.
+    pub fn workspace(&self, sid: &str) -> Option<&str> {
+        self.sessions.workspace(sid)
+    }
+
     /// How many sessions are open.
     pub fn open_sessions(&self) -> usize {
         self.sessions.len()
@@ -100,12 +110,26 @@ impl Assembler {
 
     /// Takes one record; appends finished spans and repair notes to `out`.
     pub fn push(&mut self, record: &Record<'_>, out: &mut Output) {
+        self.push_attributed(record, None, out)
+    }
+
+    /// As [`push`](Self::push), with who and where (looked up by the caller) for the
+    /// session's turns from this record on: a `prompted` record's turn starts with them.
+    pub fn push_attributed(
+        &mut self,
+        record: &Record<'_>,
+        attribution: Option<Arc<Attribution>>,
+        out: &mut Output,
+    ) {
         let sid = record.session.as_ref();
         let Assembler {
             config,
             sessions,
             pricer,
         } = self;
+        if let Some(a) = attribution {
+            sessions.attribute(sid, a, config, out);
+        }
         let policy = &config.policy;
         match &record.event {
             Event::Session(info) => sessions.describe(sid, info, config, out),

@@ -13,12 +13,14 @@
 //!   b9449702673fa5ea79d3c4cee3733f6d5e2b1e40 and `docs/gen-ai/client-inference.md` at
 //!   024a4f944a1291fcb627c9c47da69e79868dd15e.
 //! - `SEMCONV`: open-telemetry/semantic-conventions at 384d66161cb18704c729645fa8136a148df9571c
-//!   (2026-08-20), for `session.id`, `process.*` and `error.type`.
+//!   (2026-08-20), for `session.id`, `process.*`, `error.type`, `vcs.*`, `user.id` and
+//!   `host.name`.
 //! - `OI`: Arize-ai/openinference at 1fe497f1d9f45a07eee55d97fe185e020560f9c7 (2026-08-21),
 //!   `python/openinference-semantic-conventions/src/openinference/semconv/trace/__init__.py`.
 //! - `LANGFUSE`: langfuse/langfuse at 62751446149b702b419a9292ddfc2280cdf74b8c (2026-08-22),
 //!   `packages/shared/src/server/otel/OtelIngestionProcessor.ts` (`LF:`), for the one name
-//!   no convention defines yet but backends read: `gen_ai.usage.cost`.
+//!   no convention defines yet but backends read: `gen_ai.usage.cost`; and
+//!   `packages/shared/src/server/otel/attributes.ts` (`LFA:`) for `user.id`.
 
 pub const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
@@ -57,6 +59,16 @@ pub const SESSION_ID: &str = "session.id";
 pub const PROCESS_EXIT_CODE: &str = "process.exit.code";
 pub const PROCESS_EXECUTABLE_NAME: &str = "process.executable.name";
 pub const ERROR_TYPE: &str = "error.type";
+/// Where a turn was worked on, on its root and its model calls: the `origin` remote's web
+/// address (no credentials), the branch and the commit checked out when it started.
+pub const VCS_REPOSITORY_URL_FULL: &str = "vcs.repository.url.full";
+pub const VCS_REF_HEAD_NAME: &str = "vcs.ref.head.name";
+pub const VCS_REF_HEAD_REVISION: &str = "vcs.ref.head.revision";
+/// Who worked on it, on the same spans: viewers that group by user (Langfuse, MLflow) read
+/// it from span attributes, not from the resource.
+pub const USER_ID: &str = "user.id";
+/// On the resource: the machine the spans come from.
+pub const HOST_NAME: &str = "host.name";
 
 pub const OPENINFERENCE_SPAN_KIND: &str = "openinference.span.kind";
 pub const INPUT_VALUE: &str = "input.value";
@@ -159,6 +171,11 @@ pub const ALL: &[&str] = &[
     PROCESS_EXIT_CODE,
     PROCESS_EXECUTABLE_NAME,
     ERROR_TYPE,
+    VCS_REPOSITORY_URL_FULL,
+    VCS_REF_HEAD_NAME,
+    VCS_REF_HEAD_REVISION,
+    USER_ID,
+    HOST_NAME,
     OPENINFERENCE_SPAN_KIND,
     INPUT_VALUE,
     OUTPUT_VALUE,
@@ -289,6 +306,17 @@ pub const CHECKED: &[(&str, &str)] = &[
         ERROR_TYPE,
         "SEMCONV model/error/registry.yaml:8; GenAI spans S:3",
     ),
+    (
+        VCS_REPOSITORY_URL_FULL,
+        "SEMCONV model/vcs/registry.yaml:9 (no `.git` suffix)",
+    ),
+    (VCS_REF_HEAD_NAME, "SEMCONV model/vcs/registry.yaml:97"),
+    (VCS_REF_HEAD_REVISION, "SEMCONV model/vcs/registry.yaml:126"),
+    (
+        USER_ID,
+        "SEMCONV model/user/registry.yaml:27; OI :262; LANGFUSE LFA:4",
+    ),
+    (HOST_NAME, "SEMCONV model/host/registry.yaml:16 (resource)"),
     (OPENINFERENCE_SPAN_KIND, "OI :256"),
     (INPUT_VALUE, "OI :25"),
     (OUTPUT_VALUE, "OI :19"),

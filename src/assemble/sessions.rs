@@ -7,6 +7,7 @@ use std::sync::Arc;
 use hashlink::linked_hash_map::RawEntryMut;
 use hashlink::LinkedHashMap;
 
+use super::attribution::Attribution;
 use super::span::{SpanId, SpanLink, TraceId};
 use super::spans::{turn_span, AgentInfo, SessionAttrs};
 use super::turn::{Turn, TurnMut};
@@ -37,6 +38,8 @@ pub(super) struct Session {
     turn: Option<Turn>,
     history: TurnHistory,
     prev_root: Option<SpanLink>,
+    /// Who and where, for the turns that start from now on.
+    attribution: Option<Arc<Attribution>>,
 }
 
 /// What a session's ids depend on besides the turn's own start: how many turns it had, and
@@ -118,6 +121,7 @@ impl SessionTable {
                     turn: None,
                     history,
                     prev_root: None,
+                    attribution: None,
                 };
                 v.insert(sid.to_string(), session).1
             }
@@ -129,6 +133,30 @@ impl SessionTable {
         while self.ended.len() > ENDED_REMEMBERED.max(config.max_sessions) {
             self.ended.pop_front();
         }
+    }
+
+    /// Who and where, for `sid`'s turns from its next one on.
+    pub(super) fn attribute(
+        &mut self,
+        sid: &str,
+        attribution: Arc<Attribution>,
+        config: &AssembleConfig,
+        out: &mut Output,
+    ) {
+        self.ensure(sid, config, out).attribution = Some(attribution);
+    }
+
+    /// The folder `sid` works in, else the nearest of its parents' that names one.
+    pub(super) fn workspace(&self, sid: &str) -> Option<&str> {
+        let mut s = self.sessions.get(sid)?;
+        // A chain of parents is short; the bound only stops a cycle a host could send.
+        for _ in 0..16 {
+            if let Some(w) = &s.workspace {
+                return Some(w);
+            }
+            s = self.sessions.get(&s.parent.as_ref()?.session)?;
+        }
+        None
     }
 
     /// `session`: what the session is; a child names the call that spawned it.
@@ -304,11 +332,14 @@ impl Session {
             turn,
             history,
             prev_root,
+            attribution,
             ..
         } = self;
         let turn = turn.get_or_insert_with(|| {
             let (number, salt) = history.begin(at_ms);
-            Turn::open(&attrs.id, at_ms, number, salt, prompted, parent, *prev_root)
+            let mut t = Turn::open(&attrs.id, at_ms, number, salt, prompted, parent, *prev_root);
+            t.summary.attribution = attribution.clone();
+            t
         });
         TurnMut {
             turn,

@@ -170,8 +170,16 @@ impl TurnMut<'_> {
         let span_id = ids::child_span(turn.span_id, Role::Chat, key, turn.chats);
         turn.chats += 1;
         let place = turn.turn_place(span_id);
-        out.spans
-            .push(chat_span(place, sent, clamped, cost, policy, self.session));
+        let who = turn.summary.attribution.as_deref();
+        out.spans.push(chat_span(
+            place,
+            sent,
+            clamped,
+            cost,
+            who,
+            policy,
+            self.session,
+        ));
     }
 
     /// `stopping`: an event on the turn's root.

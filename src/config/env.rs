@@ -51,6 +51,9 @@ pub const ALBEDO_OTEL_HOOK_DIR: &str = "ALBEDO_OTEL_HOOK_DIR";
 pub const ALBEDO_OTEL_IDLE_EXIT: &str = "ALBEDO_OTEL_IDLE_EXIT";
 /// Our own: how long a command hook's `Stop` waits for a held stop's continuation.
 pub const ALBEDO_OTEL_STOP_GRACE: &str = "ALBEDO_OTEL_STOP_GRACE";
+/// Our own: `user.id` on every turn (default: git `user.email`, else the login name; `none`
+/// leaves it out).
+pub const ALBEDO_OTEL_USER_ID: &str = "ALBEDO_OTEL_USER_ID";
 
 /// Where state and configuration live when the above do not say: the XDG base directories,
 /// else under `HOME`.
@@ -109,6 +112,7 @@ pub fn same_as(var: &'static str) -> &'static [&'static str] {
         ALBEDO_OTEL_HOOK_DIR => &[ALBEDO_OTEL_HOOK_DIR],
         ALBEDO_OTEL_IDLE_EXIT => &[ALBEDO_OTEL_IDLE_EXIT],
         ALBEDO_OTEL_STOP_GRACE => &[ALBEDO_OTEL_STOP_GRACE],
+        ALBEDO_OTEL_USER_ID => &[ALBEDO_OTEL_USER_ID],
         _ => &[],
     }
 }

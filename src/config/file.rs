@@ -33,6 +33,7 @@ const fn key(key: &'static str, var: &'static str) -> Key {
 pub const KEYS: &[Key] = &[
     key("exporter", OTEL_TRACES_EXPORTER),
     key("service_name", OTEL_SERVICE_NAME),
+    key("user_id", ALBEDO_OTEL_USER_ID),
     key("flush_timeout", ALBEDO_OTEL_FLUSH_TIMEOUT),
     key("otlp.endpoint", OTEL_EXPORTER_OTLP_ENDPOINT),
     key("otlp.traces_endpoint", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),

@@ -198,3 +198,5 @@ impl Settings {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod user_tests;

@@ -89,6 +89,7 @@ fn default_text(var: &str) -> String {
         ALBEDO_OTEL_HOOK_DIR => "$XDG_STATE_HOME/albedo-otel/hooks".into(),
         ALBEDO_OTEL_IDLE_EXIT => humantime::format_duration(defaults::IDLE_EXIT).to_string(),
         ALBEDO_OTEL_STOP_GRACE => humantime::format_duration(defaults::STOP_GRACE).to_string(),
+        ALBEDO_OTEL_USER_ID => "(git user.email, else the login name)".into(),
         _ => "(none)".into(),
     }
 }

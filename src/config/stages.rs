@@ -10,7 +10,7 @@ use super::{ConfigError, ExporterKind, HookSettings, Overrides};
 use crate::assemble::redact::{RedactError, Scrubber};
 use crate::assemble::{AssembleConfig, ContentPolicy};
 use crate::export::ResourceInfo;
-use crate::pipeline::{PipelineConfig, SpoolConfig};
+use crate::pipeline::{PipelineConfig, SpoolConfig, UserId};
 
 /// Where spans go: the flag, `OTEL_TRACES_EXPORTER`, or OTLP.
 pub(super) fn exporter(e: &Layers<'_>, overrides: &Overrides) -> Result<ExporterKind, ConfigError> {
@@ -161,12 +161,26 @@ pub(super) fn pipeline(
             defaults::MAX_CONCURRENT_EXPORTS,
         )?,
         spool: spool(e, overrides)?,
+        user_id: e.pick(
+            None,
+            &[ALBEDO_OTEL_USER_ID],
+            |_, v| Ok(user_id(v)),
+            UserId::Auto,
+        )?,
         ..PipelineConfig::default()
     };
     if pipeline.batch_size == 0 {
         return Err(parse::invalid("--batch-size", "0", "must be above 0"));
     }
     Ok(pipeline)
+}
+
+/// `none` turns `user.id` off; any other value is the id.
+fn user_id(value: &str) -> UserId {
+    match value.trim() {
+        v if v.eq_ignore_ascii_case("none") => UserId::Off,
+        v => UserId::Fixed(v.to_string()),
+    }
 }
 
 /// The spool: off with `--no-spool` or `ALBEDO_OTEL_SPOOL=false`, and without a folder to

@@ -4,6 +4,7 @@
 //! other attributes come from the configuration (`OTEL_SERVICE_NAME`,
 //! `OTEL_RESOURCE_ATTRIBUTES`, or the config file: see `crate::config`). The fallback service
 //! name is `albedo`, not the SDK's `unknown_service`, so traces land where users look for them.
+//! `host.name` is the machine's own name, unless the attributes say another.
 
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_proto::tonic::common::v1::{
@@ -12,6 +13,8 @@ use opentelemetry_proto::tonic::common::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource as ProtoResource;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;
+
+use crate::assemble::semconv::HOST_NAME;
 
 /// `service.name` when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` sets one.
 pub const DEFAULT_SERVICE_NAME: &str = "albedo";
@@ -50,6 +53,11 @@ impl ResourceInfo {
                 KeyValue::new("telemetry.distro.name", SCOPE_NAME),
                 KeyValue::new("telemetry.distro.version", env!("CARGO_PKG_VERSION")),
             ])
+            .with_attributes(
+                host_name()
+                    .filter(|_| !attributes.iter().any(|(k, _)| k == HOST_NAME))
+                    .map(|h| KeyValue::new(HOST_NAME, h)),
+            )
             .with_service_name(service)
             .build();
         Self::from_resource(&resource)
@@ -93,6 +101,22 @@ impl ResourceInfo {
             })
             .unwrap_or(DEFAULT_SERVICE_NAME)
     }
+}
+
+/// The machine's name, as `uname` gives it (no process, no DNS lookup).
+#[cfg(unix)]
+fn host_name() -> Option<String> {
+    let name = rustix::system::uname();
+    let name = name.nodename().to_string_lossy();
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+#[cfg(not(unix))]
+fn host_name() -> Option<String> {
+    std::env::var("COMPUTERNAME")
+        .ok()
+        .filter(|n| !n.trim().is_empty())
 }
 
 fn to_any(v: &OtelValue) -> AnyValue {

@@ -12,6 +12,7 @@
 //! assemble thread drains what was handed over, ends every open turn, and passes its last batch
 //! on; the export thread delivers what it holds; the guard waits for both, up to a deadline.
 
+pub mod attribution;
 mod deadline;
 pub mod defaults;
 mod delivery;
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 
+pub use attribution::UserId;
 pub(crate) use deadline::Deadline;
 pub use stats::{Stats, Summary};
 
@@ -55,6 +57,8 @@ pub struct PipelineConfig {
     pub retry: RetryPolicy,
     /// Where to keep batches the collector cannot take now; `None` retries in memory instead.
     pub spool: Option<SpoolConfig>,
+    /// `user.id` on every turn and model call (`ALBEDO_OTEL_USER_ID`).
+    pub user_id: UserId,
 }
 
 /// The on-disk spool for undeliverable batches.
@@ -78,6 +82,7 @@ impl Default for PipelineConfig {
             max_concurrent_exports: defaults::MAX_CONCURRENT_EXPORTS,
             retry: RetryPolicy::default(),
             spool: None,
+            user_id: UserId::Auto,
         }
     }
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, select, Receiver};
 use tokio::sync::mpsc::Sender;
 
+use super::attribution::{Attributor, UserEnv};
 use super::delivery::ToDelivery;
 use super::stats::Stats;
 use super::{Control, Input, PipelineConfig};
@@ -44,6 +45,8 @@ struct Worker {
     /// allocated them, and only bytes cross to the export thread. The one place that encodes.
     encoder: Encoder,
     assembler: Assembler,
+    /// Who and where, for the records that start a session or a turn.
+    attributor: Attributor,
     out: Output,
     batch: Vec<Span>,
     batch_started: Option<Instant>,
@@ -82,6 +85,7 @@ pub(super) fn run(
     let mut w = Worker {
         encoder: Encoder::new(&config.resource),
         assembler: Assembler::new(config.assemble.clone()),
+        attributor: Attributor::new(config.user_id.clone(), UserEnv::from_process()),
         batch: Vec::with_capacity(config.batch_size),
         config,
         out: Output::default(),
@@ -181,7 +185,7 @@ impl Worker {
             match line.and_then(decode_line) {
                 Ok(record) => {
                     Stats::add(&self.stats.events, 1);
-                    self.assembler.push(&record, &mut self.out);
+                    self.push(&record);
                     self.take_output(Some((&chunk.source, number)));
                 }
                 Err(e) => self.bad_line(&chunk.source, number, &e),
@@ -206,11 +210,16 @@ impl Worker {
             return self.bad_event(record, &e);
         }
         Stats::add(&self.stats.events, 1);
-        self.assembler.push(record, &mut self.out);
+        self.push(record);
         self.take_output(None);
         if self.batch.len() >= self.config.batch_size {
             self.send_batch();
         }
+    }
+
+    fn push(&mut self, record: &Record<'_>) {
+        let who = self.attributor.for_record(record, &self.assembler);
+        self.assembler.push_attributed(record, who, &mut self.out);
     }
 
     /// Log lines quote input (ids, values serde could not read): they are scrubbed and cut

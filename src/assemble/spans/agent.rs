@@ -1,12 +1,15 @@
 //! The turn's root span (`invoke_agent`) and the events on it.
 
+use std::sync::Arc;
+
 use super::{base, int, session_attrs, Place, SessionAttrs};
+use crate::assemble::attribution::Attribution;
 use crate::assemble::policy::ContentPolicy;
 use crate::assemble::semconv::*;
 use crate::assemble::span::{ms_to_ns, Attr, Span, SpanEvent, SpanKind, SpanLink, Value};
 
 /// Attributes a root span carries, at most (so its list never grows).
-const TURN_ATTRS: usize = 25;
+const TURN_ATTRS: usize = 25 + Attribution::ATTRS;
 
 /// Everything the turn's root span reports, gathered while the turn ran.
 #[derive(Debug, Default, Clone)]
@@ -24,6 +27,8 @@ pub(crate) struct TurnSummary {
     pub cache_write_tokens: u64,
     /// The sum of the turn's priced model calls, in US dollars; `None` if none was priced.
     pub cost: Option<f64>,
+    /// Who and where, as they were when the turn started.
+    pub attribution: Option<Arc<Attribution>>,
     pub events: Vec<SpanEvent>,
     pub link: Option<SpanLink>,
 }
@@ -78,6 +83,9 @@ pub(crate) fn turn_span(
     );
     if let Some(cost) = summary.cost {
         span.push(ALBEDO_TURN_COST, Value::Double(cost));
+    }
+    if let Some(who) = &summary.attribution {
+        who.push(&mut span, policy);
     }
     if let Some(m) = agent.model {
         span.push(ALBEDO_SESSION_MODEL, Value::Shared(policy.name(m)));

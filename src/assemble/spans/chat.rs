@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::{base, int, session_attrs, unquoted, Place, SessionAttrs};
+use crate::assemble::attribution::Attribution;
 use crate::assemble::policy::ContentPolicy;
 use crate::assemble::pricing::Cost;
 use crate::assemble::semconv::*;
@@ -12,7 +13,7 @@ use crate::assemble::span::{ms_to_ns, Span, SpanEvent, SpanKind, Status, Value};
 use crate::protocol::CallSent;
 
 /// Attributes a chat span carries, at most (so its list never grows).
-const CHAT_ATTRS: usize = 36;
+const CHAT_ATTRS: usize = 36 + Attribution::ATTRS;
 
 #[derive(Deserialize)]
 struct ErrorShape {
@@ -61,6 +62,7 @@ pub(crate) fn chat_span(
     c: &CallSent<'_>,
     clamped: bool,
     cost: Option<Cost>,
+    who: Option<&Attribution>,
     policy: &ContentPolicy,
     session: &SessionAttrs,
 ) -> Span {
@@ -137,6 +139,9 @@ pub(crate) fn chat_span(
         span.push(LLM_COST_TOTAL, Value::Double(cost.total));
         span.push(LLM_COST_PROMPT, Value::Double(cost.input));
         span.push(LLM_COST_COMPLETION, Value::Double(cost.output));
+    }
+    if let Some(who) = who {
+        who.push(&mut span, policy);
     }
     if let Some(first) = c.first_token_ms {
         let wait_ms = first.saturating_sub(c.started_ms);

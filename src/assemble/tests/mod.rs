@@ -5,6 +5,7 @@ use crate::assemble::span::Value;
 use crate::protocol::decode_line;
 use crate::testing::check_tree;
 
+mod attribution;
 mod bounds;
 mod cost;
 mod ids;

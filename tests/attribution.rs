@@ -1,0 +1,173 @@
+//! Who and where, as a collector receives it (issue 28): a turn worked on in a git checkout
+//! says its repository, branch and commit, and who worked on it, on its root and on its model
+//! calls; a token in the remote's URL reaches no export, no journal and no log.
+
+mod support;
+
+use prost::Message;
+use support::hooks::{recorded, Setup};
+use support::*;
+
+const SECRET: &str = "ghp_secret123";
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// A checkout on `main`, written file by file as git leaves one, its remote's URL holding a
+/// token, its own `user.email` set.
+fn checkout() -> Scratch {
+    let d = scratch("checkout");
+    let git = d.join(".git");
+    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        git.join("config"),
+        format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://user:{SECRET}@github.com/o/r.git\n[user]\n\temail = committer@example.com\n"),
+    )
+    .unwrap();
+    std::fs::write(git.join("refs/heads/main"), format!("{SHA}\n")).unwrap();
+    d
+}
+
+fn turn(sid: &str, workspace: &std::path::Path, at: u64) -> String {
+    let w = serde_json::to_string(workspace.to_str().unwrap()).unwrap();
+    [
+        format!(r#"{{"v":1,"kind":"session","session":"{sid}","at_ms":{at},"agent":"albedo","workspace":{w}}}"#),
+        format!(r#"{{"v":1,"kind":"prompted","session":"{sid}","at_ms":{},"text":"go"}}"#, at + 1),
+        format!(r#"{{"v":1,"kind":"call_sent","session":"{sid}","id":"m","request":{{"model":"claude-sonnet-4-5","provider":"anthropic"}},"usage":{{"input_tokens":100,"output_tokens":10}},"started_ms":{},"finished_ms":{}}}"#, at + 2, at + 3),
+        format!(r#"{{"v":1,"kind":"turn_ended","session":"{sid}","at_ms":{}}}"#, at + 4),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+fn contains(bytes: &[u8], needle: &str) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn a_turn_in_a_checkout_says_where_and_who_and_never_the_remote_s_token() {
+    let repo = checkout();
+    let elsewhere = scratch("not-a-checkout");
+    let home = scratch("home");
+    std::fs::write(
+        home.join(".gitconfig"),
+        "[user]\n\temail = dev@example.com\n",
+    )
+    .unwrap();
+    let rx = Receiver::start();
+    let input = turn("in-repo", &repo, 1_796_000_000_000)
+        + &turn("elsewhere", &elsewhere, 1_796_000_000_100);
+    let home_s = home.to_str().unwrap();
+    let out = run_binary(
+        &["run"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", rx.http_url().as_str()),
+            ("HOME", home_s),
+            ("ALBEDO_OTEL_LOG", "trace"),
+        ],
+        input.as_bytes(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let spans = rx.spans();
+    assert_eq!(spans.len(), 4);
+    for s in &spans {
+        let a = s.attrs();
+        if s.attr("session.id").as_deref() == Some("in-repo") {
+            assert_eq!(
+                a["vcs.repository.url.full"], "https://github.com/o/r",
+                "{}",
+                s.span.name
+            );
+            assert_eq!(a["vcs.ref.head.name"], "main");
+            assert_eq!(a["vcs.ref.head.revision"], SHA);
+            assert_eq!(
+                a["user.id"], "committer@example.com",
+                "the checkout's own email"
+            );
+        } else {
+            for k in [
+                "vcs.repository.url.full",
+                "vcs.ref.head.name",
+                "vcs.ref.head.revision",
+            ] {
+                assert!(!a.contains_key(k), "{} says {k}", s.span.name);
+            }
+            assert_eq!(a["user.id"], "dev@example.com", "the user's own git email");
+        }
+        let host = s
+            .resource
+            .get("host.name")
+            .expect("host.name on the resource");
+        assert!(!host.is_empty());
+    }
+    // Not in the bytes sent, nor in anything the run printed, at the most verbose log level.
+    for r in rx.requests() {
+        assert!(!contains(&r.request.encode_to_vec(), SECRET));
+    }
+    assert!(!contains(&out.stderr, SECRET) && !contains(&out.stdout, SECRET));
+
+    // Into a file, with identity turned off: the file's bytes, too, hold no token.
+    let dir = scratch("file-export");
+    let file = dir.join("traces.jsonl");
+    let out = run_binary(
+        &[
+            "run",
+            "--exporter",
+            "file",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+        &[("ALBEDO_OTEL_USER_ID", "none"), ("HOME", home_s)],
+        input.as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read(&file).unwrap();
+    assert!(contains(&written, "https://github.com/o/r"));
+    assert!(!contains(&written, SECRET));
+    assert!(
+        !contains(&written, "user.id"),
+        "ALBEDO_OTEL_USER_ID=none: no identity"
+    );
+}
+
+#[test]
+fn through_the_hooks_the_token_is_in_no_journal_log_or_span() {
+    let repo = checkout();
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let cwd = serde_json::to_string(repo.to_str().unwrap()).unwrap();
+    for payload in recorded("multi_tool") {
+        setup.hook(&payload.replace(r#""cwd":"/home/dev/demo""#, &format!(r#""cwd":{cwd}"#)));
+    }
+    setup.wait_idle();
+    let spans = rx.spans();
+    let root = spans
+        .iter()
+        .find(|s| s.span.name == "invoke_agent claude-code")
+        .expect("the turn");
+    assert_eq!(
+        root.attr("vcs.repository.url.full").as_deref(),
+        Some("https://github.com/o/r")
+    );
+    assert_eq!(root.attr("vcs.ref.head.revision").as_deref(), Some(SHA));
+    let calls: Vec<_> = spans
+        .iter()
+        .filter(|s| s.span.name.starts_with("chat "))
+        .collect();
+    assert!(!calls.is_empty());
+    for c in calls {
+        assert_eq!(c.attr("vcs.ref.head.name").as_deref(), Some("main"));
+        assert_eq!(c.attr("user.id").as_deref(), Some("committer@example.com"));
+    }
+    for r in rx.requests() {
+        assert!(!contains(&r.request.encode_to_vec(), SECRET));
+    }
+    assert!(files_containing(&setup.hook_dir, SECRET).is_empty());
+    assert!(files_containing(&setup.spool, SECRET).is_empty());
+    assert!(!setup.daemon_log().contains(SECRET));
+}
