@@ -339,12 +339,16 @@ pub fn hand_off(
 }
 
 /// The variables a daemon is started with: where things are (`HOME`, `XDG_*`, `PATH`, the
-/// temporary folder), the TLS roots a collector's certificate may need, locale, and our own
+/// temporary folder), who runs it (the login name, a `user.id` of last resort), the TLS
+/// roots a collector's certificate may need, locale, and our own
 /// `ALBEDO_OTEL_*` but their headers. Never `OTEL_*`: those of an agent that passes its
 /// environment down are its shell's, meant for other programs.
 pub fn daemon_may_inherit(name: &str) -> bool {
     const KEEP: &[&str] = &[
         "HOME",
+        "USER",
+        "LOGNAME",
+        "USERNAME",
         "PATH",
         "TMPDIR",
         "LANG",
