@@ -34,6 +34,9 @@ mod profiles;
 mod records;
 pub mod registry;
 pub mod session_key;
+pub mod spec;
+#[cfg(test)]
+mod steps;
 pub mod stream;
 
 use std::borrow::Cow;

@@ -3,7 +3,7 @@
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::agent::{self, Spec};
+use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Claude Code, and albedo's `hooks` extension, which sends its payloads.
 pub const SPEC: Spec = Spec {
@@ -11,8 +11,8 @@ pub const SPEC: Spec = Spec {
     title: "Claude Code",
     passes_its_environment: false,
     streams: false,
-    journal_under: agent::own_journal,
-    rewrite: agent::as_sent,
+    journal_under: spec::own_journal,
+    rewrite: spec::as_sent,
 };
 
 impl AgentAdapter for Adapter {

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use crate::sources::command_hooks::conformance::{Script, Step, SESSION};
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::steps::{Script, Step, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Claude;
@@ -27,8 +27,8 @@ pub(crate) fn payload(step: Step<'_>) -> Value {
 }
 
 impl Script for Claude {
-    fn agent(&self) -> Agent {
-        Agent::ClaudeCode
+    fn spec(&self) -> &'static Spec {
+        &super::SPEC
     }
 
     fn step(&mut self, step: Step<'_>, _: u64, _: &mut String) -> Vec<Value> {

@@ -4,15 +4,15 @@
 use serde_json::Value;
 
 use crate::sources::command_hooks::claude_code::script::payload;
-use crate::sources::command_hooks::conformance::{Script, Step};
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::steps::{Script, Step};
 
 #[derive(Default)]
 pub(crate) struct Codex;
 
 impl Script for Codex {
-    fn agent(&self) -> Agent {
-        Agent::Codex
+    fn spec(&self) -> &'static Spec {
+        &super::SPEC
     }
 
     fn step(&mut self, step: Step<'_>, _: u64, _: &mut String) -> Vec<Value> {

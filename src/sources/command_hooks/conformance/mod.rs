@@ -6,46 +6,12 @@
 mod promises;
 
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use super::claude_code::Transcripts;
 use super::registry::{Adapters, Agent};
+use super::steps::{Promise, Script, Step, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
-
-/// What the user's agent did, whatever its hooks call it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Step<'a> {
-    /// A prompt: a new turn.
-    Prompt(&'a str),
-    /// A shell call starts (its id, where the agent has ids).
-    ToolStart(&'a str),
-    /// That call ends with its result.
-    ToolEnd(&'a str),
-    /// The agent stops (another hook may block it, and it goes on).
-    Stop,
-}
-
-/// The promises of this suite, for a script to say which it cannot keep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Promise {
-    InterruptedTurnKeepsItsCalls,
-    KilledTurnKeepsItsCalls,
-    BlockedStopStaysOneTurn,
-}
-
-/// One agent's payloads for each step.
-pub(crate) trait Script {
-    fn agent(&self) -> Agent;
-    /// The payloads `step` makes at `at_ms`; an agent that logs its calls elsewhere (Copilot)
-    /// appends to `log` instead, which its adapter reads.
-    fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value>;
-    /// Why this agent cannot keep `promise`, if it cannot.
-    fn cannot(&self, promise: Promise) -> Option<&'static str> {
-        let _ = promise;
-        None
-    }
-}
 
 /// Every agent's script: one line per agent.
 fn scripts() -> Vec<Box<dyn Script>> {
@@ -67,8 +33,6 @@ impl Transcripts for Log<'_> {
     }
 }
 
-pub(crate) const T0: u64 = 1_796_000_000_000;
-
 /// Drives one agent through `steps` (times after [`T0`]), then `after` (ticks, an abandon);
 /// returns the assembled spans.
 struct Run {
@@ -89,7 +53,7 @@ impl Run {
     }
 
     fn steps(&mut self, steps: &[(u64, Step<'_>)]) {
-        let agent = self.script.agent();
+        let agent = agent_of(self.script.as_ref());
         for (ms, step) in steps {
             let at = T0 + ms;
             for payload in self.script.step(*step, at, &mut self.log) {
@@ -129,18 +93,15 @@ impl Run {
     }
 }
 
-/// The session every script speaks for.
-pub(crate) const SESSION: &str = "conformance-session";
-
 /// Runs `check` for every agent that can keep `promise`.
 fn each_agent(promise: Promise, check: impl Fn(&mut Run) -> Result<(), String>) {
     let mut failed = Vec::new();
     for script in scripts() {
+        let name = script.spec().name;
         if let Some(why) = script.cannot(promise) {
-            eprintln!("{}: cannot keep {promise:?}: {why}", script.agent().name());
+            eprintln!("{name}: cannot keep {promise:?}: {why}");
             continue;
         }
-        let name = script.agent().name();
         let mut run = Run::new(script);
         if let Err(e) = check(&mut run) {
             failed.push(format!("{name}: {e}"));
@@ -153,10 +114,7 @@ fn each_agent(promise: Promise, check: impl Fn(&mut Run) -> Result<(), String>) 
     );
 }
 
-/// `at_ms` as RFC 3339, as agents that time their payloads write it.
-pub(crate) fn iso(at_ms: u64) -> String {
-    humantime::format_rfc3339_millis(
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms),
-    )
-    .to_string()
+/// The agent a script speaks for, by its spec's name.
+fn agent_of(script: &dyn Script) -> Agent {
+    Agent::from_name(script.spec().name).expect("every script's spec is a registered agent's")
 }

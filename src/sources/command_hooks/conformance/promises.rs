@@ -1,10 +1,11 @@
 //! Each promise, one test, run against every agent's adapter.
 
-use super::{each_agent, Promise, Run, Step, T0};
+use super::{each_agent, Run};
 use crate::assemble::semconv::{
     ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL,
 };
 use crate::assemble::span::{Span, Value};
+use crate::sources::command_hooks::steps::{Promise, Step, T0};
 
 const MS: u64 = 1_000_000;
 

@@ -4,8 +4,8 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::agent::Spec;
 use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::spec::Spec;
 
 /// What the shared hook and daemon need to know of Copilot CLI.
 pub const SPEC: Spec = Spec {

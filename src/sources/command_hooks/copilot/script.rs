@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::sources::command_hooks::conformance::{iso, Script, Step, SESSION};
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::steps::{iso, Script, Step, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Copilot;
@@ -12,8 +12,8 @@ pub(crate) struct Copilot;
 const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jsonl";
 
 impl Script for Copilot {
-    fn agent(&self) -> Agent {
-        Agent::Copilot
+    fn spec(&self) -> &'static Spec {
+        &super::SPEC
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value> {

@@ -3,8 +3,8 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::agent::{self, Spec};
 use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Gemini CLI.
 pub const SPEC: Spec = Spec {
@@ -12,7 +12,7 @@ pub const SPEC: Spec = Spec {
     title: "Gemini CLI",
     passes_its_environment: true,
     streams: false,
-    journal_under: agent::own_journal,
+    journal_under: spec::own_journal,
     rewrite: journaled,
 };
 

@@ -2,15 +2,15 @@
 
 use serde_json::{json, Value};
 
-use crate::sources::command_hooks::conformance::{Script, Step, SESSION};
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::steps::{Script, Step, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Gemini;
 
 impl Script for Gemini {
-    fn agent(&self) -> Agent {
-        Agent::Gemini
+    fn spec(&self) -> &'static Spec {
+        &super::SPEC
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, _: &mut String) -> Vec<Value> {
@@ -28,7 +28,7 @@ impl Script for Gemini {
         };
         p["session_id"] = SESSION.into();
         p["cwd"] = "/work".into();
-        p["timestamp"] = crate::sources::command_hooks::conformance::iso(at_ms).into();
+        p["timestamp"] = crate::sources::command_hooks::steps::iso(at_ms).into();
         vec![p]
     }
 }

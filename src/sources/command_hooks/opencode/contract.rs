@@ -4,8 +4,8 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::agent::{self, Spec};
 use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of opencode.
 pub const SPEC: Spec = Spec {
@@ -13,8 +13,8 @@ pub const SPEC: Spec = Spec {
     title: "opencode",
     passes_its_environment: true,
     streams: true,
-    journal_under: agent::own_journal,
-    rewrite: agent::as_sent,
+    journal_under: spec::own_journal,
+    rewrite: spec::as_sent,
 };
 
 impl AgentAdapter for Adapter {

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::sources::command_hooks::conformance::{Promise, Script, Step, SESSION};
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::steps::{Promise, Script, Step, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Opencode {
@@ -15,8 +15,8 @@ pub(crate) struct Opencode {
 }
 
 impl Script for Opencode {
-    fn agent(&self) -> Agent {
-        Agent::Opencode
+    fn spec(&self) -> &'static Spec {
+        &super::SPEC
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

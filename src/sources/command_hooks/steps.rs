@@ -1,0 +1,56 @@
+//! The conformance suite's steps, in words every agent's script (a `script.rs` in its folder)
+//! turns into that agent's own payloads: a leaf the scripts depend on, so that no agent's
+//! folder depends on the suite that drives it.
+
+use serde_json::Value;
+
+use super::spec::Spec;
+
+/// What the user's agent did, whatever its hooks call it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step<'a> {
+    /// A prompt: a new turn.
+    Prompt(&'a str),
+    /// A shell call starts (its id, where the agent has ids).
+    ToolStart(&'a str),
+    /// That call ends with its result.
+    ToolEnd(&'a str),
+    /// The agent stops (another hook may block it, and it goes on).
+    Stop,
+}
+
+/// The promises of this suite, for a script to say which it cannot keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Promise {
+    InterruptedTurnKeepsItsCalls,
+    KilledTurnKeepsItsCalls,
+    BlockedStopStaysOneTurn,
+}
+
+/// One agent's payloads for each step.
+pub(crate) trait Script {
+    /// The agent's spec (from its folder), whose name says which agent it is.
+    fn spec(&self) -> &'static Spec;
+    /// The payloads `step` makes at `at_ms`; an agent that logs its calls elsewhere (Copilot)
+    /// appends to `log` instead, which its adapter reads.
+    fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value>;
+    /// Why this agent cannot keep `promise`, if it cannot.
+    fn cannot(&self, promise: Promise) -> Option<&'static str> {
+        let _ = promise;
+        None
+    }
+}
+
+/// The session every script speaks for.
+pub(crate) const SESSION: &str = "conformance-session";
+
+/// When the scripts' sessions begin.
+pub(crate) const T0: u64 = 1_796_000_000_000;
+
+/// `at_ms` as RFC 3339, as agents that time their payloads write it.
+pub(crate) fn iso(at_ms: u64) -> String {
+    humantime::format_rfc3339_millis(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms),
+    )
+    .to_string()
+}
