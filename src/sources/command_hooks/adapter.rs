@@ -37,6 +37,10 @@ pub trait AgentAdapter: fmt::Debug + Send {
     /// Sessions with a turn open (the daemon does not exit while there are any).
     fn open_turns(&self) -> usize;
 
+    /// Sessions the adapter keeps anything of: none once each has ended or been abandoned, so
+    /// that a daemon that never idles does not grow.
+    fn kept(&self) -> usize;
+
     /// Whether session `id` is between turns: nothing of it is in flight in the adapter.
     fn at_rest(&self, id: &str) -> bool;
 
@@ -91,6 +95,7 @@ pub trait Dispatch: fmt::Debug + Send {
     );
     fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>);
     fn open_turns(&self) -> usize;
+    fn kept(&self) -> usize;
     fn at_rest(&self, id: &str) -> bool;
     fn abandon(
         &mut self,
@@ -132,6 +137,10 @@ impl<A: AgentAdapter> Dispatch for A {
 
     fn open_turns(&self) -> usize {
         AgentAdapter::open_turns(self)
+    }
+
+    fn kept(&self) -> usize {
+        AgentAdapter::kept(self)
     }
 
     fn at_rest(&self, id: &str) -> bool {

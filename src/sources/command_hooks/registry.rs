@@ -122,6 +122,11 @@ impl Adapters {
         }
     }
 
+    /// Sessions the adapters keep anything of.
+    pub fn kept(&self) -> usize {
+        self.adapters.iter().map(|(_, a)| a.kept()).sum()
+    }
+
     pub fn open_turns(&self) -> usize {
         self.adapters.iter().map(|(_, a)| a.open_turns()).sum()
     }

@@ -25,6 +25,7 @@ pub(crate) enum Promise {
     InterruptedTurnKeepsItsCalls,
     KilledTurnKeepsItsCalls,
     BlockedStopStaysOneTurn,
+    RetiredSessionIsForgotten,
 }
 
 /// One agent's payloads for each step.

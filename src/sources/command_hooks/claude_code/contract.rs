@@ -44,6 +44,10 @@ impl AgentAdapter for Adapter {
         Adapter::open_turns(self)
     }
 
+    fn kept(&self) -> usize {
+        Adapter::kept(self)
+    }
+
     fn at_rest(&self, id: &str) -> bool {
         Adapter::at_rest(self, id)
     }

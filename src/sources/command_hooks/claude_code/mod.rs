@@ -144,6 +144,11 @@ impl Adapter {
             .count()
     }
 
+    /// Sessions it keeps anything of.
+    pub fn kept(&self) -> usize {
+        self.sessions.len()
+    }
+
     /// Whether session `id` is between turns: nothing of it is in flight in the adapter.
     pub fn at_rest(&self, id: &str) -> bool {
         self.sessions

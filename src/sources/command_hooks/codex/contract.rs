@@ -46,6 +46,10 @@ impl AgentAdapter for Adapter {
         self.claude_code().open_turns()
     }
 
+    fn kept(&self) -> usize {
+        self.claude_code().kept() + self.started.len()
+    }
+
     fn at_rest(&self, id: &str) -> bool {
         self.claude_code().at_rest(id)
     }

@@ -80,6 +80,11 @@ impl Run {
             .abandon(SESSION, T0 + ms, &mut Log(&self.log), &mut self.records);
     }
 
+    /// Sessions the adapters keep anything of.
+    fn kept(&self) -> usize {
+        self.adapters.kept()
+    }
+
     fn spans(&self) -> Vec<Span> {
         let mut asm = Assembler::new(AssembleConfig::default());
         let mut out = Output::default();

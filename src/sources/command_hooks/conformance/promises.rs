@@ -138,3 +138,26 @@ fn a_blocked_stop_keeps_its_continuation_in_the_same_turn() {
         inside(&turns)
     });
 }
+
+/// A session whose agent is gone between turns is retired (the daemon abandons it): its adapter
+/// keeps nothing of it, so a daemon that never idles does not grow with the sessions it saw.
+#[test]
+fn a_retired_session_is_forgotten() {
+    each_agent(Promise::RetiredSessionIsForgotten, |run: &mut Run| {
+        run.steps(&[
+            (0, Step::Prompt("once")),
+            (100, Step::ToolStart("call_1")),
+            (300, Step::ToolEnd("call_1")),
+            (500, Step::Stop),
+        ]);
+        run.tick(60_000);
+        if run.kept() == 0 {
+            return Err("the adapter kept nothing of a live session".into());
+        }
+        run.abandon(70_000);
+        match run.kept() {
+            0 => Ok(()),
+            n => Err(format!("{n} session(s) kept after the session was retired")),
+        }
+    });
+}

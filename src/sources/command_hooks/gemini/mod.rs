@@ -264,7 +264,12 @@ impl Adapter {
                 }),
                 usage: Usage {
                     input_tokens: prompt - cached,
-                    output_tokens: usage.candidates_token_count.unwrap_or(0),
+                    // Gemini bills its thoughts as output, and counts them apart from the
+                    // candidates; the protocol's output is what was billed as completion.
+                    output_tokens: usage
+                        .candidates_token_count
+                        .unwrap_or(0)
+                        .saturating_add(usage.thoughts_token_count.unwrap_or(0)),
                     cache_read_tokens: cached,
                     cache_write_tokens: 0,
                     reasoning_tokens: usage.thoughts_token_count,

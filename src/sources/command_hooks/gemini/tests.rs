@@ -240,7 +240,8 @@ fn cached_tokens_are_kept_apart_and_counts_that_cannot_be_read_lose_nothing() {
             c.usage.output_tokens,
             c.usage.reasoning_tokens
         ),
-        (60, 40, 0, Some(7))
+        (60, 40, 7, Some(7)),
+        "the thoughts are output, billed as such"
     );
 }
 

@@ -42,6 +42,10 @@ impl AgentAdapter for Adapter {
         Adapter::open_turns(self)
     }
 
+    fn kept(&self) -> usize {
+        self.sessions.len()
+    }
+
     fn at_rest(&self, id: &str) -> bool {
         Adapter::at_rest(self, id)
     }
