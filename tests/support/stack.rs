@@ -365,7 +365,7 @@ impl Collector {
 
 /// Sums the samples of the counter `metric` whose labels include every `label="value"` in
 /// `with`. Collectors of different releases name a counter with and without `_total` (Jaeger
-/// v2.13's does, the collector v0.161's does not); both are taken.
+/// v2.12's does, the collector v0.161's does not); both are taken.
 pub fn metric_sum(text: &str, metric: &str, with: &[&str]) -> f64 {
     let metric = metric.trim_end_matches("_total");
     text.lines()
