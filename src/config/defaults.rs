@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 pub use crate::assemble::defaults::*;
-pub use crate::export::otlp::{GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_TRACES_PATH, TIMEOUT};
+pub use crate::export::otlp::{
+    GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_METRICS_PATH, HTTP_TRACES_PATH, TIMEOUT,
+};
 pub use crate::export::resource::DEFAULT_SERVICE_NAME as SERVICE_NAME;
 pub use crate::pipeline::defaults::*;
 

@@ -180,10 +180,12 @@ impl Settings {
             ExporterKind::Otlp => Some(otlp::resolve_otlp_in(&overrides.otlp, &layers)?),
             _ => None,
         };
+        let mut pipeline = stages::pipeline(&layers, overrides)?;
+        pipeline.metrics = stages::metrics(&layers, otlp.as_ref())?;
         Ok(Settings {
             exporter,
             otlp,
-            pipeline: stages::pipeline(&layers, overrides)?,
+            pipeline,
             max_line_bytes: overrides.max_line_bytes.unwrap_or(defaults::MAX_LINE_BYTES),
             hooks: stages::hooks(&layers, overrides)?,
             file: None,

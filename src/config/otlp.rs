@@ -47,7 +47,7 @@ pub struct OtlpOverrides {
     pub compression: Option<Compression>,
 }
 
-fn check_url(var: &str, url: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_url(var: &str, url: &str) -> Result<(), ConfigError> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e: http::uri::InvalidUri| invalid(var, url, e.to_string()))?;
@@ -262,6 +262,37 @@ pub(crate) fn resolve_otlp_in(
         compression,
         tls,
     })
+}
+
+/// Where metrics go: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (the file's `otlp.metrics_endpoint`)
+/// if set, else the traces' own collector: over gRPC the same endpoint (another service on
+/// it), over HTTP the same URL with `/v1/metrics` for `/v1/traces` (or, for a traces URL with
+/// a path of its own, `/v1/metrics` at the same host).
+pub(crate) fn metrics_endpoint(
+    traces: &OtlpSettings,
+    layers: &Layers<'_>,
+) -> Result<String, ConfigError> {
+    if let Some(f) = layers.first(&[super::env::OTEL_EXPORTER_OTLP_METRICS_ENDPOINT]) {
+        let e = f.value.trim();
+        check_url(&f.name, e)?;
+        return Ok(e.to_string());
+    }
+    if traces.protocol == Protocol::Grpc {
+        return Ok(traces.endpoint.clone());
+    }
+    let endpoint = traces.endpoint.trim_end_matches('/');
+    if let Some(base) = endpoint.strip_suffix(defaults::HTTP_TRACES_PATH) {
+        return Ok(format!("{base}{}", defaults::HTTP_METRICS_PATH));
+    }
+    let uri: http::Uri = endpoint
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| invalid("endpoint", endpoint, e.to_string()))?;
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    Ok(format!(
+        "{scheme}://{authority}{}",
+        defaults::HTTP_METRICS_PATH
+    ))
 }
 
 #[cfg(test)]

@@ -73,6 +73,11 @@ fn default_text(var: &str) -> String {
             defaults::GRPC_ENDPOINT
         ),
         OTEL_EXPORTER_OTLP_PROTOCOL => "http/protobuf".into(),
+        OTEL_METRICS_EXPORTER => "otlp".into(),
+        OTEL_METRIC_EXPORT_INTERVAL => ms(defaults::METRIC_EXPORT_INTERVAL),
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT => {
+            "(the traces' endpoint, /v1/metrics over HTTP)".into()
+        }
         OTEL_EXPORTER_OTLP_TIMEOUT => ms(defaults::TIMEOUT),
         OTEL_EXPORTER_OTLP_COMPRESSION => "none".into(),
         OTEL_EXPORTER_OTLP_CERTIFICATE => "(the system's roots)".into(),

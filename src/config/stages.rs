@@ -9,8 +9,9 @@ use super::{default_hook_dir, default_spool_root, defaults, parse};
 use super::{ConfigError, ExporterKind, HookSettings, Overrides};
 use crate::assemble::redact::{RedactError, Scrubber};
 use crate::assemble::{AssembleConfig, ContentPolicy};
+use crate::export::otlp::OtlpSettings;
 use crate::export::ResourceInfo;
-use crate::pipeline::{PipelineConfig, SpoolConfig, UserId};
+use crate::pipeline::{MetricsConfig, PipelineConfig, SpoolConfig, UserId};
 
 /// Where spans go: the flag, `OTEL_TRACES_EXPORTER`, or OTLP.
 pub(super) fn exporter(e: &Layers<'_>, overrides: &Overrides) -> Result<ExporterKind, ConfigError> {
@@ -173,6 +174,51 @@ pub(super) fn pipeline(
         return Err(parse::invalid("--batch-size", "0", "must be above 0"));
     }
     Ok(pipeline)
+}
+
+/// GenAI metrics, sent to the traces' collector with the traces' settings
+/// ([`OtlpSettings`]: headers, TLS, compression, timeout), unless `OTEL_METRICS_EXPORTER` is
+/// `none`. `None` too when spans do not go over OTLP (a file, the console).
+pub(super) fn metrics(
+    e: &Layers<'_>,
+    otlp: Option<&OtlpSettings>,
+) -> Result<Option<MetricsConfig>, ConfigError> {
+    use super::env::*;
+    let Some(otlp) = otlp else {
+        return Ok(None);
+    };
+    if let Some(f) = e.first(&[OTEL_METRICS_EXPORTER]) {
+        match f.value.trim() {
+            "none" => return Ok(None),
+            "otlp" | "" => {}
+            _ => {
+                return Err(parse::invalid(
+                    &f.name,
+                    &f.value,
+                    "not supported here; use otlp or none",
+                ))
+            }
+        }
+    }
+    let interval = e.pick(
+        None,
+        &[OTEL_METRIC_EXPORT_INTERVAL],
+        parse::millis,
+        defaults::METRIC_EXPORT_INTERVAL,
+    )?;
+    if interval.is_zero() {
+        return Err(parse::invalid(
+            OTEL_METRIC_EXPORT_INTERVAL,
+            "0",
+            "must be above 0",
+        ));
+    }
+    let mut settings = otlp.clone();
+    settings.endpoint = super::otlp::metrics_endpoint(otlp, e)?;
+    Ok(Some(MetricsConfig {
+        otlp: settings,
+        interval,
+    }))
 }
 
 /// `none` turns `user.id` off; any other value is the id.

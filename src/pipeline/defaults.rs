@@ -12,3 +12,6 @@ pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 pub const SPOOL_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Exports in flight at once: enough to hide a distant collector's round trip.
 pub const MAX_CONCURRENT_EXPORTS: usize = 8;
+/// Metrics are sent this often (the SDKs' default), besides at every flush and at close: a
+/// short-lived exporter sends them once, when it closes.
+pub const METRIC_EXPORT_INTERVAL: Duration = Duration::from_secs(60);

@@ -16,6 +16,7 @@ pub mod attribution;
 mod deadline;
 pub mod defaults;
 mod delivery;
+pub mod metrics;
 pub mod spool;
 mod stats;
 mod worker;
@@ -29,6 +30,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 
 pub use attribution::UserId;
 pub(crate) use deadline::Deadline;
+pub use metrics::MetricsConfig;
 pub use stats::{Stats, Summary};
 
 use crate::assemble::AssembleConfig;
@@ -59,6 +61,8 @@ pub struct PipelineConfig {
     pub spool: Option<SpoolConfig>,
     /// `user.id` on every turn and model call (`ALBEDO_OTEL_USER_ID`).
     pub user_id: UserId,
+    /// GenAI metrics derived from the spans, and where they go; `None`: none are made.
+    pub metrics: Option<MetricsConfig>,
 }
 
 /// The on-disk spool for undeliverable batches.
@@ -83,6 +87,7 @@ impl Default for PipelineConfig {
             retry: RetryPolicy::default(),
             spool: None,
             user_id: UserId::Auto,
+            metrics: None,
         }
     }
 }
@@ -323,6 +328,7 @@ where
             deadline,
             retry: config.retry,
             max_in_flight: config.max_concurrent_exports,
+            metrics: config.metrics.clone(),
         };
         std::thread::Builder::new()
             .name("albedo-otel-export".into())

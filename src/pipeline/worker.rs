@@ -17,6 +17,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::attribution::{Attributor, UserEnv};
 use super::delivery::ToDelivery;
+use super::metrics::{self, Recorder};
 use super::stats::Stats;
 use super::{Control, Input, PipelineConfig};
 use crate::assemble::{Assembler, Output, Span};
@@ -55,6 +56,8 @@ struct Worker {
     logged_bad: u64,
     logged_notes: u64,
     warned_encoder: bool,
+    /// Metrics counted from the spans as they leave for export, and when they go next.
+    metrics: Option<(Recorder, Instant)>,
 }
 
 /// What the assemble thread reads from.
@@ -95,7 +98,14 @@ pub(super) fn run(
         logged_bad: 0,
         logged_notes: 0,
         warned_encoder: false,
+        metrics: None,
     };
+    if let Some(m) = &w.config.metrics {
+        w.metrics = Some((
+            Recorder::new(metrics::now_ns()),
+            Instant::now() + m.interval,
+        ));
+    }
     let mut lines = lines;
     let poll_max = POLL_MAX.min(w.config.batch_delay).max(POLL_MIN);
     let mut poll = POLL_MIN;
@@ -120,6 +130,7 @@ pub(super) fn run(
         }
         let wait = w
             .time_to_send()
+            .min(w.time_to_metrics())
             .min(next_poll.saturating_duration_since(now));
         select! {
             recv(lines) -> m => match m {
@@ -130,6 +141,7 @@ pub(super) fn run(
                 Ok(Control::Flush(ack)) => {
                     w.drain(&lines, &events);
                     w.send_batch();
+                    w.send_metrics();
                     let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack));
                 }
                 Ok(Control::Shutdown) | Err(_) => break,
@@ -138,6 +150,9 @@ pub(super) fn run(
         }
         if w.batch_due() {
             w.send_batch();
+        }
+        if w.time_to_metrics().is_zero() {
+            w.send_metrics();
         }
     }
     // Inputs first: everything already handed over is assembled, then every open turn ends.
@@ -152,6 +167,7 @@ pub(super) fn run(
     }
     w.take_output(None);
     w.send_batch();
+    w.send_metrics();
 }
 
 impl Worker {
@@ -159,6 +175,28 @@ impl Worker {
         match self.batch_started {
             Some(t) => (t + self.config.batch_delay).saturating_duration_since(Instant::now()),
             None => Duration::from_secs(3600),
+        }
+    }
+
+    fn time_to_metrics(&self) -> Duration {
+        match &self.metrics {
+            Some((_, due)) => due.saturating_duration_since(Instant::now()),
+            None => Duration::from_secs(3600),
+        }
+    }
+
+    /// Sends what the metrics recorded since they were last sent (nothing, if nothing was).
+    fn send_metrics(&mut self) {
+        let Some(interval) = self.config.metrics.as_ref().map(|m| m.interval) else {
+            return;
+        };
+        let Some((recorder, due)) = &mut self.metrics else {
+            return;
+        };
+        *due = Instant::now() + interval;
+        if let Some(payload) = recorder.take(metrics::now_ns(), &self.config.resource) {
+            // Metrics wait behind spans like a batch; their sending never holds one up.
+            let _ = self.batch_tx.blocking_send(ToDelivery::Metrics(payload));
         }
     }
 
@@ -297,6 +335,11 @@ impl Worker {
             };
             let batch = std::mem::replace(&mut self.batch, rest);
             let n = batch.len() as u64;
+            if let Some((recorder, _)) = &mut self.metrics {
+                for span in &batch {
+                    recorder.record(span);
+                }
+            }
             let payload = match self.encoder.encode(&batch) {
                 Ok(p) => p,
                 Err(mismatch) => {

@@ -14,6 +14,7 @@ pub mod openai_responses;
 pub mod otlp_json;
 pub mod prometheus;
 mod receiver;
+mod receiver_metrics;
 pub mod scale;
 mod scratch;
 pub mod stack;

@@ -33,7 +33,9 @@ pub struct Received {
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
+    /// OTLP metrics, kept apart from the traces (`receiver_metrics`).
+    pub(super) metrics: super::receiver_metrics::MetricsState,
     requests: Mutex<Vec<Received>>,
     changed: Condvar,
     /// Answer this many requests with 503 / UNAVAILABLE before accepting.
@@ -320,6 +322,10 @@ impl Receiver {
             let service = TraceServiceServer::new(Grpc(state.clone()))
                 .accept_compressed(CompressionEncoding::Gzip)
                 .max_decoding_message_size(64 << 20);
+            let metrics = opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::MetricsServiceServer::new(
+                super::receiver_metrics::GrpcMetrics(state.clone()),
+            )
+            .accept_compressed(CompressionEncoding::Gzip);
             let mut server = tonic::transport::Server::builder();
             if let Some(tls) = tls {
                 let mut config = tonic::transport::ServerTlsConfig::new().identity(
@@ -333,10 +339,15 @@ impl Receiver {
             tokio::spawn(
                 server
                     .add_service(service)
+                    .add_service(metrics)
                     .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(g)),
             );
             let app = axum::Router::new()
                 .route("/v1/traces", axum::routing::post(http_export))
+                .route(
+                    "/v1/metrics",
+                    axum::routing::post(super::receiver_metrics::http_metrics),
+                )
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
                 .with_state(state.clone());
             match tls {
@@ -436,6 +447,21 @@ impl Receiver {
     /// Requests refused for a missing or wrong key.
     pub fn unauthorized(&self) -> u64 {
         self.state.unauthorized.load(Ordering::SeqCst)
+    }
+
+    /// The metrics requests received so far.
+    pub fn metrics(&self) -> Vec<super::receiver_metrics::ReceivedMetrics> {
+        self.state.metrics.requests.lock().unwrap().clone()
+    }
+
+    /// From now on, answer metrics with 404 / UNIMPLEMENTED, as a traces-only collector does.
+    pub fn refuse_metrics(&self) {
+        self.state.metrics.refuse.store(true, Ordering::SeqCst);
+    }
+
+    /// Metrics requests refused so.
+    pub fn metrics_refused(&self) -> u64 {
+        self.state.metrics.refused.load(Ordering::SeqCst)
     }
 
     pub fn requests(&self) -> Vec<Received> {

@@ -15,10 +15,11 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 use tonic::{Code, Status};
 
 use super::{error_chain, tls};
-use super::{Compression, OtlpSettings};
+use super::{Compression, OtlpSettings, Signal};
 use crate::export::{ExportError, Exported, Payload};
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+const METRICS_EXPORT_PATH: &str = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
 
 /// A handle to one gRPC channel; clones share it (and its connection).
 #[derive(Clone)]
@@ -27,11 +28,13 @@ pub struct GrpcTransport {
     metadata: MetadataMap,
     endpoint: String,
     timeout: Duration,
+    path: &'static str,
 }
 
 impl GrpcTransport {
-    /// Sets up the channel; it connects on first use and reconnects by itself.
-    pub fn new(settings: &OtlpSettings) -> Result<Self, ExportError> {
+    /// Sets up the channel for `signal`'s service; it connects on first use and reconnects
+    /// by itself.
+    pub fn new(settings: &OtlpSettings, signal: Signal) -> Result<Self, ExportError> {
         let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
         let connect_timeout = settings.timeout.min(Duration::from_secs(5));
         let mut endpoint = Endpoint::from_shared(settings.endpoint.clone())
@@ -73,6 +76,10 @@ impl GrpcTransport {
             metadata,
             endpoint: settings.endpoint.clone(),
             timeout: settings.timeout,
+            path: match signal {
+                Signal::Traces => EXPORT_PATH,
+                Signal::Metrics => METRICS_EXPORT_PATH,
+            },
         })
     }
 
@@ -96,7 +103,7 @@ impl GrpcTransport {
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.metadata.clone();
         request.set_timeout(timeout.unwrap_or(self.timeout).min(self.timeout));
-        let path = http::uri::PathAndQuery::from_static(EXPORT_PATH);
+        let path = http::uri::PathAndQuery::from_static(self.path);
         match self.client.unary(request, path, PassThrough).await {
             Ok(response) => {
                 let rejected = response
@@ -166,7 +173,9 @@ impl GrpcTransport {
     }
 }
 
-/// Passes encoded request bytes through; decodes the response message.
+/// Passes encoded request bytes through; decodes the response message. A metrics response
+/// is read as a trace response: both are `{ partial_success = 1: { int64 rejected = 1;
+/// string error_message = 2 } }` on the wire, so the counts come out the same.
 #[derive(Clone, Copy, Default)]
 struct PassThrough;
 

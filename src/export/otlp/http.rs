@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use flate2::write::GzEncoder;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
@@ -14,7 +15,7 @@ use reqwest::header::{
 };
 
 use super::{error_chain, tls};
-use super::{Compression, OtlpSettings, Protocol};
+use super::{Compression, OtlpSettings, Protocol, Signal};
 use crate::export::{ExportError, Exported, Payload};
 
 /// A handle to one HTTP client (its connection pool); clones share it.
@@ -25,10 +26,11 @@ pub struct HttpTransport {
     headers: HeaderMap,
     json: bool,
     gzip: bool,
+    signal: Signal,
 }
 
 impl HttpTransport {
-    pub fn new(settings: &OtlpSettings) -> Result<Self, ExportError> {
+    pub fn new(settings: &OtlpSettings, signal: Signal) -> Result<Self, ExportError> {
         let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
         let mut builder = reqwest::Client::builder()
             .timeout(settings.timeout)
@@ -79,6 +81,7 @@ impl HttpTransport {
             headers,
             json,
             gzip,
+            signal,
         })
     }
 
@@ -90,7 +93,11 @@ impl HttpTransport {
         timeout: Option<Duration>,
     ) -> Result<Exported, ExportError> {
         let Payload { body, spans } = payload;
-        let body = if self.json { to_json(&body)? } else { body };
+        let body = if self.json {
+            to_json(&body, self.signal)?
+        } else {
+            body
+        };
         let body = if self.gzip { gzip(&body) } else { body };
         let mut request = self
             .client
@@ -117,6 +124,7 @@ impl HttpTransport {
             .is_some_and(|v| v.as_bytes().starts_with(b"application/x-protobuf"));
         let bytes = response.bytes().await.unwrap_or_default();
         if status.is_success() {
+            // A metrics response has the trace response's shape on the wire (see grpc.rs).
             let rejected = if is_protobuf {
                 ExportTraceServiceResponse::decode(bytes)
                     .ok()
@@ -154,10 +162,20 @@ impl HttpTransport {
     }
 }
 
-fn to_json(protobuf: &[u8]) -> Result<Bytes, ExportError> {
-    let request = ExportTraceServiceRequest::decode(protobuf)
-        .map_err(|e| ExportError::BadPayload(e.to_string()))?;
-    super::encode::json_bytes(&request).map(Bytes::from)
+fn to_json(protobuf: &[u8], signal: Signal) -> Result<Bytes, ExportError> {
+    let bad = |e: prost::DecodeError| ExportError::BadPayload(e.to_string());
+    match signal {
+        Signal::Traces => {
+            let request = ExportTraceServiceRequest::decode(protobuf).map_err(bad)?;
+            super::encode::json_bytes(&request).map(Bytes::from)
+        }
+        Signal::Metrics => {
+            let request = ExportMetricsServiceRequest::decode(protobuf).map_err(bad)?;
+            serde_json::to_vec(&request)
+                .map(Bytes::from)
+                .map_err(|e| ExportError::BadPayload(e.to_string()))
+        }
+    }
 }
 
 fn gzip(body: &[u8]) -> Bytes {

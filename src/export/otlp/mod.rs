@@ -9,13 +9,14 @@ mod connect;
 pub mod encode;
 mod grpc;
 mod http;
+mod metrics;
 mod settings;
 mod tls;
 mod wire;
 
 pub use settings::{
-    Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_TRACES_PATH,
-    TIMEOUT,
+    Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_METRICS_PATH,
+    HTTP_TRACES_PATH, TIMEOUT,
 };
 
 use std::sync::Arc;
@@ -26,6 +27,15 @@ use thiserror::Error;
 
 use crate::assemble::Span;
 use crate::export::{ExportError, ExportFuture, Payload, ResourceInfo, SpanExporter};
+
+pub use metrics::{no_metrics_service, MetricsExporter};
+
+/// What a request carries: spans, or metrics (the same transports, another service or path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Traces,
+    Metrics,
+}
 
 /// The hand-written encoder's sizes disagreed with what it wrote: a bug. The batch was encoded
 /// again by prost instead, so what is sent is still a valid request.
@@ -81,6 +91,27 @@ enum Transport {
     Http(http::HttpTransport),
 }
 
+impl Transport {
+    fn new(settings: &OtlpSettings, signal: Signal) -> Result<Self, ExportError> {
+        install_crypto_provider();
+        Ok(match settings.protocol {
+            Protocol::Grpc => Transport::Grpc(grpc::GrpcTransport::new(settings, signal)?),
+            Protocol::HttpProtobuf | Protocol::HttpJson => {
+                Transport::Http(http::HttpTransport::new(settings, signal)?)
+            }
+        })
+    }
+
+    fn send(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
+        // The transports are handles to shared clients: a clone per export lets several run
+        // at once.
+        match self.clone() {
+            Transport::Grpc(g) => Box::pin(g.send(payload, timeout)),
+            Transport::Http(h) => Box::pin(h.send(payload, timeout)),
+        }
+    }
+}
+
 /// OTLP over gRPC or HTTP (protobuf or JSON), as [`OtlpSettings`] say.
 pub struct OtlpExporter {
     transport: Transport,
@@ -91,13 +122,7 @@ impl OtlpExporter {
     /// Sets up the client. Nothing is sent yet; a collector that is down is found out at the
     /// first export, not here. Call it inside a tokio runtime (the gRPC channel needs one).
     pub fn new(settings: OtlpSettings) -> Result<Self, ExportError> {
-        install_crypto_provider();
-        let transport = match settings.protocol {
-            Protocol::Grpc => Transport::Grpc(grpc::GrpcTransport::new(&settings)?),
-            Protocol::HttpProtobuf | Protocol::HttpJson => {
-                Transport::Http(http::HttpTransport::new(&settings)?)
-            }
-        };
+        let transport = Transport::new(&settings, Signal::Traces)?;
         Ok(OtlpExporter {
             transport,
             settings,
@@ -111,12 +136,7 @@ impl OtlpExporter {
 
 impl SpanExporter for OtlpExporter {
     fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
-        // The transports are handles to shared clients: a clone per export lets several run
-        // at once.
-        match self.transport.clone() {
-            Transport::Grpc(g) => Box::pin(g.send(payload, timeout)),
-            Transport::Http(h) => Box::pin(h.send(payload, timeout)),
-        }
+        self.transport.send(payload, timeout)
     }
 
     fn describe(&self) -> String {

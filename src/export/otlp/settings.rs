@@ -9,6 +9,8 @@ pub const GRPC_ENDPOINT: &str = "http://localhost:4317";
 pub const HTTP_ENDPOINT: &str = "http://localhost:4318";
 /// The path the generic endpoint variable gets for traces over HTTP.
 pub const HTTP_TRACES_PATH: &str = "/v1/traces";
+/// The path metrics go to over HTTP, beside the traces.
+pub const HTTP_METRICS_PATH: &str = "/v1/metrics";
 /// How long one export request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 

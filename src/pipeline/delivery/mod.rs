@@ -32,6 +32,7 @@
 
 mod close;
 mod counts;
+mod metrics;
 mod spooling;
 
 use std::sync::Arc;
@@ -51,6 +52,8 @@ pub(crate) enum ToDelivery {
     Batch(Payload),
     /// Reply once every batch before this one has been dealt with.
     Flush(Sender<()>),
+    /// An encoded `ExportMetricsServiceRequest`: sent once, on its own, never spooled.
+    Metrics(Payload),
 }
 
 /// How often an idle exporter looks for batches other processes spooled.
@@ -105,6 +108,8 @@ struct Delivery {
     failing: u64,
     logged_losses: u64,
     warned_spool_full: bool,
+    /// Where metrics go, if anywhere.
+    metrics: Option<metrics::MetricsSender>,
 }
 
 /// What the export thread is started with.
@@ -118,6 +123,7 @@ pub(super) struct Start<F> {
     pub deadline: Deadline,
     pub retry: RetryPolicy,
     pub max_in_flight: usize,
+    pub metrics: Option<super::MetricsConfig>,
 }
 
 pub(super) fn run<F>(start: Start<F>)
@@ -134,6 +140,7 @@ where
         deadline,
         retry,
         max_in_flight,
+        metrics,
     } = start;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -168,6 +175,10 @@ where
         },
         _ => None,
     };
+    let metrics = metrics.and_then(|m| {
+        let _entered = runtime.enter();
+        metrics::MetricsSender::new(&m)
+    });
     let _ = ready.send(Ok(exporter.describe()));
     let mut d = Delivery {
         exporter,
@@ -188,12 +199,16 @@ where
         failing: 0,
         logged_losses: 0,
         warned_spool_full: false,
+        metrics,
     };
     runtime.block_on(d.serve(batches));
     // Closing: what could not be sent is on disk by now; send what the spool holds while
     // the collector answers and the deadline allows, so a restart delivers an old spool.
     if !d.cut {
         runtime.block_on(d.drain_before_close());
+    }
+    if let Some(m) = &mut d.metrics {
+        runtime.block_on(m.settle(d.deadline.cut_at()));
     }
     let left = d.closing_by().map_or(Duration::from_secs(5), |by| {
         by.saturating_duration_since(Instant::now())
@@ -226,8 +241,17 @@ impl Delivery {
                 _ = deadline.cut(), if !self.cut => self.cut_short(),
                 msg = batches.recv(), if open && room => match msg {
                     Some(ToDelivery::Batch(payload)) => self.dispatch(payload),
+                    Some(ToDelivery::Metrics(payload)) => {
+                        let timeout = self.send_timeout();
+                        if let Some(m) = &mut self.metrics {
+                            m.send(payload, timeout);
+                        }
+                    }
                     Some(ToDelivery::Flush(ack)) => {
                         self.settle().await;
+                        if let Some(m) = &mut self.metrics {
+                            m.settle(self.deadline.cut_at()).await;
+                        }
                         if let Err(e) = self.exporter.force_flush() {
                             tracing::error!("{e}");
                         }

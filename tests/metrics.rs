@@ -1,0 +1,314 @@
+//! GenAI metrics as a user sees them: the real binary replays the demo session to the test
+//! receiver, over gRPC and HTTP, and what the metrics say must be what the spans say.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use support::*;
+
+/// What the chat spans say: input and output tokens, and cost.
+fn span_totals(spans: &[FlatSpan]) -> (f64, f64, f64) {
+    let num = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let chats: Vec<_> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    assert!(!chats.is_empty(), "the demo has model calls");
+    (
+        chats
+            .iter()
+            .map(|s| num(s, "gen_ai.usage.input_tokens"))
+            .sum(),
+        chats
+            .iter()
+            .map(|s| num(s, "gen_ai.usage.output_tokens"))
+            .sum(),
+        chats.iter().map(|s| num(s, "gen_ai.usage.cost")).sum(),
+    )
+}
+
+/// Every metric point received, by metric name: (attributes, sum, start time).
+/// One point: its attributes, its value (a histogram's sum) and its start time.
+type Point = (BTreeMap<String, String>, f64, u64);
+
+fn points(r: &Receiver) -> BTreeMap<String, Vec<Point>> {
+    let mut out: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for req in r.metrics() {
+        for rm in &req.request.resource_metrics {
+            let resource: Vec<_> = rm.resource.iter().flat_map(|r| &r.attributes).collect();
+            assert!(
+                resource.iter().any(|a| a.key == "service.name"),
+                "metrics carry the resource"
+            );
+            for m in rm.scope_metrics.iter().flat_map(|s| &s.metrics) {
+                let attrs = |kvs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+                    kvs.iter()
+                        .map(|kv| (kv.key.clone(), any_to_string(&kv.value)))
+                        .collect::<BTreeMap<_, _>>()
+                };
+                let list = out.entry(m.name.clone()).or_default();
+                match &m.data {
+                    Some(Data::Histogram(h)) => {
+                        assert_eq!(h.aggregation_temporality, 1, "{} is delta", m.name);
+                        for p in &h.data_points {
+                            list.push((
+                                attrs(&p.attributes),
+                                p.sum.unwrap(),
+                                p.start_time_unix_nano,
+                            ));
+                        }
+                    }
+                    Some(Data::Sum(s)) => {
+                        assert_eq!(s.aggregation_temporality, 1, "{} is delta", m.name);
+                        assert!(s.is_monotonic);
+                        for p in &s.data_points {
+                            let v = match p.value {
+                                Some(opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsDouble(d)) => d,
+                                Some(opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsInt(i)) => i as f64,
+                                None => 0.0,
+                            };
+                            list.push((attrs(&p.attributes), v, p.start_time_unix_nano));
+                        }
+                    }
+                    other => panic!("{}: unexpected {other:?}", m.name),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the metrics say: input tokens, output tokens, cost.
+fn metric_totals(r: &Receiver) -> (f64, f64, f64) {
+    let p = points(r);
+    let tokens = |kind: &str| -> f64 {
+        p.get("gen_ai.client.token.usage")
+            .into_iter()
+            .flatten()
+            .filter(|(a, _, _)| a.get("gen_ai.token.type").map(String::as_str) == Some(kind))
+            .map(|(_, v, _)| v)
+            .sum()
+    };
+    let cost = p
+        .get("albedo.usage.cost")
+        .into_iter()
+        .flatten()
+        .map(|(_, v, _)| v)
+        .sum();
+    (tokens("input"), tokens("output"), cost)
+}
+
+fn assert_same_totals(spans: (f64, f64, f64), metrics: (f64, f64, f64), what: &str) {
+    assert_eq!(spans.0, metrics.0, "{what}: input tokens");
+    assert_eq!(spans.1, metrics.1, "{what}: output tokens");
+    assert!(spans.2 > 0.0, "{what}: the demo's calls are priced");
+    assert!(
+        (spans.2 - metrics.2).abs() < 0.005,
+        "{what}: cost {} by the spans, {} by the metrics",
+        spans.2,
+        metrics.2
+    );
+}
+
+#[test]
+fn token_and_cost_metrics_add_up_to_the_spans_over_grpc_and_http() {
+    for protocol in ["grpc", "http/protobuf", "http/json"] {
+        let r = Receiver::start();
+        let out = replay_once(protocol, &r.url(protocol), &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let spans = r.spans();
+        assert_same_totals(span_totals(&spans), metric_totals(&r), protocol);
+        let p = points(&r);
+        for name in [
+            "gen_ai.client.token.usage",
+            "gen_ai.client.operation.duration",
+            "gen_ai.invoke_agent.duration",
+            "gen_ai.execute_tool.duration",
+            "albedo.usage.cost",
+        ] {
+            assert!(
+                p.contains_key(name),
+                "{protocol}: no {name} in {:?}",
+                p.keys()
+            );
+        }
+        // Bounded cardinality: no id of a session, a conversation, a trace or a call.
+        for (name, list) in &p {
+            for (attrs, _, _) in list {
+                for key in attrs.keys() {
+                    assert!(
+                        !key.contains("session")
+                            && !key.contains("conversation")
+                            && !key.contains("trace")
+                            && !key.ends_with(".id")
+                            || key == "user.id",
+                        "{protocol}: {name} has {key}"
+                    );
+                }
+            }
+        }
+        let tool_runs = p["gen_ai.execute_tool.duration"].len();
+        assert!(tool_runs >= 1);
+        assert!(r
+            .metrics()
+            .iter()
+            .all(|m| m.via.starts_with(protocol.split('/').next().unwrap())));
+    }
+}
+
+#[test]
+fn two_exporters_one_after_the_other_give_totals_that_add_up() {
+    let r = Receiver::start();
+    let first = replay_once("grpc", &r.grpc_url(), &[]);
+    assert!(first.status.success());
+    let once = metric_totals(&r);
+    // The same session again under other ids, from a second process.
+    let again = String::from_utf8(demo_session())
+        .unwrap()
+        .replace("demo-7f3a", "demo-9c1e");
+    let second = run_binary(
+        &[
+            "replay",
+            "-",
+            "--no-spool",
+            "--flush-timeout",
+            "1s",
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            &r.grpc_url(),
+        ],
+        &[],
+        again.as_bytes(),
+    );
+    assert!(second.status.success());
+    let spans = r.spans();
+    let both = metric_totals(&r);
+    assert_same_totals(span_totals(&spans), both, "two runs");
+    assert_eq!(both.0, once.0 * 2.0);
+    assert_eq!(both.1, once.1 * 2.0);
+    // Each process's points start at its own start: two intervals, not one counter reset.
+    let starts: std::collections::BTreeSet<u64> = points(&r)["gen_ai.client.token.usage"]
+        .iter()
+        .map(|(_, _, start)| *start)
+        .collect();
+    assert_eq!(starts.len(), 2, "{starts:?}");
+}
+
+#[test]
+fn otel_metrics_exporter_none_sends_no_metrics() {
+    let r = Receiver::start();
+    let out = replay_once(
+        "http/protobuf",
+        &r.http_url(),
+        &[("OTEL_METRICS_EXPORTER", "none")],
+    );
+    assert!(out.status.success());
+    assert_eq!(r.spans().len(), 21);
+    assert!(r.metrics().is_empty(), "{:?}", r.metrics().len());
+}
+
+/// Feeds the demo to `run` three times under other session ids, 300 ms apart and without
+/// its `closed` records (which end `run`), with a batch every 10 ms and metrics every 20 ms: a run that sends
+/// metrics several times, not once at the close.
+fn run_slowly(r: &Receiver, protocol: &str) -> (std::process::ExitStatus, String) {
+    let config = scratch("config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(["run", "--no-spool", "--batch-delay", "10ms"])
+        .args(["--protocol", protocol, "--endpoint", &r.url(protocol)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("XDG_CONFIG_HOME", &config)
+        .env("ALBEDO_OTEL_LOG", "info")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "20");
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Input waits for `ready`: written before, it would all be read at once.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log = String::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(30)) {
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("ready") {
+            break;
+        }
+    }
+    let demo = String::from_utf8(demo_session()).unwrap();
+    for copy in ["a", "b", "c"] {
+        let text: String = demo
+            .replace("demo-7f3a", &format!("demo-{copy}"))
+            .lines()
+            .filter(|l| !l.contains(r#""kind":"closed""#))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // A write fails only if the exporter is gone; its stderr says why.
+        if stdin
+            .write_all(text.as_bytes())
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    log.extend(lines.try_iter().map(|l| l + "\n"));
+    (status, log)
+}
+
+#[test]
+fn a_collector_without_metrics_gets_every_span_and_one_warning() {
+    for protocol in ["http/protobuf", "grpc"] {
+        // A collector that takes metrics gets them several times in such a run...
+        let r = Receiver::start();
+        let (status, stderr) = run_slowly(&r, protocol);
+        assert!(status.success(), "{protocol}: {stderr}");
+        let spans = r.spans().len();
+        assert!(spans >= 3 * 21, "{protocol}: {spans} spans; {stderr}");
+        let sent = r.metrics().len();
+        assert!(sent >= 3, "{protocol}: metrics sent {sent} times; {stderr}");
+        assert_same_totals(span_totals(&r.spans()), metric_totals(&r), protocol);
+        // ...and one that takes none is asked once, warned about once, and costs no span.
+        let r = Receiver::start();
+        r.refuse_metrics();
+        let (status, stderr) = run_slowly(&r, protocol);
+        assert!(status.success(), "{protocol}: {stderr}");
+        assert_eq!(r.spans().len(), spans, "{protocol}: every span, {stderr}");
+        let warnings: Vec<_> = stderr
+            .lines()
+            .filter(|l| l.contains("WARN") && l.contains("metrics"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{protocol}: {stderr}");
+        assert!(r.metrics().is_empty());
+        // Once (twice, had a second export left before the first answer), not per interval.
+        let asked = r.metrics_refused();
+        assert!((1..=2).contains(&asked), "{protocol}: asked {asked} times");
+    }
+}
