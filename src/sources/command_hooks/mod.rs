@@ -27,6 +27,7 @@ pub mod copilot;
 pub mod daemon;
 pub mod doctor;
 pub mod gemini;
+mod held;
 pub mod journal;
 pub mod opencode;
 pub mod oversized;

@@ -66,15 +66,10 @@ impl Adapter {
 
     /// Ends the turns whose `Stop` is older than the grace period.
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due: Vec<String> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| {
+        let due =
+            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
                 s.stop_at
-                    .is_some_and(|at| now_ms >= at.saturating_add(self.grace_ms))
-            })
-            .map(|(k, _)| k.clone())
-            .collect();
+            });
         for id in due {
             self.end_held(&id, out);
         }

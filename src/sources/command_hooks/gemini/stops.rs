@@ -35,15 +35,10 @@ impl Adapter {
 
     /// Ends the turns whose `AfterAgent` is older than the grace.
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due: Vec<String> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| {
+        let due =
+            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
                 s.stop_at
-                    .is_some_and(|at| now_ms >= at.saturating_add(self.grace_ms))
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
+            });
         for id in due {
             self.end_held(&id, out);
         }
