@@ -189,10 +189,7 @@ async fn http_export(
     if state.should_refuse(nth) {
         return (StatusCode::SERVICE_UNAVAILABLE, "refusing on purpose").into_response();
     }
-    let pairs: Vec<(String, String)> = headers
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-        .collect();
+    let pairs = header_pairs(&headers);
     if state.unauthorized(&pairs) {
         return (StatusCode::UNAUTHORIZED, "no valid API key").into_response();
     }
@@ -228,10 +225,7 @@ async fn http_export(
     state.record(Received {
         via: if json { "http/json" } else { "http/protobuf" },
         gzip,
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-            .collect(),
+        headers: pairs,
         request,
     });
     (
@@ -239,6 +233,14 @@ async fn http_export(
         ExportTraceServiceResponse::default().encode_to_vec(),
     )
         .into_response()
+}
+
+/// A request's headers as name and text pairs (a value that is not text is empty).
+pub fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect()
 }
 
 /// A server certificate (and, for mutual TLS, the CA its clients must be signed by), PEM.

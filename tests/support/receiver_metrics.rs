@@ -100,10 +100,7 @@ pub(super) async fn http_metrics(
     };
     m.requests.lock().unwrap().push(ReceivedMetrics {
         via: if json { "http/json" } else { "http/protobuf" },
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
-            .collect(),
+        headers: super::receiver::header_pairs(&headers),
         request,
     });
     (
