@@ -16,6 +16,8 @@ mod support;
 
 use std::collections::{BTreeMap, HashMap};
 
+use albedo_otel::assemble::policy::ContentPolicy;
+use albedo_otel::assemble::semconv::*;
 use albedo_otel::assemble::span::Value;
 use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
 use albedo_otel::protocol::decode_line;
@@ -93,6 +95,58 @@ fn metadata_json(info: &J, key: &str) -> J {
 
 fn near(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
+}
+
+/// The demo, with every content setting on (messages and tool content), assembled.
+fn assembled_with_content(lines: &[String]) -> Vec<Span> {
+    let d = ContentPolicy::default();
+    let config = AssembleConfig {
+        policy: ContentPolicy::new(true, true, d.max_value_len, d.scrubber),
+        ..AssembleConfig::default()
+    };
+    let mut asm = Assembler::new(config);
+    let mut out = Output::default();
+    for l in lines {
+        asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
+    }
+    asm.finish(&mut out);
+    out.spans
+}
+
+/// No MLflow needed: on every span, a GenAI name MLflow or Phoenix reads comes with its
+/// OpenInference twin and the same value, and the other way round (but for a turn's prompt
+/// and reply, which are OpenInference's `input.value` and `output.value` only); `session.id`
+/// is on every span.
+#[test]
+fn every_name_mlflow_or_phoenix_reads_has_its_twin_with_the_same_value() {
+    let lines = demo(std::path::Path::new("/home/dev/parser"));
+    let spans = assembled_with_content(&lines);
+    let mut pairs = 0;
+    for s in &spans {
+        let op = s.attr(GEN_AI_OPERATION_NAME).and_then(|v| v.as_str());
+        assert!(s.attr(SESSION_ID).is_some(), "{}: no session.id", s.name);
+        for (genai, oi) in TWINS {
+            let root_content =
+                op == Some(OP_INVOKE_AGENT) && [INPUT_VALUE, OUTPUT_VALUE].contains(oi);
+            match (s.attr(genai), s.attr(oi)) {
+                (Some(g), Some(o)) => {
+                    let same = match (g.as_str(), o.as_str()) {
+                        (Some(g), Some(o)) => g == o,
+                        _ => g == o,
+                    };
+                    assert!(same, "{}: {genai} = {g:?} but {oi} = {o:?}", s.name);
+                    pairs += 1;
+                }
+                (Some(g), None) => panic!("{}: {genai} = {g:?} without {oi}", s.name),
+                (None, Some(o)) if !root_content => {
+                    panic!("{}: {oi} = {o:?} without {genai}", s.name)
+                }
+                _ => {}
+            }
+        }
+    }
+    // The demo reaches them: tokens and cost on each model call, names and content on tools.
+    assert!(pairs > 100, "{pairs} pairs checked");
 }
 
 #[test]

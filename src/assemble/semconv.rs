@@ -34,8 +34,10 @@
 //! `llm.response.model_name` as well as `gen_ai.response.model`. Phoenix 20.26.1 fills each
 //! OpenInference name a span lacks from its GenAI twin (`phoenix/trace/otel.py:94`), the
 //! cache write from the old `gen_ai.usage.cache_creation.input_tokens` only. Both read
-//! `session.id` and `user.id` from span attributes, never the resource (SQL:5749, SQL:5755):
-//! `session.id` is on every span, `user.id` on each turn's root and model calls.
+//! `session.id` and `user.id` from span attributes, never the resource (MLflow: the first span
+//! of a trace that has each, SQL:5749 and SQL:5755; Phoenix:
+//! `phoenix/server/api/dataloaders/user_ids.py:34`): `session.id` is on every span, `user.id`
+//! on each turn's root and model calls. [`TWINS`] lists the pairs.
 
 pub const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
@@ -390,6 +392,38 @@ pub const CHECKED: &[(&str, &str)] = &[
         "llm.output_messages.{i}.message.tool_calls.{k}.tool_call.function.arguments",
         "OI :58 + :344 + :518",
     ),
+];
+
+/// GenAI names MLflow or Phoenix read, each with the OpenInference twin set beside it with the
+/// same value (the module's doc says why): tests/mlflow.rs checks every span against it, and
+/// MLflow's own reading of them. Names whose values differ by convention (the span kind, the
+/// provider's spelling, a sub-agent's conversation against its trace's session) are not here.
+pub const TWINS: &[(&str, &str)] = &[
+    (GEN_AI_USAGE_INPUT_TOKENS, LLM_TOKEN_COUNT_PROMPT),
+    (GEN_AI_USAGE_OUTPUT_TOKENS, LLM_TOKEN_COUNT_COMPLETION),
+    (
+        GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_READ,
+    ),
+    (
+        GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_WRITE,
+    ),
+    (
+        GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_WRITE,
+    ),
+    (
+        GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+        LLM_TOKEN_COUNT_REASONING,
+    ),
+    (GEN_AI_USAGE_COST, LLM_COST_TOTAL),
+    (GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME),
+    (GEN_AI_RESPONSE_MODEL, LLM_RESPONSE_MODEL_NAME),
+    (GEN_AI_TOOL_NAME, TOOL_NAME),
+    (GEN_AI_TOOL_CALL_ARGUMENTS, INPUT_VALUE),
+    (GEN_AI_TOOL_CALL_ARGUMENTS, TOOL_PARAMETERS),
+    (GEN_AI_TOOL_CALL_RESULT, OUTPUT_VALUE),
 ];
 
 /// `name` with every run of digits between dots made `{i}` (the first) or `{k}` (the second),
