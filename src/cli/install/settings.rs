@@ -235,8 +235,15 @@ pub fn installed_commands(file: &Path) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CLAUDE_CODE, CLAUDE_CODE_EVENTS};
     use super::*;
+    use albedo_otel::sources::command_hooks::agent::{Agent, Form};
+
+    fn claude_code() -> Hooks {
+        match Agent::ClaudeCode.spec().install.form {
+            Form::Hooks(h) => h,
+            Form::Plugin { .. } => unreachable!(),
+        }
+    }
 
     #[test]
     fn others_hooks_survive_and_install_is_idempotent() {
@@ -245,21 +252,21 @@ mod tests {
         )
         .unwrap();
         remove_ours(&mut s);
-        add_ours(&mut s, &CLAUDE_CODE, "/bin/albedo-otel hook").unwrap();
+        add_ours(&mut s, &claude_code(), "/bin/albedo-otel hook").unwrap();
         let once = serde_json::to_string(&s).unwrap();
         remove_ours(&mut s);
-        add_ours(&mut s, &CLAUDE_CODE, "/bin/albedo-otel hook").unwrap();
+        add_ours(&mut s, &claude_code(), "/bin/albedo-otel hook").unwrap();
         assert_eq!(serde_json::to_string(&s).unwrap(), once, "idempotent");
         assert!(once.contains("my-guard") && once.contains("notify"));
         assert_eq!(
             once.matches("albedo-otel hook").count(),
-            CLAUDE_CODE_EVENTS.len()
+            claude_code().events.len()
         );
         assert!(
             once.starts_with(r#"{"model":"x","hooks""#),
             "key order kept"
         );
-        assert_eq!(remove_ours(&mut s), CLAUDE_CODE_EVENTS.len());
+        assert_eq!(remove_ours(&mut s), claude_code().events.len());
         let after = serde_json::to_string(&s).unwrap();
         assert_eq!(
             after,

@@ -1,40 +1,68 @@
 //! Which agent's hooks a payload comes from: named on the hook's command line (`--agent`),
 //! written into its journal line, and read by the daemon, with the [`Spec`] its folder writes.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Agent {
-    /// Claude Code, and albedo's `hooks` extension.
-    #[default]
-    ClaudeCode,
-    Gemini,
-    Codex,
-    Copilot,
-    /// opencode: a plugin, not a command hook, streams its events to one hook process.
-    Opencode,
-}
-
 pub use super::spec::{as_sent, own_journal, Env, Form, Hooks, Install, Spec};
 
-impl Agent {
-    pub const ALL: [Agent; 5] = [
-        Agent::ClaudeCode,
-        Agent::Gemini,
-        Agent::Codex,
-        Agent::Copilot,
-        Agent::Opencode,
-    ];
-
-    /// The agent's spec, from its folder.
-    pub fn spec(self) -> &'static Spec {
-        match self {
-            Agent::ClaudeCode => &super::claude_code::SPEC,
-            Agent::Gemini => &super::gemini::SPEC,
-            Agent::Codex => &super::codex::SPEC,
-            Agent::Copilot => &super::copilot::SPEC,
-            Agent::Opencode => &super::opencode::SPEC,
+/// Makes [`Agent`] from the list below: its variants, [`Agent::ALL`], and for each agent its
+/// folder's [`Spec`], adapter and conformance script, so that nothing else lists agents.
+macro_rules! agents {
+    ($default:ident: $default_folder:ident, $($variant:ident: $folder:ident),* $(,)?) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+        pub enum Agent {
+            #[default]
+            $default,
+            $($variant),*
         }
-    }
 
+        impl Agent {
+            pub const ALL: [Agent; 1 + [$(stringify!($variant)),*].len()] =
+                [Agent::$default, $(Agent::$variant),*];
+
+            /// The agent's spec, from its folder.
+            pub fn spec(self) -> &'static Spec {
+                match self {
+                    Agent::$default => &super::$default_folder::SPEC,
+                    $(Agent::$variant => &super::$folder::SPEC),*
+                }
+            }
+
+            /// The daemon's adapter for the agent, from its folder.
+            pub(super) fn adapter(
+                self,
+                grace_ms: u64,
+            ) -> Box<dyn super::adapter::Dispatch> {
+                match self {
+                    Agent::$default => super::$default_folder::adapter(grace_ms),
+                    $(Agent::$variant => super::$folder::adapter(grace_ms)),*
+                }
+            }
+
+            /// The agent's script for the conformance suite, from its folder.
+            #[cfg(test)]
+            pub(super) fn script(self) -> Box<dyn super::steps::Script> {
+                match self {
+                    Agent::$default => super::$default_folder::script::script(),
+                    $(Agent::$variant => super::$folder::script::script()),*
+                }
+            }
+        }
+    };
+}
+
+// Every agent: its name in code, and its folder (declared in `command_hooks`), which holds
+// its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line
+// here. The first is the agent of a hook without `--agent`: Claude Code, whose payloads
+// albedo's `hooks` extension sends too.
+agents! {
+    ClaudeCode: claude_code,
+    Gemini: gemini,
+    Codex: codex,
+    Copilot: copilot,
+    // A plugin, not a command hook: it streams its events to one hook process.
+    Opencode: opencode,
+}
+
+impl Agent {
     /// The name on a hook's command line and in the journal.
     pub fn name(self) -> &'static str {
         self.spec().name

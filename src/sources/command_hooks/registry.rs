@@ -1,7 +1,7 @@
 //! Which agent's hooks a payload comes from, and one adapter per agent: the hook, the journal
 //! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
 //! agent is a folder beside `claude_code/` with a type implementing the contract
-//! ([`super::adapter::AgentAdapter`]), plus a line in [`registry`].
+//! ([`super::adapter::AgentAdapter`]), plus a line in the list in `agent.rs`.
 //!
 //! Codex's hooks are Claude Code's shape, so its adapter wraps Claude Code's: the one place an
 //! agent folder uses another's.
@@ -16,8 +16,7 @@ use serde_json::value::RawValue;
 
 use super::adapter::{Dispatch, Parsed};
 pub use super::agent::Agent;
-use super::claude_code::Transcripts;
-use super::{claude_code, codex, copilot, gemini, opencode};
+use super::claude_code::{self, Transcripts};
 use crate::protocol::Record;
 
 /// What the daemon reads of every payload, whatever its agent.
@@ -30,22 +29,12 @@ pub struct Head {
     pub doctor_id: Option<String>,
 }
 
-/// Every agent's adapter, in one list: a new agent is a folder with a type implementing
-/// [`AgentAdapter`](super::adapter::AgentAdapter), and a line here.
+/// Every agent's adapter, from the list in `agent.rs`.
 fn registry(grace_ms: u64) -> Vec<(Agent, Box<dyn Dispatch>)> {
-    vec![
-        (
-            Agent::ClaudeCode,
-            Box::new(claude_code::Adapter::new(grace_ms)),
-        ),
-        (
-            Agent::Gemini,
-            Box::new(gemini::Adapter::with_grace(grace_ms)),
-        ),
-        (Agent::Codex, Box::new(codex::Adapter::new(grace_ms))),
-        (Agent::Copilot, Box::new(copilot::Adapter::new())),
-        (Agent::Opencode, Box::new(opencode::Adapter::new())),
-    ]
+    Agent::ALL
+        .into_iter()
+        .map(|a| (a, a.adapter(grace_ms)))
+        .collect()
 }
 
 /// Every agent's adapter, and which agent each session is.

@@ -9,7 +9,6 @@ use super::{config, Choices, FuzzTranscripts};
 use crate::assemble::{Assembler, Output};
 use crate::protocol::validate;
 use crate::sources::command_hooks::registry::{Adapters, Agent};
-use crate::sources::command_hooks::{codex, copilot, gemini, opencode};
 use crate::testing::check_tree;
 
 const SESSIONS: [&str; 3] = ["s", "t", ""];
@@ -19,10 +18,7 @@ const SESSIONS: [&str; 3] = ["s", "t", ""];
 fn events(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::ClaudeCode => super::EVENTS,
-        Agent::Gemini => gemini::HOOK_EVENTS,
-        Agent::Codex => codex::HOOK_EVENTS,
-        Agent::Copilot => copilot::HOOK_EVENTS,
-        Agent::Opencode => opencode::HOOK_EVENTS,
+        other => other.spec().install.form.events(),
     }
 }
 

@@ -22,6 +22,7 @@ mod agents;
 mod contract;
 mod ends;
 pub use contract::SPEC;
+pub(crate) use contract::adapter;
 mod conversation;
 mod payload;
 mod records;

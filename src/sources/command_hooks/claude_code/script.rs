@@ -35,3 +35,8 @@ impl Script for Claude {
         vec![payload(step)]
     }
 }
+
+/// This agent's script, for the conformance suite's list in `agent.rs`.
+pub(crate) fn script() -> Box<dyn Script> {
+    Box::new(Claude::default())
+}

@@ -21,3 +21,8 @@ impl Script for Codex {
         vec![p]
     }
 }
+
+/// This agent's script, for the conformance suite's list in `agent.rs`.
+pub(crate) fn script() -> Box<dyn Script> {
+    Box::new(Codex::default())
+}

@@ -13,15 +13,12 @@ use super::steps::{Promise, Script, Step, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
-/// Every agent's script: one line per agent.
+/// Every agent's script, from the list in `agent.rs`.
 fn scripts() -> Vec<Box<dyn Script>> {
-    vec![
-        Box::new(super::claude_code::script::Claude),
-        Box::new(super::codex::script::Codex),
-        Box::new(super::gemini::script::Gemini),
-        Box::new(super::copilot::script::Copilot),
-        Box::new(super::opencode::script::Opencode::default()),
-    ]
+    Agent::ALL
+        .into_iter()
+        .map(|a| a.script())
+        .collect()
 }
 
 /// The log or transcript an agent's adapter reads: what its script wrote so far.

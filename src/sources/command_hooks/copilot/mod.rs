@@ -17,6 +17,7 @@
 
 mod contract;
 pub use contract::SPEC;
+pub(crate) use contract::adapter;
 mod models;
 mod payload;
 #[cfg(test)]

@@ -49,3 +49,8 @@ impl Script for Copilot {
         }
     }
 }
+
+/// This agent's script, for the conformance suite's list in `agent.rs`.
+pub(crate) fn script() -> Box<dyn Script> {
+    Box::new(Copilot::default())
+}

@@ -32,6 +32,12 @@ pub const SPEC: Spec = Spec {
     },
 };
 
+/// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
+/// continuation), for the list in `agent.rs`.
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::with_grace(grace_ms))
+}
+
 /// Gemini's model hooks are journaled without the history each of them repeats.
 fn journaled(payload: &str, _: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     super::slim(payload)

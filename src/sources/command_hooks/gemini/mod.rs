@@ -19,6 +19,7 @@
 
 mod contract;
 pub use contract::SPEC;
+pub(crate) use contract::adapter;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

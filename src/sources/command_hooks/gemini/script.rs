@@ -32,3 +32,8 @@ impl Script for Gemini {
         vec![p]
     }
 }
+
+/// This agent's script, for the conformance suite's list in `agent.rs`.
+pub(crate) fn script() -> Box<dyn Script> {
+    Box::new(Gemini::default())
+}

@@ -23,6 +23,7 @@
 
 mod contract;
 pub use contract::SPEC;
+pub(crate) use contract::adapter;
 mod models;
 mod payload;
 mod plugin;

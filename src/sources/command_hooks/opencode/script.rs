@@ -99,3 +99,8 @@ impl Script for Opencode {
         }
     }
 }
+
+/// This agent's script, for the conformance suite's list in `agent.rs`.
+pub(crate) fn script() -> Box<dyn Script> {
+    Box::new(Opencode::default())
+}
