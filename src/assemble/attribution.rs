@@ -39,4 +39,15 @@ impl Attribution {
         put(VCS_REF_HEAD_REVISION, &self.revision);
         put(USER_ID, &self.user);
     }
+
+    /// Who and which repository, alone: what a tool span carries, so tool calls split by
+    /// user and repository (and their metric points) need no join. Branch and commit stay
+    /// on the turn and its model calls.
+    pub(crate) fn push_who(&self, span: &mut Span, policy: &ContentPolicy) {
+        for (key, text) in [(VCS_REPOSITORY_URL_FULL, &self.repository), (USER_ID, &self.user)] {
+            if let Some(t) = text {
+                span.push(key, Value::Shared(policy.name(t)));
+            }
+        }
+    }
 }

@@ -180,6 +180,7 @@ impl Turn {
         out.spans.push(
             ToolSpan {
                 place,
+                who: self.summary.attribution.as_deref(),
                 call_id: id,
                 name: open.name.as_deref(),
                 within: open.within.as_deref(),
@@ -294,6 +295,7 @@ impl TurnMut<'_> {
         };
         let span = ToolSpan {
             place,
+            who: turn.summary.attribution.as_deref(),
             call_id: id,
             name: Some(&called.call.name),
             within: called.call.within.as_deref(),

@@ -5,18 +5,21 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::{base, session_attrs, unquoted, Place, SessionAttrs};
+use crate::assemble::attribution::Attribution;
 use crate::assemble::policy::ContentPolicy;
 use crate::assemble::semconv::*;
 use crate::assemble::span::{Span, SpanKind, Status, Value};
 use crate::protocol::Called;
 
 /// Attributes a tool span carries, at most (so its list never grows).
-const TOOL_ATTRS: usize = 22;
+const TOOL_ATTRS: usize = 24;
 
 /// A tool span in the making: the parts that do not come from a `called` event, so that
 /// unfinished and synthesized calls are built by the same code.
 pub(crate) struct ToolSpan<'a> {
     pub place: Place,
+    /// Who and where, from the turn.
+    pub who: Option<&'a Attribution>,
     pub call_id: &'a str,
     pub name: Option<&'a str>,
     pub within: Option<&'a str>,
@@ -46,6 +49,9 @@ impl ToolSpan<'_> {
             span.push(GEN_AI_TOOL_NAME, Value::Shared(n));
         }
         span.push(GEN_AI_AGENT_NAME, Value::Shared(session.agent.clone()));
+        if let Some(who) = self.who {
+            who.push_who(&mut span, policy);
+        }
         span.push(GEN_AI_TOOL_CALL_ID, Value::Str(policy.label(self.call_id)));
         session_attrs(&mut span, session);
         span.push(OPENINFERENCE_SPAN_KIND, Value::Static("TOOL"));

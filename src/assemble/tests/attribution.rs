@@ -94,3 +94,36 @@ fn a_sub_agent_works_where_its_parent_does_and_nothing_handed_in_says_nothing() 
         }
     }
 }
+
+#[test]
+fn a_tool_call_says_who_and_which_repository_finished_or_not() {
+    let mut asm = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    push(&mut asm, &mut out, SESSION, Some(who("main")));
+    push(&mut asm, &mut out, &prompted(10), Some(who("main")));
+    push(
+        &mut asm,
+        &mut out,
+        r#"{"v":1,"kind":"called","session":"s","call":{"id":"a","name":"run","arguments":{}},"output":"ok","started_ms":11,"finished_ms":12}"#,
+        None,
+    );
+    push(
+        &mut asm,
+        &mut out,
+        r#"{"v":1,"kind":"calling","session":"s","at_ms":13,"call":{"id":"b","name":"run","arguments":{}}}"#,
+        None,
+    );
+    asm.finish(&mut out);
+    let tools: Vec<&Span> = out
+        .spans
+        .iter()
+        .filter(|s| s.name == "execute_tool run")
+        .collect();
+    assert_eq!(tools.len(), 2, "the finished call and the one cut short");
+    for t in tools {
+        let on = |k: &str| t.attr(k).and_then(Value::as_str).map(str::to_string);
+        assert_eq!(on(USER_ID).as_deref(), Some("dev@example.com"));
+        assert_eq!(on(VCS_REPOSITORY_URL_FULL).as_deref(), Some("https://github.com/o/r"));
+        assert_eq!(on(VCS_REF_HEAD_NAME), None, "the branch stays on the turn");
+    }
+}
