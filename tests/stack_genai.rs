@@ -8,11 +8,18 @@
 //! - albedo-otel → Prometheus's own OTLP receiver, no collector, with the flags
 //!   deploy/docker-compose.yml gives it (traces then go elsewhere, here to a test receiver).
 //!
+//! Through the collector, the team dashboard's own "Cost by user" and "Tokens by user" queries
+//! (`increase` over the range) must give the same totals: each series' first value counts,
+//! which takes the zero sample Prometheus adds at a counter's start
+//! (`created-timestamp-zero-ingestion`, from the exporter's OpenMetrics `_created`).
+//!
 //! Needs `scripts/stack build` (Go); see tests/support/stack.rs.
 
 mod support;
 
 use std::collections::BTreeMap;
+
+use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -112,6 +119,54 @@ fn assert_adds_up(totals: &BTreeMap<String, Totals>) {
     assert!((alice.cost - 2.0 * bob.cost).abs() < 1e-9, "{totals:?}");
 }
 
+/// A panel's query of dashboards/albedo-team.json (target A), as Grafana sends it with every
+/// variable at "All" and a range of an hour.
+fn team_panel_query(title: &str) -> String {
+    let text = std::fs::read_to_string(repo_file("dashboards/albedo-team.json")).unwrap();
+    let d: Value = serde_json::from_str(&text).unwrap();
+    let panel = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"] == title)
+        .unwrap_or_else(|| panic!("dashboards/albedo-team.json has no panel {title:?}"));
+    let mut q = panel["targets"][0]["expr"].as_str().unwrap().to_string();
+    for var in ["$user", "$repository", "$agent", "$model"] {
+        q = q.replace(var, ".*");
+    }
+    q.replace("$__range", "1h")
+}
+
+/// The team dashboard's per-user cost and tokens, evaluated at the last scrape (so that
+/// `increase` has nothing to extrapolate past it), as totals per user.
+fn dashboard_totals(prometheus: &Prometheus) -> BTreeMap<String, Totals> {
+    let last = prometheus
+        .query("max(timestamp(albedo_usage_cost_USD_total))")
+        .unwrap();
+    let at = last[0]["value"][1].as_str().unwrap().to_string();
+    let number = |s: &Value| s["value"][1].as_str().unwrap().parse::<f64>().unwrap();
+    let user = |s: &Value| s["metric"]["user_id"].as_str().unwrap_or("").to_string();
+    let mut out: BTreeMap<String, Totals> = BTreeMap::new();
+    for s in prometheus
+        .query_at(&team_panel_query("Cost by user"), &at)
+        .unwrap()
+    {
+        out.entry(user(&s)).or_default().cost = number(&s);
+    }
+    for s in prometheus
+        .query_at(&team_panel_query("Tokens by user"), &at)
+        .unwrap()
+    {
+        let t = out.entry(user(&s)).or_default();
+        match s["metric"]["gen_ai_token_type"].as_str() {
+            Some("input") => t.input = number(&s),
+            Some("output") => t.output = number(&s),
+            other => panic!("a token type {other:?}: {s}"),
+        }
+    }
+    out
+}
+
 #[test]
 fn genai_totals_through_the_collector_add_up_over_grpc_and_http() {
     let Some(tools) = Tools::find() else { return };
@@ -137,6 +192,15 @@ fn genai_totals_through_the_collector_add_up_over_grpc_and_http() {
         "through the collector",
     );
     assert_adds_up(&totals);
+    let shown = dashboard_totals(&prometheus);
+    let agree = shown.len() == totals.len()
+        && totals
+            .iter()
+            .all(|(user, t)| shown.get(user).is_some_and(|s| s.agrees(t)));
+    assert!(
+        agree,
+        "the team dashboard shows\n  {shown:?}\nand the spans say\n  {totals:?}"
+    );
     eprintln!(
         "through the collector: {totals:?}, in {:.1} s",
         started.elapsed().as_secs_f64()

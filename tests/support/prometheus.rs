@@ -74,11 +74,11 @@ impl Prometheus {
     }
 
     /// An `/api/v1/…` call: its `data`, or Prometheus' error.
-    fn api(&self, path: &str, param: (&str, &str)) -> Result<Value, String> {
+    fn api(&self, path: &str, params: &[(&str, &str)]) -> Result<Value, String> {
         let url = format!("http://127.0.0.1:{}/api/v1/{path}", self.port);
         let body: Value = client()
             .get(&url)
-            .query(&[param])
+            .query(params)
             .send()
             .and_then(|r| r.json())
             .map_err(|e| e.to_string())?;
@@ -90,14 +90,20 @@ impl Prometheus {
 
     /// `/api/v1/query` at now: the result vector, or Prometheus' error.
     pub fn query(&self, expr: &str) -> Result<Vec<Value>, String> {
-        let data = self.api("query", ("query", expr))?;
+        let data = self.api("query", &[("query", expr)])?;
+        Ok(data["result"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// `/api/v1/query` at `time` (Unix seconds, as Prometheus prints a sample's time).
+    pub fn query_at(&self, expr: &str, time: &str) -> Result<Vec<Value>, String> {
+        let data = self.api("query", &[("query", expr), ("time", time)])?;
         Ok(data["result"].as_array().cloned().unwrap_or_default())
     }
 
     /// `/api/v1/series?match[]=selector`: what a `label_values(selector, …)` variable lists.
     pub fn series(&self, selector: &str) -> Result<Vec<Value>, String> {
         Ok(self
-            .api("series", ("match[]", selector))?
+            .api("series", &[("match[]", selector)])?
             .as_array()
             .cloned()
             .unwrap_or_default())
