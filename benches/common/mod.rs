@@ -276,9 +276,14 @@ pub fn env_num(k: &str, d: u64) -> u64 {
         .unwrap_or(d)
 }
 
-/// The `albedo-otel` binary this bench was built with.
+/// The `albedo-otel` binary this bench was built with, or `BENCH_EXE`: another build (an
+/// older commit's) measured by the same driver, against the same receiver, for a before and
+/// after in one sitting.
 pub fn exe() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel"))
+    match std::env::var_os("BENCH_EXE") {
+        Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
+        _ => std::path::PathBuf::from(env!("CARGO_BIN_EXE_albedo-otel")),
+    }
 }
 
 /// An `albedo-otel run` child with its stdin open, whose log lines (stderr) are read by a

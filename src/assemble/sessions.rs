@@ -14,16 +14,20 @@ use super::turn::{Turn, TurnMut};
 use super::{AssembleConfig, Note, Output};
 use crate::protocol::SessionInfo;
 
+/// The tables are looked up by session id for every record: foldhash, seeded per process,
+/// not SipHash.
+type Fast = foldhash::fast::RandomState;
+
 /// Sessions remembered after they end (about 100 bytes each).
 const ENDED_REMEMBERED: usize = 50_000;
 
 #[derive(Debug, Default)]
 pub(super) struct SessionTable {
     /// In order of activity, least recent first: the front is evicted first.
-    sessions: LinkedHashMap<String, Session>,
+    sessions: LinkedHashMap<String, Session, Fast>,
     /// The turn history of sessions that ended, so a session id that comes back does not
     /// reuse the ids of its earlier turns.
-    ended: LinkedHashMap<String, TurnHistory>,
+    ended: LinkedHashMap<String, TurnHistory, Fast>,
     /// Sessions being ended by [`SessionTable::finish_some`], last to end first.
     finishing: Vec<(String, Session)>,
 }

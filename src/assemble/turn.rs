@@ -22,7 +22,8 @@ pub(super) struct Turn {
     first_ms: u64,
     pub(super) last_ms: u64,
     /// In order of arrival, oldest first.
-    pub(super) calls: LinkedHashMap<String, CallNode>,
+    /// By call id, looked up for every call record: foldhash, not SipHash.
+    pub(super) calls: LinkedHashMap<String, CallNode, foldhash::fast::RandomState>,
     /// How many times calls were let go (see `cap_calls`). Part of every tool span id made
     /// after that, so a call id seen again after its span was exported gets a new id.
     pub(super) generation: u64,
@@ -60,7 +61,7 @@ impl Turn {
             prompted_ms: prompted.then_some(at_ms),
             first_ms: at_ms,
             last_ms: at_ms,
-            calls: LinkedHashMap::new(),
+            calls: LinkedHashMap::default(),
             generation: 0,
             chats: 0,
             summary: TurnSummary {

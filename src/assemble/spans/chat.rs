@@ -13,7 +13,7 @@ use crate::assemble::span::{ms_to_ns, Span, SpanEvent, SpanKind, Status, Value};
 use crate::protocol::CallSent;
 
 /// Attributes a chat span carries, at most (so its list never grows).
-const CHAT_ATTRS: usize = 36 + Attribution::ATTRS;
+const CHAT_ATTRS: usize = 37 + Attribution::ATTRS;
 
 #[derive(Deserialize)]
 struct ErrorShape {
@@ -90,6 +90,9 @@ pub(crate) fn chat_span(
     if let Some(max) = c.request.max_tokens {
         span.push(GEN_AI_REQUEST_MAX_TOKENS, int(max));
     }
+    // Which agent made the call, so cost and tokens split by agent need no join (and their
+    // metrics carry it).
+    span.push(GEN_AI_AGENT_NAME, Value::Shared(session.agent.clone()));
     session_attrs(&mut span, session);
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("LLM"));
     if let Some(r) = &c.response {

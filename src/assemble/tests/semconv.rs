@@ -294,3 +294,13 @@ fn the_check_would_catch_an_unchecked_name() {
         "llm.input_messages.{i}.message.tool_calls.{k}.tool_call.id"
     );
 }
+
+#[test]
+fn a_model_call_names_its_agent_so_cost_splits_by_agent_without_a_join() {
+    let out = run(&[
+        r#"{"v":1,"kind":"session","session":"s","at_ms":1,"agent":"coder"}"#,
+        CHAT,
+    ]);
+    let chat = by_name(&out, "chat gemini-2.5-pro");
+    assert_eq!(str_attr(chat, GEN_AI_AGENT_NAME), Some("coder"));
+}

@@ -2,7 +2,7 @@
 //! messages: a request per interval (a minute, or one per process) is too rare for the
 //! hand-written span encoder's care to pay.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use prost::Message;
 
 use super::names::*;
-use super::{bounds, Aggregate, Instrument, Labels};
+use super::{bounds, Aggregate, Instrument, Labels, Series};
 use crate::export::{Payload, ResourceInfo};
 
 const DELTA: i32 = AggregationTemporality::Delta as i32;
@@ -48,9 +48,9 @@ fn describe(i: Instrument) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-fn attributes(labels: Labels) -> Vec<KeyValue> {
+fn attributes(labels: &Labels) -> Vec<KeyValue> {
     labels
-        .into_iter()
+        .pairs()
         .map(|(k, v)| KeyValue {
             key: k.to_string(),
             key_strindex: 0,
@@ -66,7 +66,7 @@ pub(super) fn request(
     resource: &ResourceInfo,
     start_ns: u64,
     now_ns: u64,
-    series: HashMap<(Instrument, Labels), Aggregate>,
+    series: Series,
 ) -> Payload {
     let mut by_instrument: BTreeMap<Instrument, Vec<(Labels, Aggregate)>> = BTreeMap::new();
     let mut points = 0u64;
@@ -88,7 +88,7 @@ pub(super) fn request(
                         .into_iter()
                         .filter_map(|(labels, a)| match a {
                             Aggregate::Sum(v) => Some(NumberDataPoint {
-                                attributes: attributes(labels),
+                                attributes: attributes(&labels),
                                 start_time_unix_nano: start_ns,
                                 time_unix_nano: now_ns,
                                 value: Some(number_data_point::Value::AsDouble(v)),
@@ -105,7 +105,7 @@ pub(super) fn request(
                         .into_iter()
                         .filter_map(|(labels, a)| match a {
                             Aggregate::Histogram(h) => Some(HistogramDataPoint {
-                                attributes: attributes(labels),
+                                attributes: attributes(&labels),
                                 start_time_unix_nano: start_ns,
                                 time_unix_nano: now_ns,
                                 count: h.count,

@@ -56,8 +56,74 @@ enum Instrument {
     Cost,
 }
 
-/// A point's attributes, in the order they were found on the span.
-type Labels = Vec<(&'static str, Arc<str>)>;
+/// A label's text: a span's own shared string (names are interned by the assembly, so this
+/// is a reference count, not a copy) or a constant.
+#[derive(Debug, Clone)]
+enum Text {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Static(s) => s,
+            Text::Shared(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for Text {}
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+/// A point's attributes: one slot per [`POINT_KEYS`] entry, in that order whatever the
+/// span's, so equal label sets are one series; then the token type, then the overflow mark.
+/// Filled without allocating: this runs for every exported span.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Labels {
+    values: [Option<Text>; POINT_KEYS.len()],
+    token_type: Option<&'static str>,
+    overflow: bool,
+}
+
+impl Labels {
+    /// The series every point past the limit goes to.
+    fn overflow() -> Labels {
+        Labels {
+            overflow: true,
+            ..Labels::default()
+        }
+    }
+
+    /// The (key, value) pairs, in order.
+    fn pairs(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+        POINT_KEYS
+            .iter()
+            .zip(&self.values)
+            .filter_map(|(k, v)| Some((*k, v.as_ref()?.as_str())))
+            .chain(self.token_type.map(|t| (GEN_AI_TOKEN_TYPE, t)))
+            .chain(self.overflow.then_some((OTEL_METRIC_OVERFLOW, "true")))
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Histogram {
@@ -101,60 +167,70 @@ enum Aggregate {
 #[derive(Debug)]
 pub(crate) struct Recorder {
     start_ns: u64,
-    series: HashMap<(Instrument, Labels), Aggregate>,
+    series: Series,
 }
+
+/// The series of one interval. Hashed with foldhash, not SipHash: the keys are our own
+/// spans' names, and this map is touched for every exported span.
+type Series = HashMap<(Instrument, Labels), Aggregate, foldhash::fast::RandomState>;
 
 impl Recorder {
     pub fn new(now_ns: u64) -> Self {
         Recorder {
             start_ns: now_ns,
-            series: HashMap::new(),
+            series: Series::default(),
         }
     }
 
     /// Counts one finished span; spans of other operations are left alone.
     pub fn record(&mut self, span: &Span) {
-        let mut op = "";
+        let op = span.attributes.iter().find_map(|a| match a.key {
+            GEN_AI_OPERATION_NAME => a.value.as_str(),
+            _ => None,
+        });
+        let instrument = match op {
+            Some(OP_CHAT) => Instrument::OperationDuration,
+            Some(OP_EXECUTE_TOOL) => Instrument::ExecuteTool,
+            Some(OP_INVOKE_AGENT) => Instrument::InvokeAgent,
+            _ => return,
+        };
         let (mut input, mut output, mut cost) = (None, None, None);
-        let mut labels: Labels = Vec::with_capacity(8);
+        let mut labels = Labels::default();
         for a in &span.attributes {
             match a.key {
-                GEN_AI_OPERATION_NAME => op = a.value.as_str().unwrap_or(""),
                 GEN_AI_USAGE_INPUT_TOKENS => input = count(&a.value),
                 GEN_AI_USAGE_OUTPUT_TOKENS => output = count(&a.value),
                 GEN_AI_USAGE_COST => cost = dollars(&a.value),
-                _ => {}
-            }
-            if POINT_KEYS.contains(&a.key) {
-                if let Some(text) = label(&a.value) {
-                    labels.push((a.key, text));
+                key => {
+                    if let Some(i) = slot(key) {
+                        if let Some(text) = label(&a.value) {
+                            labels.values[i] = Some(text);
+                        }
+                    }
                 }
             }
         }
         let seconds = span.end_ns.saturating_sub(span.start_ns) as f64 / 1e9;
-        let errored = matches!(span.status, Status::Error(_));
-        if errored && !labels.iter().any(|(k, _)| *k == ERROR_TYPE) {
-            labels.push((ERROR_TYPE, Arc::from("_OTHER")));
+        let error = &mut labels.values[ERROR_SLOT];
+        if matches!(span.status, Status::Error(_)) && error.is_none() {
+            *error = Some(Text::Static("_OTHER"));
         }
-        match op {
-            OP_CHAT => {
-                self.histogram(Instrument::OperationDuration, labels.clone(), seconds);
-                // Tokens and cost are not split by error: a failed call's tokens still count.
-                labels.retain(|(k, _)| *k != ERROR_TYPE);
-                if let Some(c) = cost {
-                    self.sum(Instrument::Cost, labels.clone(), c);
-                }
-                for (kind, n) in [(TOKEN_TYPE_INPUT, input), (TOKEN_TYPE_OUTPUT, output)] {
-                    if let Some(n) = n {
-                        let mut l = labels.clone();
-                        l.push((GEN_AI_TOKEN_TYPE, Arc::from(kind)));
-                        self.histogram(Instrument::TokenUsage, l, n);
-                    }
-                }
+        if instrument != Instrument::OperationDuration {
+            self.histogram(instrument, labels, seconds);
+            return;
+        }
+        self.histogram(instrument, labels.clone(), seconds);
+        // Tokens and cost are not split by error: a failed call's tokens still count.
+        labels.values[ERROR_SLOT] = None;
+        if let Some(c) = cost {
+            self.sum(Instrument::Cost, labels.clone(), c);
+        }
+        for (kind, n) in [(TOKEN_TYPE_INPUT, input), (TOKEN_TYPE_OUTPUT, output)] {
+            if let Some(n) = n {
+                let mut l = labels.clone();
+                l.token_type = Some(kind);
+                self.histogram(Instrument::TokenUsage, l, n);
             }
-            OP_EXECUTE_TOOL => self.histogram(Instrument::ExecuteTool, labels, seconds),
-            OP_INVOKE_AGENT => self.histogram(Instrument::InvokeAgent, labels, seconds),
-            _ => {}
         }
     }
 
@@ -162,7 +238,7 @@ impl Recorder {
     fn entry(&mut self, instrument: Instrument, labels: Labels) -> &mut Aggregate {
         let mut key = (instrument, labels);
         if self.series.len() >= MAX_SERIES && !self.series.contains_key(&key) {
-            key = (instrument, vec![(OTEL_METRIC_OVERFLOW, Arc::from("true"))]);
+            key = (instrument, Labels::overflow());
         }
         self.series.entry(key).or_insert_with(|| fresh(instrument))
     }
@@ -221,14 +297,33 @@ fn dollars(v: &Value) -> Option<f64> {
 }
 
 /// A label's text; shared strings (most of them) are shared, not copied.
-fn label(v: &Value) -> Option<Arc<str>> {
+fn label(v: &Value) -> Option<Text> {
     match v {
-        Value::Shared(s) => Some(s.clone()),
-        Value::Static(s) => Some(Arc::from(*s)),
-        Value::Str(s) => Some(Arc::from(s.as_str())),
+        Value::Shared(s) => Some(Text::Shared(s.clone())),
+        Value::Static(s) => Some(Text::Static(s)),
+        Value::Str(s) => Some(Text::Shared(Arc::from(s.as_str()))),
         _ => None,
     }
 }
+
+/// Where `key` goes in [`Labels::values`]: its place in [`POINT_KEYS`]. A `match`, not a
+/// search of the list, since every attribute of every exported span asks.
+fn slot(key: &str) -> Option<usize> {
+    Some(match key {
+        GEN_AI_OPERATION_NAME => 0,
+        GEN_AI_PROVIDER_NAME => 1,
+        GEN_AI_REQUEST_MODEL => 2,
+        GEN_AI_RESPONSE_MODEL => 3,
+        GEN_AI_TOOL_NAME => 4,
+        GEN_AI_AGENT_NAME => 5,
+        ERROR_TYPE => ERROR_SLOT,
+        USER_ID => 7,
+        VCS_REPOSITORY_URL_FULL => 8,
+        _ => return None,
+    })
+}
+
+const ERROR_SLOT: usize = 6;
 
 /// Wall-clock now, in Unix nanoseconds.
 pub(crate) fn now_ns() -> u64 {

@@ -153,7 +153,48 @@ fn series_past_the_limit_share_one_overflow_series() {
     let overflow = r
         .series
         .keys()
-        .filter(|(_, l)| l.iter().any(|(k, _)| *k == OTEL_METRIC_OVERFLOW))
+        .filter(|(_, l)| l.pairs().any(|(k, _)| k == OTEL_METRIC_OVERFLOW))
         .count();
     assert!(overflow >= 1);
+}
+
+#[test]
+fn every_point_key_has_its_own_slot() {
+    for (i, key) in POINT_KEYS.iter().enumerate() {
+        assert_eq!(slot(key), Some(i), "{key}");
+    }
+    assert_eq!(POINT_KEYS[ERROR_SLOT], ERROR_TYPE);
+    assert_eq!(slot(SESSION_ID), None);
+}
+
+#[test]
+fn the_same_labels_in_another_order_are_one_series() {
+    let mut r = Recorder::new(0);
+    let a = span(
+        vec![
+            (GEN_AI_OPERATION_NAME, Value::Static(OP_EXECUTE_TOOL)),
+            (GEN_AI_TOOL_NAME, Value::Shared(Arc::from("Bash"))),
+            (GEN_AI_AGENT_NAME, Value::Str("claude-code".into())),
+        ],
+        1.0,
+    );
+    let b = span(
+        vec![
+            (GEN_AI_AGENT_NAME, Value::Shared(Arc::from("claude-code"))),
+            (GEN_AI_TOOL_NAME, Value::Static("Bash")),
+            (GEN_AI_OPERATION_NAME, Value::Static(OP_EXECUTE_TOOL)),
+        ],
+        3.0,
+    );
+    r.record(&a);
+    r.record(&b);
+    let out = decode(&r.take(5, &ResourceInfo::build(None, &[])).unwrap());
+    let metrics = &out.resource_metrics[0].scope_metrics[0].metrics;
+    let Some(Data::Histogram(h)) = &metrics[0].data else {
+        panic!()
+    };
+    assert_eq!(h.data_points.len(), 1);
+    assert_eq!(h.data_points[0].count, 2);
+    let keys: Vec<_> = h.data_points[0].attributes.iter().map(|a| a.key.as_str()).collect();
+    assert_eq!(keys, [GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_AGENT_NAME]);
 }
