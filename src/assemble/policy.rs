@@ -34,7 +34,7 @@ pub struct ContentPolicy {
     pub scrubber: Arc<Scrubber>,
     /// Tool, model, agent and provider names come back over and over: each is scrubbed once
     /// and then shared, not scrubbed and copied for every span that carries it.
-    names: RefCell<HashMap<Box<str>, Arc<str>>>,
+    names: RefCell<HashMap<Box<str>, Arc<str>, foldhash::fast::RandomState>>,
 }
 
 impl Clone for ContentPolicy {

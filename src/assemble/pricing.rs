@@ -16,7 +16,7 @@ use genai_prices::{Calculator, ErrorKind, PriceRequest, Usage as PriceUsage, Usa
 
 use crate::protocol::Usage;
 
-/// Distinct (provider, model) pairs remembered before the memo starts afresh: a bound on
+/// Distinct models remembered before the memo starts afresh: a bound on
 /// memory if a host sends a new model name with every call.
 const LOOKUPS_KEPT: usize = 1024;
 
@@ -44,7 +44,9 @@ enum Lookup {
 /// Prices model calls, remembering how each (provider, model) pair is looked up.
 #[derive(Debug, Default)]
 pub struct Pricer {
-    lookups: HashMap<(Option<Box<str>>, Box<str>), Lookup>,
+    /// By model, then by provider: looked up with the call's own strings, so a call that
+    /// was priced before allocates nothing to find out how.
+    lookups: HashMap<Box<str>, Vec<(Option<Box<str>>, Lookup)>, foldhash::fast::RandomState>,
 }
 
 impl Pricer {
@@ -65,8 +67,11 @@ impl Pricer {
             // A model run on the user's own machine costs nothing we could know of.
             return None;
         }
-        let key = (id.map(Box::from), Box::from(model));
-        let known = self.lookups.get(&key).copied();
+        let known = self
+            .lookups
+            .get(model)
+            .and_then(|by| by.iter().find(|(p, _)| p.as_deref() == id))
+            .map(|(_, l)| *l);
         let usage = price_usage(usage);
         let price = |id: Option<&str>| {
             let mut request = PriceRequest::new(model, &usage)
@@ -107,7 +112,10 @@ impl Pricer {
             } else {
                 Lookup::Unpriced
             };
-            self.lookups.insert(key, lookup);
+            self.lookups
+                .entry(Box::from(model))
+                .or_default()
+                .push((id.map(Box::from), lookup));
         }
         cost
     }

@@ -21,6 +21,23 @@
 //!   `packages/shared/src/server/otel/OtelIngestionProcessor.ts` (`LF:`), for the one name
 //!   no convention defines yet but backends read: `gen_ai.usage.cost`; and
 //!   `packages/shared/src/server/otel/attributes.ts` (`LFA:`) for `user.id`.
+//! - `MLFLOW`: the `mlflow` 3.17.2 wheel from PyPI (what tests/mlflow.rs runs), under
+//!   `mlflow/`: `tracing/otel/translation/open_inference.py` (`OIT:`),
+//!   `tracing/otel/translation/__init__.py` (`TR:`) and
+//!   `store/tracking/sqlalchemy_store.py` (`SQL:`).
+//!
+//! Two viewers read both conventions, and a name set on one is set on the other. MLflow asks
+//! OpenInference first (TR:37), and takes a span's token usage whole from the first
+//! convention that has any of it (TR:181-213): a cache count missing on the OpenInference side
+//! would be lost even though the GenAI one is there. So every `gen_ai.usage.*` count MLflow
+//! reads has its `llm.token_count.*` twin, always, and the model that answered is
+//! `llm.response.model_name` as well as `gen_ai.response.model`. Phoenix 20.26.1 fills each
+//! OpenInference name a span lacks from its GenAI twin (`phoenix/trace/otel.py:94`), the
+//! cache write from the old `gen_ai.usage.cache_creation.input_tokens` only. Both read
+//! `session.id` and `user.id` from span attributes, never the resource (MLflow: the first span
+//! of a trace that has each, SQL:5749 and SQL:5755; Phoenix:
+//! `phoenix/server/api/dataloaders/user_ids.py:34`): `session.id` is on every span, `user.id`
+//! on each turn's root and model calls. [`TWINS`] lists the pairs.
 
 pub const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
@@ -77,6 +94,9 @@ pub const TOOL_NAME: &str = "tool.name";
 pub const TOOL_PARAMETERS: &str = "tool.parameters";
 pub const AGENT_NAME: &str = "agent.name";
 pub const LLM_MODEL_NAME: &str = "llm.model_name";
+/// The model that answered, beside `gen_ai.response.model`: MLflow reads it before
+/// `llm.model_name` (MLFLOW OIT:50-55).
+pub const LLM_RESPONSE_MODEL_NAME: &str = "llm.response.model_name";
 pub const LLM_PROVIDER: &str = "llm.provider";
 pub const LLM_TOKEN_COUNT_PROMPT: &str = "llm.token_count.prompt";
 pub const LLM_TOKEN_COUNT_COMPLETION: &str = "llm.token_count.completion";
@@ -183,6 +203,7 @@ pub const ALL: &[&str] = &[
     TOOL_PARAMETERS,
     AGENT_NAME,
     LLM_MODEL_NAME,
+    LLM_RESPONSE_MODEL_NAME,
     LLM_PROVIDER,
     LLM_TOKEN_COUNT_PROMPT,
     LLM_TOKEN_COUNT_COMPLETION,
@@ -324,6 +345,7 @@ pub const CHECKED: &[(&str, &str)] = &[
     (TOOL_PARAMETERS, "OI :233"),
     (AGENT_NAME, "OI :266"),
     (LLM_MODEL_NAME, "OI :62"),
+    (LLM_RESPONSE_MODEL_NAME, "OI :72; MLFLOW OIT:50-55"),
     (LLM_PROVIDER, "OI :78 (values :597-613)"),
     (LLM_TOKEN_COUNT_PROMPT, "OI :122"),
     (LLM_TOKEN_COUNT_COMPLETION, "OI :110"),
@@ -370,6 +392,38 @@ pub const CHECKED: &[(&str, &str)] = &[
         "llm.output_messages.{i}.message.tool_calls.{k}.tool_call.function.arguments",
         "OI :58 + :344 + :518",
     ),
+];
+
+/// GenAI names MLflow or Phoenix read, each with the OpenInference twin set beside it with the
+/// same value (the module's doc says why): tests/mlflow.rs checks every span against it, and
+/// MLflow's own reading of them. Names whose values differ by convention (the span kind, the
+/// provider's spelling, a sub-agent's conversation against its trace's session) are not here.
+pub const TWINS: &[(&str, &str)] = &[
+    (GEN_AI_USAGE_INPUT_TOKENS, LLM_TOKEN_COUNT_PROMPT),
+    (GEN_AI_USAGE_OUTPUT_TOKENS, LLM_TOKEN_COUNT_COMPLETION),
+    (
+        GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_READ,
+    ),
+    (
+        GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_WRITE,
+    ),
+    (
+        GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+        LLM_TOKEN_COUNT_CACHE_WRITE,
+    ),
+    (
+        GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+        LLM_TOKEN_COUNT_REASONING,
+    ),
+    (GEN_AI_USAGE_COST, LLM_COST_TOTAL),
+    (GEN_AI_REQUEST_MODEL, LLM_MODEL_NAME),
+    (GEN_AI_RESPONSE_MODEL, LLM_RESPONSE_MODEL_NAME),
+    (GEN_AI_TOOL_NAME, TOOL_NAME),
+    (GEN_AI_TOOL_CALL_ARGUMENTS, INPUT_VALUE),
+    (GEN_AI_TOOL_CALL_ARGUMENTS, TOOL_PARAMETERS),
+    (GEN_AI_TOOL_CALL_RESULT, OUTPUT_VALUE),
 ];
 
 /// `name` with every run of digits between dots made `{i}` (the first) or `{k}` (the second),

@@ -97,7 +97,12 @@ pub(crate) fn chat_span(
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("LLM"));
     if let Some(r) = &c.response {
         if let Some(m) = &r.model {
-            span.push(GEN_AI_RESPONSE_MODEL, Value::Shared(policy.name(m)));
+            // OpenInference's twin too: MLflow takes the model (and prices the call) from
+            // the first OpenInference name it finds, so without it a dated response model
+            // would show as the request's alias.
+            let m = policy.name(m);
+            span.push(LLM_RESPONSE_MODEL_NAME, Value::Shared(m.clone()));
+            span.push(GEN_AI_RESPONSE_MODEL, Value::Shared(m));
         }
         if let Some(id) = &r.id {
             span.push(GEN_AI_RESPONSE_ID, Value::Str(policy.label(id)));

@@ -13,7 +13,8 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use prost::Message;
 
 use super::names::*;
-use super::{bounds, Aggregate, Instrument, Labels, Series};
+use super::labels::Labels;
+use super::{Histogram, Instrument, Kind, Row};
 use crate::export::{Payload, ResourceInfo};
 
 const DELTA: i32 = AggregationTemporality::Delta as i32;
@@ -48,53 +49,72 @@ fn describe(i: Instrument) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-fn attributes(labels: &Labels) -> Vec<KeyValue> {
-    labels
-        .pairs()
-        .map(|(k, v)| KeyValue {
-            key: k.to_string(),
-            key_strindex: 0,
-            value: Some(AnyValue {
-                value: Some(any_value::Value::StringValue(v.to_string())),
-            }),
-        })
-        .collect()
+fn attribute(key: &str, value: &str) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        key_strindex: 0,
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(value.to_string())),
+        }),
+    }
 }
 
-/// The request, with `start_ns..now_ns` on every point.
+fn attributes(labels: &Labels) -> Vec<KeyValue> {
+    labels.pairs().map(|(k, v)| attribute(k, v)).collect()
+}
+
+enum Point {
+    Histogram(Vec<KeyValue>, Histogram),
+    Sum(Vec<KeyValue>, f64),
+}
+
+/// The request, with `start_ns..now_ns` on every point; `rows` in the order their points
+/// are listed.
 pub(super) fn request(
     resource: &ResourceInfo,
     start_ns: u64,
     now_ns: u64,
-    series: Series,
+    rows: Vec<(Kind, Labels, Row)>,
 ) -> Payload {
-    let mut by_instrument: BTreeMap<Instrument, Vec<(Labels, Aggregate)>> = BTreeMap::new();
+    let mut by_instrument: BTreeMap<Instrument, Vec<Point>> = BTreeMap::new();
     let mut points = 0u64;
-    for ((instrument, labels), aggregate) in series {
-        by_instrument
-            .entry(instrument)
-            .or_default()
-            .push((labels, aggregate));
+    let mut put = |instrument, point| {
+        by_instrument.entry(instrument).or_default().push(point);
         points += 1;
+    };
+    for (kind, labels, row) in rows {
+        let attrs = attributes(&labels);
+        if let Some(h) = row.duration {
+            put(kind.duration(), Point::Histogram(attrs.clone(), h));
+        }
+        for (token_type, h) in [(TOKEN_TYPE_INPUT, row.input), (TOKEN_TYPE_OUTPUT, row.output)] {
+            if let Some(h) = h {
+                let mut a = attrs.clone();
+                a.push(attribute(GEN_AI_TOKEN_TYPE, token_type));
+                put(Instrument::TokenUsage, Point::Histogram(a, h));
+            }
+        }
+        if let Some(c) = row.cost {
+            put(Instrument::Cost, Point::Sum(attrs, c));
+        }
     }
     let metrics = by_instrument
         .into_iter()
-        .map(|(instrument, mut series)| {
-            series.sort_by(|a, b| a.0.cmp(&b.0));
+        .map(|(instrument, series)| {
             let (name, unit, description) = describe(instrument);
             let data = match instrument {
                 Instrument::Cost => Data::Sum(Sum {
                     data_points: series
                         .into_iter()
-                        .filter_map(|(labels, a)| match a {
-                            Aggregate::Sum(v) => Some(NumberDataPoint {
-                                attributes: attributes(&labels),
+                        .filter_map(|p| match p {
+                            Point::Sum(attributes, v) => Some(NumberDataPoint {
+                                attributes,
                                 start_time_unix_nano: start_ns,
                                 time_unix_nano: now_ns,
                                 value: Some(number_data_point::Value::AsDouble(v)),
                                 ..Default::default()
                             }),
-                            Aggregate::Histogram(_) => None,
+                            Point::Histogram(..) => None,
                         })
                         .collect(),
                     aggregation_temporality: DELTA,
@@ -103,9 +123,9 @@ pub(super) fn request(
                 other => Data::Histogram(ProtoHistogram {
                     data_points: series
                         .into_iter()
-                        .filter_map(|(labels, a)| match a {
-                            Aggregate::Histogram(h) => Some(HistogramDataPoint {
-                                attributes: attributes(&labels),
+                        .filter_map(|p| match p {
+                            Point::Histogram(attributes, h) => Some(HistogramDataPoint {
+                                attributes,
                                 start_time_unix_nano: start_ns,
                                 time_unix_nano: now_ns,
                                 count: h.count,
@@ -116,7 +136,7 @@ pub(super) fn request(
                                 max: Some(h.max),
                                 ..Default::default()
                             }),
-                            Aggregate::Sum(_) => None,
+                            Point::Sum(..) => None,
                         })
                         .collect(),
                     aggregation_temporality: DELTA,
@@ -145,5 +165,13 @@ pub(super) fn request(
     Payload {
         body: request.encode_to_vec().into(),
         spans: points,
+    }
+}
+
+/// The bucket boundaries of a histogram instrument.
+fn bounds(instrument: Instrument) -> &'static [f64] {
+    match instrument {
+        Instrument::TokenUsage => &TOKEN_BUCKETS,
+        _ => &DURATION_BUCKETS,
     }
 }

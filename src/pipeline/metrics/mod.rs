@@ -18,10 +18,10 @@
 //! own, one more set of series per process.
 
 mod encode;
+mod labels;
 pub mod names;
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use crate::assemble::semconv::{
@@ -31,6 +31,7 @@ use crate::assemble::semconv::{
 use crate::assemble::span::{Span, Status, Value};
 use crate::export::otlp::OtlpSettings;
 use crate::export::{Payload, ResourceInfo};
+use labels::{slot, Labels, Text, ERROR_SLOT};
 use names::*;
 
 /// Where and how often metrics go.
@@ -47,6 +48,7 @@ pub struct MetricsConfig {
 /// (`otel.metric.overflow=true`), so a flood of new model or tool names costs bounded memory.
 const MAX_SERIES: usize = 2000;
 
+/// The instruments, in the order an export lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Instrument {
     TokenUsage,
@@ -56,72 +58,22 @@ enum Instrument {
     Cost,
 }
 
-/// A label's text: a span's own shared string (names are interned by the assembly, so this
-/// is a reference count, not a copy) or a constant.
-#[derive(Debug, Clone)]
-enum Text {
-    Static(&'static str),
-    Shared(Arc<str>),
+/// The spans a series counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    Chat,
+    Tool,
+    Agent,
 }
 
-impl Text {
-    fn as_str(&self) -> &str {
+impl Kind {
+    /// The histogram a span's duration goes to.
+    fn duration(self) -> Instrument {
         match self {
-            Text::Static(s) => s,
-            Text::Shared(s) => s,
+            Kind::Chat => Instrument::OperationDuration,
+            Kind::Tool => Instrument::ExecuteTool,
+            Kind::Agent => Instrument::InvokeAgent,
         }
-    }
-}
-
-impl PartialEq for Text {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-impl Eq for Text {}
-impl std::hash::Hash for Text {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
-    }
-}
-impl PartialOrd for Text {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Text {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-/// A point's attributes: one slot per [`POINT_KEYS`] entry, in that order whatever the
-/// span's, so equal label sets are one series; then the token type, then the overflow mark.
-/// Filled without allocating: this runs for every exported span.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Labels {
-    values: [Option<Text>; POINT_KEYS.len()],
-    token_type: Option<&'static str>,
-    overflow: bool,
-}
-
-impl Labels {
-    /// The series every point past the limit goes to.
-    fn overflow() -> Labels {
-        Labels {
-            overflow: true,
-            ..Labels::default()
-        }
-    }
-
-    /// The (key, value) pairs, in order.
-    fn pairs(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
-        POINT_KEYS
-            .iter()
-            .zip(&self.values)
-            .filter_map(|(k, v)| Some((*k, v.as_ref()?.as_str())))
-            .chain(self.token_type.map(|t| (GEN_AI_TOKEN_TYPE, t)))
-            .chain(self.overflow.then_some((OTEL_METRIC_OVERFLOW, "true")))
     }
 }
 
@@ -155,13 +107,54 @@ impl Histogram {
         let i = bounds.partition_point(|b| *b < v);
         self.buckets[i] += 1;
     }
+
+    fn merge(&mut self, other: &Histogram) {
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
+            *a += b;
+        }
+    }
 }
 
-#[derive(Debug, Clone)]
-enum Aggregate {
-    Histogram(Histogram),
-    Sum(f64),
+/// What one series counted in an interval: its spans' durations, and for model calls their
+/// tokens and cost. One lookup per span, whatever it adds to.
+#[derive(Debug, Clone, Default)]
+struct Row {
+    duration: Option<Histogram>,
+    input: Option<Histogram>,
+    output: Option<Histogram>,
+    cost: Option<f64>,
 }
+
+fn add(h: &mut Option<Histogram>, bounds: &[f64], v: f64) {
+    h.get_or_insert_with(|| Histogram::new(bounds)).add(bounds, v);
+}
+
+fn merge(h: &mut Option<Histogram>, other: Option<Histogram>) {
+    match (h.as_mut(), other) {
+        (Some(a), Some(b)) => a.merge(&b),
+        (None, b) => *h = b,
+        (_, None) => {}
+    }
+}
+
+impl Row {
+    fn merge(&mut self, other: Row) {
+        merge(&mut self.duration, other.duration);
+        merge(&mut self.input, other.input);
+        merge(&mut self.output, other.output);
+        if let Some(c) = other.cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+}
+
+/// The series of one interval. Hashed with foldhash over the labels' addresses, not
+/// SipHash over their texts: this map is touched for every exported span.
+type Series = HashMap<(Kind, Labels), Row, foldhash::fast::RandomState>;
 
 /// What was recorded since the last export.
 #[derive(Debug)]
@@ -169,10 +162,6 @@ pub(crate) struct Recorder {
     start_ns: u64,
     series: Series,
 }
-
-/// The series of one interval. Hashed with foldhash, not SipHash: the keys are our own
-/// spans' names, and this map is touched for every exported span.
-type Series = HashMap<(Instrument, Labels), Aggregate, foldhash::fast::RandomState>;
 
 impl Recorder {
     pub fn new(now_ns: u64) -> Self {
@@ -188,10 +177,10 @@ impl Recorder {
             GEN_AI_OPERATION_NAME => a.value.as_str(),
             _ => None,
         });
-        let instrument = match op {
-            Some(OP_CHAT) => Instrument::OperationDuration,
-            Some(OP_EXECUTE_TOOL) => Instrument::ExecuteTool,
-            Some(OP_INVOKE_AGENT) => Instrument::InvokeAgent,
+        let kind = match op {
+            Some(OP_CHAT) => Kind::Chat,
+            Some(OP_EXECUTE_TOOL) => Kind::Tool,
+            Some(OP_INVOKE_AGENT) => Kind::Agent,
             _ => return,
         };
         let (mut input, mut output, mut cost) = (None, None, None);
@@ -203,7 +192,7 @@ impl Recorder {
                 GEN_AI_USAGE_COST => cost = dollars(&a.value),
                 key => {
                     if let Some(i) = slot(key) {
-                        if let Some(text) = label(&a.value) {
+                        if let Some(text) = Text::of(&a.value) {
                             labels.values[i] = Some(text);
                         }
                     }
@@ -215,44 +204,39 @@ impl Recorder {
         if matches!(span.status, Status::Error(_)) && error.is_none() {
             *error = Some(Text::Static("_OTHER"));
         }
-        if instrument != Instrument::OperationDuration {
-            self.histogram(instrument, labels, seconds);
+        if kind != Kind::Chat {
+            add(&mut self.row(kind, labels).duration, &DURATION_BUCKETS, seconds);
             return;
         }
-        self.histogram(instrument, labels.clone(), seconds);
-        // Tokens and cost are not split by error: a failed call's tokens still count.
-        labels.values[ERROR_SLOT] = None;
-        if let Some(c) = cost {
-            self.sum(Instrument::Cost, labels.clone(), c);
+        let failed = labels.values[ERROR_SLOT].is_some();
+        if failed {
+            add(&mut self.row(kind, labels.clone()).duration, &DURATION_BUCKETS, seconds);
+            // Tokens and cost are not split by error: a failed call's tokens still count.
+            labels.values[ERROR_SLOT] = None;
         }
-        for (kind, n) in [(TOKEN_TYPE_INPUT, input), (TOKEN_TYPE_OUTPUT, output)] {
-            if let Some(n) = n {
-                let mut l = labels.clone();
-                l.token_type = Some(kind);
-                self.histogram(Instrument::TokenUsage, l, n);
-            }
+        // The usual model call: its duration, tokens and cost in one series.
+        let row = self.row(kind, labels);
+        if !failed {
+            add(&mut row.duration, &DURATION_BUCKETS, seconds);
+        }
+        if let Some(n) = input {
+            add(&mut row.input, &TOKEN_BUCKETS, n);
+        }
+        if let Some(n) = output {
+            add(&mut row.output, &TOKEN_BUCKETS, n);
+        }
+        if let Some(c) = cost {
+            row.cost = Some(row.cost.unwrap_or(0.0) + c);
         }
     }
 
     /// The series for `labels`, or the overflow series once there are too many.
-    fn entry(&mut self, instrument: Instrument, labels: Labels) -> &mut Aggregate {
-        let mut key = (instrument, labels);
+    fn row(&mut self, kind: Kind, labels: Labels) -> &mut Row {
+        let mut key = (kind, labels);
         if self.series.len() >= MAX_SERIES && !self.series.contains_key(&key) {
-            key = (instrument, Labels::overflow());
+            key = (kind, Labels::overflow());
         }
-        self.series.entry(key).or_insert_with(|| fresh(instrument))
-    }
-
-    fn histogram(&mut self, instrument: Instrument, labels: Labels, v: f64) {
-        if let Aggregate::Histogram(h) = self.entry(instrument, labels) {
-            h.add(bounds(instrument), v);
-        }
-    }
-
-    fn sum(&mut self, instrument: Instrument, labels: Labels, v: f64) {
-        if let Aggregate::Sum(s) = self.entry(instrument, labels) {
-            *s += v;
-        }
+        self.series.entry(key).or_default()
     }
 
     /// The points recorded since the last export, as an `ExportMetricsServiceRequest`
@@ -263,22 +247,23 @@ impl Recorder {
         if self.series.is_empty() {
             return None;
         }
-        let series = std::mem::take(&mut self.series);
-        Some(encode::request(resource, start, now_ns.max(start), series))
-    }
-}
-
-fn fresh(instrument: Instrument) -> Aggregate {
-    match instrument {
-        Instrument::Cost => Aggregate::Sum(0.0),
-        other => Aggregate::Histogram(Histogram::new(bounds(other))),
-    }
-}
-
-fn bounds(instrument: Instrument) -> &'static [f64] {
-    match instrument {
-        Instrument::TokenUsage => &TOKEN_BUCKETS,
-        _ => &DURATION_BUCKETS,
+        // Series whose texts are equal but were different strings become one, in a stable
+        // order: once an interval, not once a span.
+        let mut merged: BTreeMap<(Kind, Vec<(&'static str, String)>), (Labels, Row)> =
+            BTreeMap::new();
+        for ((kind, labels), row) in std::mem::take(&mut self.series) {
+            match merged.entry((kind, labels.by_text())) {
+                std::collections::btree_map::Entry::Occupied(mut o) => o.get_mut().1.merge(row),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert((labels, row));
+                }
+            }
+        }
+        let rows = merged
+            .into_iter()
+            .map(|((kind, _), (labels, row))| (kind, labels, row))
+            .collect();
+        Some(encode::request(resource, start, now_ns.max(start), rows))
     }
 }
 
@@ -295,35 +280,6 @@ fn dollars(v: &Value) -> Option<f64> {
         _ => None,
     }
 }
-
-/// A label's text; shared strings (most of them) are shared, not copied.
-fn label(v: &Value) -> Option<Text> {
-    match v {
-        Value::Shared(s) => Some(Text::Shared(s.clone())),
-        Value::Static(s) => Some(Text::Static(s)),
-        Value::Str(s) => Some(Text::Shared(Arc::from(s.as_str()))),
-        _ => None,
-    }
-}
-
-/// Where `key` goes in [`Labels::values`]: its place in [`POINT_KEYS`]. A `match`, not a
-/// search of the list, since every attribute of every exported span asks.
-fn slot(key: &str) -> Option<usize> {
-    Some(match key {
-        GEN_AI_OPERATION_NAME => 0,
-        GEN_AI_PROVIDER_NAME => 1,
-        GEN_AI_REQUEST_MODEL => 2,
-        GEN_AI_RESPONSE_MODEL => 3,
-        GEN_AI_TOOL_NAME => 4,
-        GEN_AI_AGENT_NAME => 5,
-        ERROR_TYPE => ERROR_SLOT,
-        USER_ID => 7,
-        VCS_REPOSITORY_URL_FULL => 8,
-        _ => return None,
-    })
-}
-
-const ERROR_SLOT: usize = 6;
 
 /// Wall-clock now, in Unix nanoseconds.
 pub(crate) fn now_ns() -> u64 {

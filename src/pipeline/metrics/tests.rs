@@ -198,3 +198,39 @@ fn the_same_labels_in_another_order_are_one_series() {
     let keys: Vec<_> = h.data_points[0].attributes.iter().map(|a| a.key.as_str()).collect();
     assert_eq!(keys, [GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_AGENT_NAME]);
 }
+
+#[test]
+fn a_failed_model_call_has_its_error_on_the_duration_and_its_tokens_with_the_rest() {
+    let mut r = Recorder::new(0);
+    let mut failed = chat("m", 10, 1, Some(0.5));
+    failed.status = Status::Error("overloaded".into());
+    r.record(&failed);
+    r.record(&chat("m", 20, 2, Some(0.25)));
+    let out = decode(&r.take(5, &ResourceInfo::build(None, &[])).unwrap());
+    let metrics = &out.resource_metrics[0].scope_metrics[0].metrics;
+    let by_name = |n: &str| metrics.iter().find(|m| m.name == n).unwrap();
+    let has_error = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+        attrs.iter().any(|a| a.key == ERROR_TYPE)
+    };
+    let Some(Data::Histogram(d)) = &by_name(GEN_AI_CLIENT_OPERATION_DURATION).data else {
+        panic!()
+    };
+    let mut counts: Vec<_> = d
+        .data_points
+        .iter()
+        .map(|p| (has_error(&p.attributes), p.count))
+        .collect();
+    counts.sort();
+    assert_eq!(counts, [(false, 1), (true, 1)]);
+    let Some(Data::Histogram(t)) = &by_name(GEN_AI_CLIENT_TOKEN_USAGE).data else {
+        panic!()
+    };
+    assert_eq!(t.data_points.len(), 2, "input and output, one series each");
+    assert!(t.data_points.iter().all(|p| !has_error(&p.attributes)));
+    let input: f64 = t.data_points.iter().filter(|p| p.count == 2).map(|p| p.sum.unwrap()).sum();
+    assert_eq!(input, 30.0 + 3.0, "both calls' tokens, input and output");
+    let Some(Data::Sum(c)) = &by_name(ALBEDO_USAGE_COST).data else {
+        panic!()
+    };
+    assert_eq!(c.data_points.len(), 1);
+}
