@@ -161,3 +161,60 @@ fn every_agents_install_keeps_the_users_own_and_uninstall_gives_it_back() {
         }
     }
 }
+
+/// Flags that do not fit the host are refused, with the reason, before anything is written;
+/// and `--help` lists every agent of the registry with where its hook goes.
+#[test]
+fn flags_that_do_not_fit_the_host_are_refused_and_help_lists_every_agent() {
+    let home = scratch("install-flags");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .args(args)
+            .current_dir(&home)
+            .env_clear()
+            .env("HOME", &home)
+            .env("ALBEDO_HOME", home.join(".albedo"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .output()
+            .unwrap()
+    };
+    for (args, says) in [
+        (&["install", "albedo", "--project"][..], "albedo has one hooks file"),
+        (&["install", "albedo", "--trust"][..], "albedo has one hooks file"),
+        (
+            &["install", "gemini", "--albedo-home", "x"][..],
+            "--albedo-home is for albedo, not gemini",
+        ),
+        (&["install", "gemini", "--trust"][..], "--trust is for Codex"),
+        (&["uninstall", "albedo", "--settings", "f.json"][..], "albedo has one hooks file"),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{args:?}: {err}");
+    }
+    let written: Vec<_> = walk(&home);
+    assert!(written.is_empty(), "nothing written: {written:?}");
+
+    let help = String::from_utf8_lossy(&run(&["install", "--help"]).stdout).into_owned();
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    for agent in Agent::ALL {
+        let line = format!("- {}:", agent.name());
+        assert!(help.contains(&line), "{line} in:\n{help}");
+        assert!(help.contains(agent.spec().install.project_file), "{help}");
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -20,6 +20,7 @@ use anyhow::Result;
 
 use super::{install, ExportArgs, HookArgs};
 use albedo_otel::config::ExporterKind;
+use albedo_otel::sources::command_hooks::agent::Agent;
 use albedo_otel::sources::command_hooks::{daemon, doctor, journal};
 
 /// How long the daemon has to answer a test payload (it sends a trace with a 10 s timeout).
@@ -71,39 +72,27 @@ pub fn run(
         .map(|f| ("Claude Code (--settings)".to_string(), f.clone()))
         .collect();
     if settings_files.is_empty() {
-        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
-            places.push(("Claude Code (user)".into(), h.join(".claude/settings.json")));
-            places.push(("Gemini CLI (user)".into(), h.join(".gemini/settings.json")));
-            let codex = install::codex_home().unwrap_or_else(|_| h.join(".codex"));
-            places.push(("Codex CLI (user)".into(), codex.join("hooks.json")));
-            let copilot =
-                std::env::var_os("COPILOT_HOME").map_or_else(|| h.join(".copilot"), PathBuf::from);
-            places.push((
-                "Copilot CLI (user)".into(),
-                copilot.join("hooks/albedo-otel.json"),
-            ));
-        }
-        // opencode's plugin starts the same command, and hands it events a line each.
-        if let Ok(dir) = install::opencode_config() {
-            places.push(("opencode (user)".into(), dir.join("plugin/albedo-otel.js")));
-        }
-        if project {
-            places.push((
-                "opencode (this project)".into(),
-                PathBuf::from(".opencode/plugin/albedo-otel.js"),
-            ));
-        }
-        let here = PathBuf::from(".claude/settings.json");
-        if let Some((_, user)) = places.iter().find(|(w, _)| w == "Claude Code (user)") {
-            both_scopes(user, &here);
-        }
-        if project {
-            places.push(("Claude Code (this project)".into(), here));
-        } else if !install::installed_commands(&here).is_empty() {
-            println!(
-                "hook, Claude Code (this project): {} has our hook; not run (`doctor --project` tests it, which runs the command it names)",
-                here.display()
-            );
+        // Every agent's files, where its spec says `install` puts them.
+        let env = |k: &str| std::env::var(k).ok();
+        for agent in Agent::ALL {
+            let install = &agent.spec().install;
+            let title = agent.title();
+            let user = (install.user_file)(&env);
+            if let Some(user) = &user {
+                places.push((format!("{title} (user)"), user.clone()));
+            }
+            let here = PathBuf::from(install.project_file);
+            if let Some(user) = &user {
+                both_scopes(agent, user, &here);
+            }
+            if project {
+                places.push((format!("{title} (this project)"), here));
+            } else if !install::installed_commands(&here).is_empty() {
+                println!(
+                    "hook, {title} (this project): {} has our hook; not run (`doctor --project` tests it, which runs the command it names)",
+                    here.display()
+                );
+            }
         }
         if let Some(a) = std::env::var_os("ALBEDO_HOME") {
             places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
@@ -140,22 +129,25 @@ pub fn run(
     Ok(if ok { 0 } else { 1 })
 }
 
-/// Warns when Claude Code's user settings and this project's both have a hook of ours, and
-/// not the same command (which Claude Code would run once): it runs the hooks of both, so
-/// every event would be recorded twice.
-fn both_scopes(user: &Path, project: &Path) {
+/// Warns when an agent's user settings and this project's both have a hook of ours: it runs
+/// the hooks of both, so every event would be recorded twice (unless it runs a command both
+/// name once, as Claude Code does).
+fn both_scopes(agent: Agent, user: &Path, project: &Path) {
     let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let (theirs, ours) = (
         install::installed_commands(user),
         install::installed_commands(project),
     );
-    if theirs.is_empty() || ours.is_empty() || theirs == ours || same(user) == same(project) {
+    let once = agent.spec().install.one_run_per_command && theirs == ours;
+    if theirs.is_empty() || ours.is_empty() || once || same(user) == same(project) {
         return;
     }
     println!(
-        "warn hook, Claude Code: {} and {} both have our hook, and Claude Code runs both, so every event is recorded twice; keep one (`albedo-otel uninstall claude-code --project` removes this project's)",
+        "warn hook, {title}: {} and {} both have our hook, and {title} runs both, so every event is recorded twice; keep one (`albedo-otel uninstall {} --project` removes this project's)",
         user.display(),
-        project.display()
+        project.display(),
+        agent.name(),
+        title = agent.title(),
     );
 }
 

@@ -81,9 +81,9 @@ enum Command {
         export: ExportArgs,
     },
     /// Write the settings in force (flags and environment, headers included) into the
-    /// configuration file, and add albedo-otel's command hook to Claude Code's settings or
-    /// albedo's hooks.json, keeping every other hook (a backup is written first). The hook
-    /// command names the file; it carries no secret.
+    /// configuration file, and add albedo-otel's hook to the agent's hooks file (or, for
+    /// opencode, a plugin of its own), keeping every other hook (a backup is written first).
+    /// The hook command names the file; it carries no secret.
     Install(install::Target),
     /// Remove albedo-otel's command hook, and only it.
     Uninstall(install::Target),

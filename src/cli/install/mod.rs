@@ -24,62 +24,24 @@ mod settings;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
+use clap::Args;
 
-pub use codex_trust::codex_home;
 use command::command;
 pub use command::{is_our_program, program, settings_before};
-pub use scope::opencode_config;
 pub use settings::installed_commands;
 use settings::{add_ours, load, remove_ours, save};
 
 use super::{process_env, ExportArgs};
 use albedo_otel::config::{self, edit, mask, snapshot};
-// The events each agent's hook goes in for: each agent's folder says which make a trace.
-use albedo_otel::sources::command_hooks::{
-    claude_code::HOOK_EVENTS as CLAUDE_CODE_EVENTS, codex::HOOK_EVENTS as CODEX_EVENTS,
-    copilot::HOOK_EVENTS as COPILOT_EVENTS, gemini::HOOK_EVENTS as GEMINI_EVENTS,
-    opencode::HOOK_EVENTS as OPENCODE_EVENTS,
-};
+// What each agent's hook needs of `install` is in its folder's spec.
+use albedo_otel::sources::command_hooks::agent::{Agent, Form, Hooks};
 
+/// `install`'s and `uninstall`'s arguments: whose hooks, in which scope.
 #[derive(Args)]
 pub struct Target {
-    #[command(subcommand)]
+    /// Whose hooks
+    #[arg(value_name = "AGENT", value_parser = hosts())]
     host: Host,
-}
-
-#[derive(Subcommand)]
-enum Host {
-    /// Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json
-    ClaudeCode(Agent),
-    /// Gemini CLI: ~/.gemini/settings.json (default) or ./.gemini/settings.json (Gemini runs a
-    /// project's hooks only in a folder it trusts)
-    Gemini(Agent),
-    /// Codex CLI: $CODEX_HOME/hooks.json (default ~/.codex/hooks.json) or ./.codex/hooks.json.
-    /// Codex runs a hook only once it is trusted.
-    Codex(Agent),
-    /// Copilot CLI: a file of albedo-otel's own, $COPILOT_HOME/hooks/albedo-otel.json (default
-    /// ~/.copilot), or ./.github/hooks/albedo-otel.json
-    Copilot(Agent),
-    /// opencode: a plugin of albedo-otel's own, $XDG_CONFIG_HOME/opencode/plugin/albedo-otel.js
-    /// (default ~/.config), or ./.opencode/plugin/albedo-otel.js
-    Opencode(Agent),
-    /// albedo's `hooks` extension: $ALBEDO_HOME/hooks.json
-    Albedo {
-        /// albedo's home [env: ALBEDO_HOME]
-        #[arg(long, value_name = "DIR")]
-        albedo_home: Option<PathBuf>,
-        /// Where journals go [default: $XDG_STATE_HOME/albedo-otel/hooks]
-        #[arg(long, value_name = "DIR")]
-        hook_dir: Option<PathBuf>,
-        #[command(flatten)]
-        export: ExportArgs,
-    },
-}
-
-/// An agent with a settings file of its own, in the user's home and in projects.
-#[derive(Args)]
-struct Agent {
     /// The user's settings file (the default)
     #[arg(long, conflicts_with = "project")]
     user: bool,
@@ -96,107 +58,78 @@ struct Agent {
     /// them without asking (it skips untrusted hooks without a word)
     #[arg(long)]
     trust: bool,
+    /// albedo only: albedo's home [env: ALBEDO_HOME]
+    #[arg(long, value_name = "DIR")]
+    albedo_home: Option<PathBuf>,
     #[command(flatten)]
     export: ExportArgs,
 }
 
-/// The events albedo's `hooks` extension runs command hooks for.
-const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
-/// Claude Code's (and albedo's) events that match on the tool name.
-const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"];
-/// How a host's hooks file takes our hook: the same `hooks` → event → groups shape for all
-/// three, with these differences.
-pub(super) struct Hooks {
-    pub events: &'static [&'static str],
-    /// Events whose groups match on the tool name (`"matcher": "*"`).
-    pub tool_events: &'static [&'static str],
-    /// The hook's `timeout`, in the host's unit: ten seconds (Gemini counts milliseconds).
-    pub timeout: u64,
-    /// Events whose timeout the host cuts to three seconds (and says so on every run if it is
-    /// longer): Codex's `SessionEnd` and `Interrupt`.
-    pub short: &'static [&'static str],
-    /// Whether each hook carries a `name`.
-    pub named: bool,
-    /// The hook's `--agent`.
-    pub agent: Option<&'static str>,
+/// An agent of the registry, or albedo's `hooks` extension, which sends Claude Code's
+/// payloads from a hooks file of its own.
+#[derive(Debug, Clone, Copy)]
+enum Host {
+    Agent(Agent),
+    Albedo,
 }
 
-const CLAUDE_CODE: Hooks = Hooks {
-    events: CLAUDE_CODE_EVENTS,
-    tool_events: TOOL_EVENTS,
-    timeout: 10,
-    short: &[],
-    named: false,
-    agent: None,
-};
-const ALBEDO: Hooks = Hooks {
-    events: ALBEDO_EVENTS,
-    ..CLAUDE_CODE
-};
-const GEMINI: Hooks = Hooks {
-    events: GEMINI_EVENTS,
-    tool_events: &["BeforeTool", "AfterTool"],
-    timeout: 10_000,
-    short: &[],
-    named: true,
-    agent: Some("gemini"),
-};
-const COPILOT: Hooks = Hooks {
-    events: COPILOT_EVENTS,
-    tool_events: &[],
-    timeout: 10,
-    short: &[],
-    named: false,
-    agent: Some("copilot"),
-};
-/// opencode's plugin hands on these events; it has no hooks file.
-const OPENCODE: Hooks = Hooks {
-    events: OPENCODE_EVENTS,
-    tool_events: &[],
-    timeout: 0,
-    short: &[],
-    named: false,
-    agent: Some("opencode"),
-};
-const CODEX: Hooks = Hooks {
-    events: CODEX_EVENTS,
-    tool_events: &["PreToolUse", "PostToolUse"],
-    timeout: 10,
-    short: &["SessionEnd", "Interrupt"],
-    named: false,
-    agent: Some("codex"),
-};
+/// Every agent's name, with its spec's line for `--help`, and albedo.
+fn hosts() -> impl clap::builder::TypedValueParser<Value = Host> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Agent::ALL
+        .iter()
+        .map(|a| PossibleValue::new(a.name()).help(a.spec().install.about))
+        .chain([PossibleValue::new("albedo")
+            .help("albedo's `hooks` extension: $ALBEDO_HOME/hooks.json")]);
+    PossibleValuesParser::new(values)
+        .map(|name| Agent::from_name(&name).map_or(Host::Albedo, Host::Agent))
+}
+
+/// The events albedo's `hooks` extension runs command hooks for.
+const ALBEDO_EVENTS: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
+
+/// albedo's hooks file takes Claude Code's hooks, for fewer events.
+fn albedo_hooks() -> Hooks {
+    match Agent::ClaudeCode.spec().install.form {
+        Form::Hooks(h) => Hooks {
+            events: ALBEDO_EVENTS,
+            ..h
+        },
+        Form::Plugin { .. } => unreachable!("Claude Code has a hooks file"),
+    }
+}
+
 impl Target {
-    fn export(&self) -> &ExportArgs {
-        match &self.host {
-            Host::ClaudeCode(a)
-            | Host::Gemini(a)
-            | Host::Codex(a)
-            | Host::Copilot(a)
-            | Host::Opencode(a) => &a.export,
-            Host::Albedo { export, .. } => export,
+    fn agent(&self) -> Option<Agent> {
+        match self.host {
+            Host::Agent(a) => Some(a),
+            Host::Albedo => None,
         }
+    }
+
+    fn export(&self) -> &ExportArgs {
+        &self.export
     }
 
     fn trust(&self) -> bool {
-        match &self.host {
-            Host::ClaudeCode(a)
-            | Host::Gemini(a)
-            | Host::Codex(a)
-            | Host::Copilot(a)
-            | Host::Opencode(a) => a.trust,
-            Host::Albedo { .. } => false,
-        }
+        self.trust
     }
 
     fn hook_dir_flag(&self) -> Option<PathBuf> {
-        match &self.host {
-            Host::ClaudeCode(a)
-            | Host::Gemini(a)
-            | Host::Codex(a)
-            | Host::Copilot(a)
-            | Host::Opencode(a) => a.hook_dir.clone(),
-            Host::Albedo { hook_dir, .. } => hook_dir.clone(),
+        self.hook_dir.clone()
+    }
+
+    /// Flags that do not fit the host: albedo has one hooks file and no trust; only albedo
+    /// has a home to name.
+    fn check_flags(&self) -> Result<()> {
+        match self.agent() {
+            None if self.user || self.project || self.settings.is_some() || self.trust => {
+                anyhow::bail!("albedo has one hooks file, $ALBEDO_HOME/hooks.json: --user, --project, --settings and --trust are for agents")
+            }
+            Some(a) if self.albedo_home.is_some() => {
+                anyhow::bail!("--albedo-home is for albedo, not {}", a.name())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -211,33 +144,28 @@ impl Target {
         if overrides.config.is_some() || process_env(config::env::ALBEDO_OTEL_CONFIG).is_some() {
             return Ok(user);
         }
-        match &self.host {
-            Host::ClaudeCode(Agent { project: true, .. })
-            | Host::Gemini(Agent { project: true, .. })
-            | Host::Codex(Agent { project: true, .. })
-            | Host::Copilot(Agent { project: true, .. })
-            | Host::Opencode(Agent { project: true, .. }) => {
-                let root = std::env::current_dir()?;
-                let root = root.canonicalize().unwrap_or(root);
-                Ok(user
-                    .with_file_name("projects")
-                    .join(format!("{}.toml", project::label(&root, &root))))
-            }
-            _ => Ok(user),
+        if self.agent().is_some() && self.project {
+            let root = std::env::current_dir()?;
+            let root = root.canonicalize().unwrap_or(root);
+            return Ok(user
+                .with_file_name("projects")
+                .join(format!("{}.toml", project::label(&root, &root))));
         }
+        Ok(user)
     }
 }
 
 pub fn install(target: &Target) -> Result<i32> {
-    let (file, host) = target.file_and_hooks()?;
+    target.check_flags()?;
+    let (file, form) = target.file_and_form()?;
     target.check_project_file(&file)?;
-    if target.trust() && host.agent != Some("codex") {
+    if target.trust() && !target.agent().is_some_and(|a| a.spec().install.asks_trust) {
         anyhow::bail!("--trust is for Codex, the one agent that asks to trust each hook");
     }
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let is_plugin = matches!(target.host, Host::Opencode(_));
+    let is_plugin = matches!(form, Form::Plugin { .. });
     let (before, mut settings) = if is_plugin {
         Default::default()
     } else {
@@ -297,7 +225,13 @@ pub fn install(target: &Target) -> Result<i32> {
             otlp.protocol.as_str()
         );
     }
-    let command = command(&config_file, &hook_dir, host.agent)?;
+    // A hook without `--agent` is Claude Code's (or albedo's, which sends Claude Code's
+    // payloads).
+    let agent_flag = target
+        .agent()
+        .filter(|a| *a != Agent::default())
+        .map(Agent::name);
+    let command = command(&config_file, &hook_dir, agent_flag)?;
     if is_plugin {
         let changed = plugin::install(&file, &command)?;
         println!(
@@ -308,16 +242,19 @@ pub fn install(target: &Target) -> Result<i32> {
                 "already installed"
             },
             file.display(),
-            host.events.join(", ")
+            form.events().join(", ")
         );
         if let Some(warning) = target.both_scopes(&file, &command) {
             println!("warning: {warning}");
         }
         return Ok(0);
     }
+    let Form::Hooks(hooks) = form else {
+        unreachable!("a plugin returned above")
+    };
     let edited_from = settings.clone();
     remove_ours(&mut settings);
-    add_ours(&mut settings, host, &command)?;
+    add_ours(&mut settings, &hooks, &command)?;
     let backup = target.backup_of(&file)?;
     let changed = save(&file, before.as_deref(), &settings, &backup)?;
     println!(
@@ -328,7 +265,7 @@ pub fn install(target: &Target) -> Result<i32> {
             "already installed in"
         },
         file.display(),
-        host.events.join(", ")
+        form.events().join(", ")
     );
     if let Some(key_file) = target.codex_key_file() {
         // Codex keys trust by a hook's place in the file: the trust of every handler the edit
@@ -367,12 +304,13 @@ pub fn install(target: &Target) -> Result<i32> {
 }
 
 pub fn uninstall(target: &Target) -> Result<i32> {
-    let (file, _) = target.file_and_hooks()?;
+    target.check_flags()?;
+    let (file, form) = target.file_and_form()?;
     target.check_project_file(&file)?;
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
     }
-    if matches!(target.host, Host::Opencode(_)) {
+    if matches!(form, Form::Plugin { .. }) {
         if plugin::uninstall(&file)? {
             println!("removed albedo-otel's plugin {}", file.display());
         } else {

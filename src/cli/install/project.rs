@@ -17,15 +17,7 @@ impl Target {
     /// Whether the install writes a project's file (the working folder's), not the user's
     /// or one named with `--settings`.
     fn in_project(&self) -> bool {
-        let (Host::ClaudeCode(a)
-        | Host::Gemini(a)
-        | Host::Codex(a)
-        | Host::Copilot(a)
-        | Host::Opencode(a)) = &self.host
-        else {
-            return false;
-        };
-        a.project && a.settings.is_none()
+        matches!(self.host, Host::Agent(_)) && self.project && self.settings.is_none()
     }
 
     /// For a project's `file`: refuses a link out of the project, and warns of a backup an

@@ -13,7 +13,7 @@ pub enum Agent {
     Opencode,
 }
 
-pub use super::spec::{as_sent, own_journal, Env, Spec};
+pub use super::spec::{as_sent, own_journal, Env, Form, Hooks, Install, Spec};
 
 impl Agent {
     pub const ALL: [Agent; 5] = [

@@ -22,6 +22,8 @@ pub struct Spec {
     /// The payload as journaled, when not as it came (Gemini's model hooks without the
     /// history they repeat; Copilot's prompt with the path of its log).
     pub rewrite: fn(payload: &str, env: Env<'_>) -> Option<String>,
+    /// How `install` puts the hook in place.
+    pub install: Install,
 }
 
 /// Where a hook looks its variables up.
@@ -35,4 +37,67 @@ pub fn own_journal(_: &str) -> Option<String> {
 /// For a spec whose payloads are journaled as they come.
 pub fn as_sent(_: &str, _: Env<'_>) -> Option<String> {
     None
+}
+
+/// How `install` puts an agent's hook in place, and where: written once in the agent's
+/// folder, so `install`, `uninstall` and `doctor` hold no list of agents of their own.
+#[derive(Debug)]
+pub struct Install {
+    /// `install --help`'s line for the agent: where its hook goes in each scope.
+    pub about: &'static str,
+    /// The user's own file, from the environment; `None` when what it needs is unset.
+    pub user_file: fn(env: Env<'_>) -> Option<std::path::PathBuf>,
+    /// What [`Install::user_file`] needs, for the error when it finds nothing.
+    pub user_needs: &'static str,
+    /// A project's file, relative to the project's folder.
+    pub project_file: &'static str,
+    /// A hooks file, or a plugin of our own.
+    pub form: Form,
+    /// Whether the agent runs a hook only once the user trusts it (Codex): `--trust`.
+    pub asks_trust: bool,
+    /// Whether the agent runs a command that both scopes name once (Claude Code): then ours
+    /// in both scopes records nothing twice.
+    pub one_run_per_command: bool,
+}
+
+/// What `install` writes for an agent.
+#[derive(Debug, Clone, Copy)]
+pub enum Form {
+    /// Our entries in the agent's `hooks` → event → groups file.
+    Hooks(Hooks),
+    /// A plugin file of our own, which starts the hook and hands it these events (opencode
+    /// has no command hooks).
+    Plugin { events: &'static [&'static str] },
+}
+
+/// How an agent's hooks file takes our hook: the same shape for all, with these
+/// differences.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// The events the hook goes in for: those that make a trace.
+    pub events: &'static [&'static str],
+    /// Events whose groups match on the tool name (`"matcher": "*"`).
+    pub tool_events: &'static [&'static str],
+    /// The hook's `timeout`, in the agent's unit: ten seconds (Gemini counts milliseconds).
+    pub timeout: u64,
+    /// Events whose timeout the agent cuts to three seconds (and says so on every run if it
+    /// is longer): Codex's `SessionEnd` and `Interrupt`.
+    pub short: &'static [&'static str],
+    /// Whether each hook carries a `name`.
+    pub named: bool,
+}
+
+impl Form {
+    /// The events our hook is handed.
+    pub fn events(&self) -> &'static [&'static str] {
+        match self {
+            Form::Hooks(h) => h.events,
+            Form::Plugin { events } => events,
+        }
+    }
+}
+
+/// A file under `$HOME`, for [`Install::user_file`].
+pub fn under_home(env: Env<'_>, path: &str) -> Option<std::path::PathBuf> {
+    Some(std::path::Path::new(&env("HOME").filter(|h| !h.is_empty())?).join(path))
 }

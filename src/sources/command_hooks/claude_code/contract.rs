@@ -13,6 +13,21 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json",
+        user_file: |env| spec::under_home(env, ".claude/settings.json"),
+        user_needs: "HOME",
+        project_file: ".claude/settings.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
+            timeout: 10,
+            short: &[],
+            named: false,
+        }),
+        asks_trust: false,
+        one_run_per_command: true,
+    },
 };
 
 impl AgentAdapter for Adapter {

@@ -15,6 +15,25 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "Codex CLI: $CODEX_HOME/hooks.json (default ~/.codex/hooks.json) or ./.codex/hooks.json; Codex runs a hook only once it is trusted (--trust)",
+        user_file: |env| match env("CODEX_HOME").filter(|h| !h.is_empty()) {
+            Some(home) => Some(std::path::Path::new(&home).join("hooks.json")),
+            None => spec::under_home(env, ".codex/hooks.json"),
+        },
+        user_needs: "CODEX_HOME or HOME",
+        project_file: ".codex/hooks.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &["PreToolUse", "PostToolUse"],
+            timeout: 10,
+            // Codex cuts these to three seconds, and says so on every run if ours is longer.
+            short: &["SessionEnd", "Interrupt"],
+            named: false,
+        }),
+        asks_trust: true,
+        one_run_per_command: false,
+    },
 };
 
 impl AgentAdapter for Adapter {

@@ -5,7 +5,7 @@ use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
 use crate::sources::command_hooks::claude_code::Transcripts;
-use crate::sources::command_hooks::spec::Spec;
+use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Copilot CLI.
 pub const SPEC: Spec = Spec {
@@ -15,6 +15,24 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: super::sub_agents_parent,
     rewrite: super::with_log,
+    install: spec::Install {
+        about: "Copilot CLI: a file of albedo-otel's own, $COPILOT_HOME/hooks/albedo-otel.json (default ~/.copilot), or ./.github/hooks/albedo-otel.json",
+        user_file: |env| match env("COPILOT_HOME").filter(|h| !h.is_empty()) {
+            Some(home) => Some(std::path::Path::new(&home).join("hooks/albedo-otel.json")),
+            None => spec::under_home(env, ".copilot/hooks/albedo-otel.json"),
+        },
+        user_needs: "COPILOT_HOME or HOME",
+        project_file: ".github/hooks/albedo-otel.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &[],
+            timeout: 10,
+            short: &[],
+            named: false,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
 };
 
 impl AgentAdapter for Adapter {

@@ -14,6 +14,22 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: journaled,
+    install: spec::Install {
+        about: "Gemini CLI: ~/.gemini/settings.json (default) or ./.gemini/settings.json (Gemini runs a project's hooks only in a folder it trusts)",
+        user_file: |env| spec::under_home(env, ".gemini/settings.json"),
+        user_needs: "HOME",
+        project_file: ".gemini/settings.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &["BeforeTool", "AfterTool"],
+            // Gemini counts milliseconds.
+            timeout: 10_000,
+            short: &[],
+            named: true,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
 };
 
 /// Gemini's model hooks are journaled without the history each of them repeats.

@@ -15,6 +15,21 @@ pub const SPEC: Spec = Spec {
     streams: true,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "opencode: a plugin of albedo-otel's own, $XDG_CONFIG_HOME/opencode/plugin/albedo-otel.js (default ~/.config), or ./.opencode/plugin/albedo-otel.js",
+        // opencode takes the XDG layout everywhere, macOS too.
+        user_file: |env| match env("XDG_CONFIG_HOME").filter(|h| !h.is_empty()) {
+            Some(dir) => Some(std::path::Path::new(&dir).join("opencode/plugin/albedo-otel.js")),
+            None => spec::under_home(env, ".config/opencode/plugin/albedo-otel.js"),
+        },
+        user_needs: "XDG_CONFIG_HOME or HOME",
+        project_file: ".opencode/plugin/albedo-otel.js",
+        form: spec::Form::Plugin {
+            events: super::HOOK_EVENTS,
+        },
+        asks_trust: false,
+        one_run_per_command: false,
+    },
 };
 
 impl AgentAdapter for Adapter {
