@@ -1,7 +1,8 @@
 //! The deploy/ stack and the dashboards, checked without Docker: collector pipelines are wired
 //! (every component defined and used, every connector fed and read, current component names),
 //! the compose files pin their images and validate against the compose schema, and every
-//! attribute and span-metric name a dashboard queries is one albedo-otel really emits.
+//! attribute and metric name a dashboard queries is one albedo-otel or the collector's span
+//! metrics really make.
 
 mod support;
 
@@ -10,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use albedo_otel::assemble::semconv;
+use albedo_otel::pipeline::metrics::names as genai;
 use regex::Regex;
 use serde_json::Value as Json;
 use support::*;
@@ -52,7 +54,15 @@ const COLLECTOR_CONFIGS: &[&str] = &[
 /// Component types by their current names; the old ones log deprecation warnings or are gone.
 const CURRENT: &[(&str, &[&str])] = &[
     ("receivers", &["otlp"]),
-    ("processors", &["memory_limiter", "batch", "tail_sampling"]),
+    (
+        "processors",
+        &[
+            "memory_limiter",
+            "batch",
+            "tail_sampling",
+            "delta_to_cumulative",
+        ],
+    ),
     (
         "exporters",
         &[
@@ -167,6 +177,11 @@ fn collector_pipelines_are_wired_with_current_component_names() {
     for e in ["otlp_grpc/jaeger", "otlp_grpc/tempo", "span_metrics"] {
         assert!(traces.contains(&e.to_string()), "traces pipeline lacks {e}");
     }
+    // albedo-otel's own metrics: delta made cumulative, then the exporter Prometheus scrapes.
+    let metrics = &c["service"]["pipelines"]["metrics"];
+    assert_eq!(strings(&metrics["receivers"]), ["otlp"]);
+    assert!(strings(&metrics["processors"]).contains(&"delta_to_cumulative".to_string()));
+    assert_eq!(strings(&metrics["exporters"]), ["prometheus"]);
     let dims: Vec<_> = c["connectors"]["span_metrics"]["dimensions"]
         .as_vec()
         .unwrap()
@@ -263,6 +278,29 @@ fn compose_files_pin_their_images_and_mount_files_that_exist() {
     }
 }
 
+/// The tests run Prometheus with compose's flags (tests/support/prometheus.rs reads them);
+/// `scripts/stack up` must too, or its Prometheus would refuse what compose's takes.
+#[test]
+fn scripts_stack_runs_prometheus_as_compose_does() {
+    let flags = support::prometheus::compose_flags();
+    for f in [
+        "--web.enable-otlp-receiver",
+        "--enable-feature=otlp-deltatocumulative",
+    ] {
+        assert!(
+            flags.iter().any(|x| x == f),
+            "compose's Prometheus lacks {f}"
+        );
+    }
+    let script = std::fs::read_to_string(repo_file("scripts/stack")).unwrap();
+    for f in flags {
+        assert!(
+            script.contains(&f),
+            "scripts/stack runs Prometheus without {f}"
+        );
+    }
+}
+
 #[test]
 fn compose_files_validate_against_the_compose_schema() {
     // On PATH, or as a module of the python3 that pip installed it for.
@@ -312,6 +350,25 @@ const SPAN_METRICS: &[&str] = &[
     "traces_span_metrics_duration_milliseconds_count",
 ];
 
+/// albedo-otel's GenAI metrics as Prometheus names them (the collector's prometheus exporter
+/// and Prometheus's OTLP receiver alike): dots to underscores, the unit `s` as `_seconds`
+/// (`{token}` adds nothing), `_total` on the monotonic sum, and a histogram's three series.
+fn genai_metrics() -> Vec<String> {
+    let prom = |n: &str| n.replace('.', "_");
+    let mut out = vec![format!("{}_USD_total", prom(genai::ALBEDO_USAGE_COST))];
+    for (name, suffix) in [
+        (genai::GEN_AI_CLIENT_TOKEN_USAGE, ""),
+        (genai::GEN_AI_CLIENT_OPERATION_DURATION, "_seconds"),
+        (genai::GEN_AI_INVOKE_AGENT_DURATION, "_seconds"),
+        (genai::GEN_AI_EXECUTE_TOOL_DURATION, "_seconds"),
+    ] {
+        for series in ["_bucket", "_sum", "_count"] {
+            out.push(format!("{}{suffix}{series}", prom(name)));
+        }
+    }
+    out
+}
+
 fn walk_panels<'a>(panels: &'a [Json], out: &mut Vec<&'a Json>) {
     for p in panels {
         out.push(p);
@@ -358,6 +415,11 @@ fn dashboards_query_only_what_the_exporter_emits() {
     {
         labels.insert(dim["name"].as_str().unwrap().replace('.', "_"));
     }
+    for key in genai::POINT_KEYS.iter().chain([&genai::GEN_AI_TOKEN_TYPE]) {
+        labels.insert(key.replace('.', "_"));
+    }
+    let mut metrics: Vec<String> = SPAN_METRICS.iter().map(|m| m.to_string()).collect();
+    metrics.extend(genai_metrics());
     let selector = Regex::new(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}").unwrap();
     let matcher = Regex::new(r#"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*""#).unwrap();
     let grouping = Regex::new(r"\b(?:by|without)\s*\(([^)]*)\)").unwrap();
@@ -429,14 +491,14 @@ fn dashboards_query_only_what_the_exporter_emits() {
                     promql += 1;
                     for cap in selector.captures_iter(&q) {
                         assert!(
-                            SPAN_METRICS.contains(&&cap[1]),
-                            "{name}: `{}` is not a span metric: {q}",
+                            metrics.iter().any(|m| m == &cap[1]),
+                            "{name}: `{}` is neither a span metric nor a GenAI metric: {q}",
                             &cap[1]
                         );
                         for m in matcher.captures_iter(&cap[2]) {
                             assert!(
                                 labels.contains(&m[1]),
-                                "{name}: label `{}` is not a span_metrics dimension: {q}",
+                                "{name}: label `{}` is no span_metrics dimension or metric attribute: {q}",
                                 &m[1]
                             );
                         }
@@ -450,7 +512,7 @@ fn dashboards_query_only_what_the_exporter_emits() {
                         }
                     }
                     for lv in label_values.captures_iter(&q) {
-                        assert!(SPAN_METRICS.contains(&&lv[1]), "{name}: {q}");
+                        assert!(metrics.iter().any(|m| m == &lv[1]), "{name}: {q}");
                         assert!(labels.contains(&lv[2]), "{name}: {q}");
                     }
                 }
@@ -472,9 +534,11 @@ fn dashboards_query_only_what_the_exporter_emits() {
             }
         }
     }
+    // Rates, latencies, errors and tokens; cost and usage by user, repository, model and
+    // agent; the two trace tables.
     assert!(
-        promql >= 6 && traceql >= 5,
-        "the dashboard covers rates, latency, errors, tokens and tables"
+        promql >= 25 && traceql >= 2,
+        "the dashboards cover less than they did: {promql} PromQL, {traceql} TraceQL queries"
     );
 }
 

@@ -1,8 +1,10 @@
 //! The dashboards' PromQL run for real: albedo-otel → the collector on
-//! deploy/otel-collector.yaml (its `span_metrics` connector) ← Prometheus scraping it with
-//! deploy/prometheus.yml, only the target address moved. Every PromQL query in dashboards/,
-//! with Grafana's variables substituted as tests/query_grammars.rs does, must return at least
-//! one series carrying the labels its panel groups by; a panel without data fails, named.
+//! deploy/otel-collector.yaml (its `span_metrics` connector, and albedo-otel's own GenAI
+//! metrics through `delta_to_cumulative`) ← Prometheus scraping it with deploy/prometheus.yml,
+//! only the target address and the scrape interval (1 s, not 15) moved. Every PromQL query in
+//! dashboards/, with Grafana's variables substituted as tests/query_grammars.rs does (each
+//! variable set to all, one and two of the values the data has), must return at least one
+//! series carrying the labels its panel groups by; a panel without data fails, named.
 //!
 //! Needs `scripts/stack build` (Go); see tests/support/stack.rs.
 
@@ -28,6 +30,7 @@ use regex::Regex;
 use support::exporter::stream_seeded;
 use support::prometheus::Prometheus;
 use support::stack::{free_port, Collector, Jaeger, Tools};
+use support::team::{checkout, session, AGENTS, ALICE, BOB, MODELS};
 use support::traces::{send, write_input};
 use support::*;
 
@@ -99,7 +102,8 @@ fn panels_without_data(
             .iter()
             .filter_map(|p| no_data(prometheus, p))
             .collect();
-        // Rates need two scrapes (15 s apart in deploy/prometheus.yml) of series that exist.
+        // Rates need two scrapes (1 s apart here, 15 s in deploy/prometheus.yml) of series
+        // that exist.
         if failing.is_empty() || Instant::now() >= deadline {
             return failing;
         }
@@ -118,21 +122,40 @@ fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
     let prometheus = Prometheus::start(
         &tools,
         "deploy/prometheus.yml",
-        &[("otel-collector:8889", format!("127.0.0.1:{span_metrics}"))],
+        &[
+            ("otel-collector:8889", format!("127.0.0.1:{span_metrics}")),
+            ("scrape_interval: 15s", "scrape_interval: 1s".to_string()),
+        ],
         &dir,
     );
 
-    let demo = dir.join("demo.ndjson");
-    std::fs::write(&demo, demo_session()).unwrap();
+    // The example session, worked by two people in two repositories (the team dashboard's
+    // users and repositories), and generated sessions outside any checkout.
+    let (alice_repo, bob_repo) = (checkout(&ALICE), checkout(&BOB));
+    let demo = session(&dir, &alice_repo, "7f3a");
+    let bobs = session(&dir, &bob_repo, "b0b0");
     let (lines, _) = stream_seeded(20, 31);
     let generated = write_input(&dir, "generated", &lines);
     let endpoint = format!("http://127.0.0.1:{}", collector.grpc);
     send(&demo, "grpc", &endpoint);
+    send(
+        &bobs,
+        "http/protobuf",
+        &format!("http://127.0.0.1:{}", collector.http),
+    );
     send(&generated, "grpc", &endpoint);
     let other_session: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
     let other_session = other_session["session"].as_str().unwrap().to_string();
 
-    let (parses, problems) = deploy_queries(&[("session", &["demo-7f3a", &other_session])]);
+    // The values the data has, in an order where the first of each go together (Alice works
+    // with both agents and both models in her repository).
+    let (parses, problems) = deploy_queries(&[
+        ("session", &["demo-7f3a", &other_session]),
+        ("user", &[ALICE.user, BOB.user]),
+        ("repository", &[ALICE.repository, BOB.repository]),
+        ("agent", &AGENTS),
+        ("model", &MODELS),
+    ]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let promql: Vec<Parse> = parses
         .into_iter()
@@ -140,12 +163,13 @@ fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
         .collect();
     let panels: BTreeSet<&str> = promql.iter().map(|p| p.origin.as_str()).collect();
     assert!(
-        panels.len() >= 6,
+        panels.len() >= 30,
         "only {} PromQL queries were found: {panels:?}",
         panels.len()
     );
 
-    let failing = panels_without_data(&prometheus, &promql, Duration::from_secs(120));
+    let started = Instant::now();
+    let failing = panels_without_data(&prometheus, &promql, Duration::from_secs(60));
     assert!(
         failing.is_empty(),
         "{} of {} queries have no data in Prometheus:\n{}\n\nPrometheus' log ends:\n{}",
@@ -155,9 +179,10 @@ fn every_dashboard_panel_has_data_from_the_collectors_span_metrics() {
         support::stack::tail(&prometheus.proc.log(), 10)
     );
     eprintln!(
-        "{} PromQL texts from {} panels and variables: each has data",
+        "{} PromQL texts from {} panels and variables: each has data, {:.1} s after the last run",
         promql.len(),
-        panels.len()
+        panels.len(),
+        started.elapsed().as_secs_f64()
     );
 
     // The check can fail: a metric that does not exist and a label that does not, in copies of

@@ -18,6 +18,7 @@ mod receiver_metrics;
 pub mod scale;
 mod scratch;
 pub mod stack;
+pub mod team;
 pub mod traces;
 
 pub use receiver::*;

@@ -1,57 +1,84 @@
 //! Prometheus, built by `scripts/stack build`, on a copy of one of deploy/'s configs (it reads
-//! no environment in its config, so the copy moves the scrape targets and nothing else).
+//! no environment in its config, so the copy moves the scrape targets, and, for a test that
+//! should not wait 15 s per scrape, the scrape interval; nothing else), with the flags
+//! deploy/docker-compose.yml runs it with, its OTLP receiver among them.
 
 use std::path::Path;
 
 use serde_json::Value;
+use yaml_rust2::YamlLoader;
 
 use super::repo_file;
 use super::stack::{client, free_port, Proc, Tools};
 
-/// Prometheus on a copy of a deploy/ config whose scrape target is the only change.
+/// The flags deploy/docker-compose.yml runs Prometheus with, but its config file: its
+/// receivers (remote write, OTLP) and features (delta to cumulative among them).
+pub fn compose_flags() -> Vec<String> {
+    let text = std::fs::read_to_string(repo_file("deploy/docker-compose.yml")).unwrap();
+    let compose = YamlLoader::load_from_str(&text).unwrap().remove(0);
+    let flags: Vec<String> = compose["services"]["prometheus"]["command"]
+        .as_vec()
+        .expect("deploy/docker-compose.yml: prometheus has a command list")
+        .iter()
+        .filter_map(|f| f.as_str())
+        .filter(|f| !f.starts_with("--config.file"))
+        .map(String::from)
+        .collect();
+    assert!(
+        !flags.is_empty(),
+        "deploy/docker-compose.yml: no Prometheus flags"
+    );
+    flags
+}
+
+/// Prometheus on a copy of a deploy/ config whose scrape targets (and interval) are the only
+/// change.
 pub struct Prometheus {
     pub proc: Proc,
     pub port: u16,
 }
 
 impl Prometheus {
+    /// `replace`: each `(from, to)` of the config's text, which must be there.
     pub fn start(
         tools: &Tools,
         config: &str,
-        targets: &[(&str, String)],
+        replace: &[(&str, String)],
         dir: &Path,
     ) -> Prometheus {
         let mut text = std::fs::read_to_string(repo_file(config)).unwrap();
-        for (from, to) in targets {
-            assert!(text.contains(from), "{config} has no target {from}");
+        for (from, to) in replace {
+            assert!(text.contains(from), "{config} has no {from}");
             text = text.replace(from, to);
         }
         let file = dir.join("prometheus.yml");
         std::fs::write(&file, text).unwrap();
         let port = free_port();
-        let args = [
+        let mut args = vec![
             format!("--config.file={}", file.display()),
             format!(
                 "--storage.tsdb.path={}",
                 dir.join("prometheus-data").display()
             ),
             format!("--web.listen-address=127.0.0.1:{port}"),
-            // As deploy/docker-compose.yml runs it.
-            "--web.enable-remote-write-receiver".to_string(),
-            "--enable-feature=exemplar-storage".to_string(),
-            "--enable-feature=native-histograms".to_string(),
         ];
+        args.extend(compose_flags());
         let mut proc = Proc::spawn("prometheus", &tools.prometheus, &args, &[], dir);
         proc.wait_for(port);
         Prometheus { proc, port }
     }
 
+    /// Where its OTLP receiver takes metrics over HTTP (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`).
+    pub fn otlp_metrics_url(&self) -> String {
+        format!("http://127.0.0.1:{}/api/v1/otlp/v1/metrics", self.port)
+    }
+
     /// An `/api/v1/…` call: its `data`, or Prometheus' error.
-    fn api(&self, path: &str, param: (&str, &str)) -> Result<Value, String> {
+    fn api(&self, path: &str, params: &[(&str, &str)]) -> Result<Value, String> {
         let url = format!("http://127.0.0.1:{}/api/v1/{path}", self.port);
         let body: Value = client()
             .get(&url)
-            .query(&[param])
+            .query(params)
             .send()
             .and_then(|r| r.json())
             .map_err(|e| e.to_string())?;
@@ -63,14 +90,20 @@ impl Prometheus {
 
     /// `/api/v1/query` at now: the result vector, or Prometheus' error.
     pub fn query(&self, expr: &str) -> Result<Vec<Value>, String> {
-        let data = self.api("query", ("query", expr))?;
+        let data = self.api("query", &[("query", expr)])?;
+        Ok(data["result"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// `/api/v1/query` at `time` (Unix seconds, as Prometheus prints a sample's time).
+    pub fn query_at(&self, expr: &str, time: &str) -> Result<Vec<Value>, String> {
+        let data = self.api("query", &[("query", expr), ("time", time)])?;
         Ok(data["result"].as_array().cloned().unwrap_or_default())
     }
 
     /// `/api/v1/series?match[]=selector`: what a `label_values(selector, …)` variable lists.
     pub fn series(&self, selector: &str) -> Result<Vec<Value>, String> {
         Ok(self
-            .api("series", ("match[]", selector))?
+            .api("series", &[("match[]", selector)])?
             .as_array()
             .cloned()
             .unwrap_or_default())
