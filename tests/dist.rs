@@ -30,7 +30,8 @@ fn dist_dir() -> Option<PathBuf> {
     )
 }
 
-/// A `PATH` with the system's programs and Node's, and no cargo, rustc or rustup.
+/// A `PATH` with the system's programs and Node's: not rustup's `~/.cargo/bin`, so no cargo or
+/// rustc (unless a distribution's own are in /usr/bin).
 fn plain_path() -> String {
     let mut dirs = vec![
         "/usr/local/bin".to_string(),
@@ -42,7 +43,6 @@ fn plain_path() -> String {
             dirs.insert(0, dir.display().to_string());
         }
     }
-    dirs.retain(|d| !Path::new(d).join("cargo").exists() && !Path::new(d).join("rustc").exists());
     dirs.dedup();
     dirs.join(":")
 }
