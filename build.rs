@@ -50,7 +50,11 @@ fn main() {
     // a link search path would also reach every program that uses the library, and how a
     // host links its unwinder is the host's business.
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
-    println!("cargo:rustc-link-arg-tests=-L{}", dir.display());
+    // A published crate has no tests/ (Cargo.toml's `include`), and cargo rejects an argument
+    // for test targets that a package does not have.
+    if PathBuf::from(var("CARGO_MANIFEST_DIR")).join("tests").is_dir() {
+        println!("cargo:rustc-link-arg-tests=-L{}", dir.display());
+    }
 }
 
 /// The variables that name the C compiler for `target`, first to last, as the `cc` crate

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use crossbeam_channel::bounded;
-use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
 use super::ExportArgs;
 use albedo_otel::config::{ExporterKind, Settings};
@@ -46,25 +45,7 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
 
     let (stop_tx, stop_rx) = bounded::<Stop>(2);
-    {
-        let stop_tx = stop_tx.clone();
-        let handle = handle.clone();
-        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR1])?;
-        std::thread::Builder::new()
-            .name("albedo-otel-signals".into())
-            .spawn(move || {
-                for sig in signals.forever() {
-                    if sig == SIGUSR1 {
-                        // A status line on demand: `kill -USR1 <pid>`.
-                        tracing::info!("status: {}{}", handle.stats(), memory_note());
-                        continue;
-                    }
-                    let name = if sig == SIGTERM { "SIGTERM" } else { "SIGINT" };
-                    let _ = stop_tx.send(Stop::Signal(name));
-                    return;
-                }
-            })?;
-    }
+    watch_signals(stop_tx.clone(), handle.clone())?;
     // Once signals are handled (a USR1 before that would kill the process): from here on
     // events are accepted. Benchmarks time startup to this line.
     tracing::info!(
@@ -141,6 +122,63 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
         Mode::Replay if lost > 0 => 3,
         Mode::Replay => 0,
     })
+}
+
+/// SIGTERM and SIGINT close the pipeline (flushing what it holds); SIGUSR1 logs a status line.
+#[cfg(unix)]
+fn watch_signals(
+    stop_tx: crossbeam_channel::Sender<Stop>,
+    handle: pipeline::PipelineHandle,
+) -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR1])?;
+    std::thread::Builder::new()
+        .name("albedo-otel-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if sig == SIGUSR1 {
+                    // A status line on demand: `kill -USR1 <pid>`.
+                    tracing::info!("status: {}{}", handle.stats(), memory_note());
+                    continue;
+                }
+                let name = if sig == SIGTERM { "SIGTERM" } else { "SIGINT" };
+                let _ = stop_tx.send(Stop::Signal(name));
+                return;
+            }
+        })?;
+    Ok(())
+}
+
+/// Windows has no signal iterator and no SIGUSR1: Ctrl-C (SIGINT) and SIGTERM set a flag, which
+/// a thread looks at ten times a second, so that they still flush before exit. No status line.
+#[cfg(not(unix))]
+fn watch_signals(
+    stop_tx: crossbeam_channel::Sender<Stop>,
+    _handle: pipeline::PipelineHandle,
+) -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (int, term) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    signal_hook::flag::register(SIGINT, int.clone())?;
+    signal_hook::flag::register(SIGTERM, term.clone())?;
+    std::thread::Builder::new()
+        .name("albedo-otel-signals".into())
+        .spawn(move || loop {
+            let name = if term.load(Ordering::Relaxed) {
+                "SIGTERM"
+            } else if int.load(Ordering::Relaxed) {
+                "SIGINT"
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                continue;
+            };
+            let _ = stop_tx.send(Stop::Signal(name));
+            return;
+        })?;
+    Ok(())
 }
 
 /// "; memory 12.3 MiB, peak 20.1 MiB" from `/proc/self/status` (Linux), or nothing elsewhere:
