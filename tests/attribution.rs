@@ -14,17 +14,12 @@ const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 /// A checkout on `main`, written file by file as git leaves one, its remote's URL holding a
 /// token, its own `user.email` set.
 fn checkout() -> Scratch {
-    let d = scratch("checkout");
-    let git = d.join(".git");
-    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
-    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-    std::fs::write(
-        git.join("config"),
-        format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://user:{SECRET}@github.com/o/r.git\n[user]\n\temail = committer@example.com\n"),
+    git_checkout(
+        &format!("https://user:{SECRET}@github.com/o/r.git"),
+        "main",
+        SHA,
+        Some("committer@example.com"),
     )
-    .unwrap();
-    std::fs::write(git.join("refs/heads/main"), format!("{SHA}\n")).unwrap();
-    d
 }
 
 fn turn(sid: &str, workspace: &std::path::Path, at: u64) -> String {

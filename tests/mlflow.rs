@@ -16,13 +16,12 @@ mod support;
 
 use std::collections::{BTreeMap, HashMap};
 
-use albedo_otel::assemble::policy::ContentPolicy;
 use albedo_otel::assemble::semconv::*;
 use albedo_otel::assemble::span::Value;
-use albedo_otel::assemble::{AssembleConfig, Assembler, Output, Span};
-use albedo_otel::protocol::decode_line;
+use albedo_otel::assemble::Span;
 use mlflow_server::{attributes, base64, mlflow, VERSION};
 use serde_json::Value as J;
+use support::in_process::assemble_lines;
 use support::*;
 
 const SECRET: &str = "ghp_mlflowsecret42";
@@ -31,17 +30,12 @@ const USER: &str = "alice@example.com";
 
 /// A checkout on `fix-trim`, its remote's URL holding a token.
 fn checkout() -> Scratch {
-    let d = scratch("mlflow-checkout");
-    let git = d.join(".git");
-    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
-    std::fs::write(git.join("HEAD"), "ref: refs/heads/fix-trim\n").unwrap();
-    std::fs::write(
-        git.join("config"),
-        format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://dev:{SECRET}@github.com/acme/parser.git\n"),
+    git_checkout(
+        &format!("https://dev:{SECRET}@github.com/acme/parser.git"),
+        "fix-trim",
+        SHA,
+        None,
     )
-    .unwrap();
-    std::fs::write(git.join("refs/heads/fix-trim"), format!("{SHA}\n")).unwrap();
-    d
 }
 
 /// The demo session (a turn, then one that spawns a sub-agent; model calls with cache reads
@@ -60,16 +54,6 @@ fn demo(workspace: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-/// What the exporter makes of `lines` (without who and where, which the pipeline adds).
-fn assembled(lines: &[String]) -> Vec<Span> {
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for l in lines {
-        asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
-    }
-    asm.finish(&mut out);
-    out.spans
-}
 
 fn int(s: &Span, key: &str) -> i64 {
     match s.attr(key) {
@@ -97,21 +81,6 @@ fn near(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
-/// The demo, with every content setting on (messages and tool content), assembled.
-fn assembled_with_content(lines: &[String]) -> Vec<Span> {
-    let d = ContentPolicy::default();
-    let config = AssembleConfig {
-        policy: ContentPolicy::new(true, true, d.max_value_len, d.scrubber),
-        ..AssembleConfig::default()
-    };
-    let mut asm = Assembler::new(config);
-    let mut out = Output::default();
-    for l in lines {
-        asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
-    }
-    asm.finish(&mut out);
-    out.spans
-}
 
 /// No MLflow needed: on every span, a GenAI name MLflow or Phoenix reads comes with its
 /// OpenInference twin and the same value, and the other way round (but for a turn's prompt
@@ -120,7 +89,7 @@ fn assembled_with_content(lines: &[String]) -> Vec<Span> {
 #[test]
 fn every_name_mlflow_or_phoenix_reads_has_its_twin_with_the_same_value() {
     let lines = demo(std::path::Path::new("/home/dev/parser"));
-    let spans = assembled_with_content(&lines);
+    let spans = assemble_lines(&lines, true);
     let mut pairs = 0;
     for s in &spans {
         let op = s.attr(GEN_AI_OPERATION_NAME).and_then(|v| v.as_str());
@@ -165,7 +134,7 @@ fn mlflow_shows_agents_model_calls_tools_tokens_cost_session_and_user() {
     let experiment = m.create_experiment("albedo");
     let repo = checkout();
     let lines = demo(&repo);
-    let expected = assembled(&lines);
+    let expected = assemble_lines(&lines, false);
     let headers = format!("x-mlflow-experiment-id={experiment}");
     let home = scratch("mlflow-home");
     let out = run_binary(

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use albedo_otel::assemble::{policy::ContentPolicy, AssembleConfig, Assembler, Output, Span};
-use albedo_otel::protocol::decode_line;
+use albedo_otel::assemble::Span;
 use serde_json::{json, Value as J};
+use support::in_process::assemble_lines;
 use support::*;
 
 const VERSION: &str = "20.26.1";
@@ -199,21 +199,6 @@ fn hex(id: &[u8]) -> String {
     id.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// What the exporter makes of `lines`: the spans Phoenix should show.
-fn assembled(lines: &[String], capture: bool) -> Vec<Span> {
-    let d = ContentPolicy::default();
-    let config = AssembleConfig {
-        policy: ContentPolicy::new(true, capture, d.max_value_len, d.scrubber),
-        ..AssembleConfig::default()
-    };
-    let mut asm = Assembler::new(config);
-    let mut out = Output::default();
-    for l in lines {
-        asm.push(&decode_line(l.as_bytes()).unwrap(), &mut out);
-    }
-    asm.finish(&mut out);
-    out.spans
-}
 
 fn replay(p: &Phoenix, protocol: &str, project: &str, lines: &[String], capture: bool) {
     let endpoint = if protocol == "grpc" {
@@ -372,7 +357,7 @@ fn phoenix_shows_turns_tools_model_calls_sessions_and_messages() {
     // trace Phoenix reads: the trace must still be filed under the parent's session.
     for (protocol, prefix) in [("http/protobuf", "http"), ("grpc", "grpc")] {
         let lines = demo(prefix, Some("m5"));
-        let expected = assembled(&lines, false);
+        let expected = assemble_lines(&lines, false);
         replay(&p, protocol, &format!("albedo-{prefix}"), &lines, false);
         let spans = check_project(
             &p,
@@ -390,7 +375,7 @@ fn phoenix_shows_turns_tools_model_calls_sessions_and_messages() {
 
     // With message capture: Phoenix parses the messages as messages.
     let lines = with_messages(demo("msgs", None));
-    let expected = assembled(&lines, true);
+    let expected = assemble_lines(&lines, true);
     replay(&p, "http/protobuf", "albedo-msgs", &lines, true);
     let spans = check_project(&p, "albedo-msgs", &expected, "msgs-7f3a");
     let m1 = expected

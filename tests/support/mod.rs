@@ -8,6 +8,7 @@ pub mod anthropic;
 pub mod exporter;
 pub mod gemini_api;
 pub mod hooks;
+pub mod in_process;
 mod mock_server;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -22,7 +23,7 @@ pub mod team;
 pub mod traces;
 
 pub use receiver::*;
-pub use scratch::{scratch, temp_dir, Scratch};
+pub use scratch::*;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::{Command, Output, Stdio};

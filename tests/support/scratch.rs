@@ -57,3 +57,20 @@ impl Drop for Scratch {
         }
     }
 }
+
+/// A git checkout of `branch` at `sha`, written file by file as git leaves one (no `git`
+/// needed): `origin` at `remote`, and `user.email` when given.
+pub fn git_checkout(remote: &str, branch: &str, sha: &str, email: Option<&str>) -> Scratch {
+    let d = scratch("checkout");
+    let git = d.join(".git");
+    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+    std::fs::write(git.join("HEAD"), format!("ref: refs/heads/{branch}\n")).unwrap();
+    let user = email.map_or(String::new(), |e| format!("[user]\n\temail = {e}\n"));
+    std::fs::write(
+        git.join("config"),
+        format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {remote}\n{user}"),
+    )
+    .unwrap();
+    std::fs::write(git.join("refs/heads").join(branch), format!("{sha}\n")).unwrap();
+    d
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::prometheus::Prometheus;
-use super::scratch::{scratch, Scratch};
+use super::scratch::{git_checkout, Scratch};
 use super::traces::assembled;
 use super::{demo_session, repo_file};
 
@@ -39,24 +39,12 @@ pub const MODELS: [&str; 2] = ["claude-sonnet-4-5", "claude-haiku-4-5"];
 
 /// A checkout on `main`, written file by file as git leaves one (no `git` needed).
 pub fn checkout(member: &Member) -> Scratch {
-    let d = scratch("checkout");
-    let git = d.join(".git");
-    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
-    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-    std::fs::write(
-        git.join("config"),
-        format!(
-            "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {}\n[user]\n\temail = {}\n",
-            member.remote, member.user
-        ),
+    git_checkout(
+        member.remote,
+        "main",
+        "0123456789abcdef0123456789abcdef01234567",
+        Some(member.user),
     )
-    .unwrap();
-    std::fs::write(
-        git.join("refs/heads/main"),
-        "0123456789abcdef0123456789abcdef01234567\n",
-    )
-    .unwrap();
-    d
 }
 
 /// The example session (two agents, two models, tool calls, one refused) under session ids of
