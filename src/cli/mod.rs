@@ -68,8 +68,8 @@ enum Command {
         /// [default: $XDG_CONFIG_HOME/albedo-otel/config.toml]
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
-        /// Whose hook this is (`gemini`, `codex`, `copilot`, `opencode`); none for Claude
-        /// Code and albedo
+        /// Whose hook this is: the agent's name, as `install` writes it (`install --help`
+        /// lists them); none for Claude Code and albedo
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
