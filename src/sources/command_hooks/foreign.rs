@@ -9,7 +9,7 @@
 //! `hookEventName`, `transcriptPath`) name them outright. Devin's and Continue's payloads
 //! are Claude Code's shape, without the transcript Claude Code always names; only then does
 //! the hook look at the variables each caller sets for its hooks (`DEVIN_PROJECT_DIR`,
-//! `CONTINUE_PROJECT_DIR`, `GROK_HOOK_EVENT`, `CURSOR_VERSION`). A payload that names a
+//! `CONTINUE_PROJECT_DIR`, `GROK_HOOK_EVENT`). A payload that names a
 //! transcript, as every Claude Code payload does, costs no variable lookup, and a Claude Code
 //! run from inside one of those agents (their variables inherited) stays Claude Code's.
 //!
@@ -75,17 +75,16 @@ impl Caller {
     pub fn agent(self) -> Option<Agent> {
         Agent::from_name(self.name())
     }
-
-    /// The variable this caller sets for each hook it runs, and Claude Code does not.
-    fn variable(self) -> &'static str {
-        match self {
-            Caller::Cursor => "CURSOR_VERSION",
-            Caller::Grok => "GROK_HOOK_EVENT",
-            Caller::Devin => "DEVIN_PROJECT_DIR",
-            Caller::Continue => "CONTINUE_PROJECT_DIR",
-        }
-    }
 }
+
+/// The variable each caller sets for the hooks it runs, and Claude Code does not. Not
+/// Cursor's: its payloads always say whose they are, and its variables may be in a terminal
+/// a Claude Code session was started from.
+const VARIABLES: [(Caller, &str); 3] = [
+    (Caller::Grok, "GROK_HOOK_EVENT"),
+    (Caller::Devin, "DEVIN_PROJECT_DIR"),
+    (Caller::Continue, "CONTINUE_PROJECT_DIR"),
+];
 
 /// Whose a payload handed to Claude Code's hook is, when it is not Claude Code's. `fields`
 /// is what the hook read of it; `env` the hook's variables, looked at only for a payload
@@ -110,15 +109,10 @@ pub(crate) fn recognise(fields: &Minimal<'_>, env: Env<'_>) -> Option<Caller> {
     if fields.transcript_path.is_some_and(names_something) {
         return None;
     }
-    let set = |k: &str| env(k).is_some_and(|v| !v.is_empty());
-    [
-        Caller::Grok,
-        Caller::Devin,
-        Caller::Continue,
-        Caller::Cursor,
-    ]
-    .into_iter()
-    .find(|c| set(c.variable()))
+    VARIABLES
+        .into_iter()
+        .find(|(_, k)| env(k).is_some_and(|v| !v.is_empty()))
+        .map(|(c, _)| c)
 }
 
 /// Whether a raw JSON value is a string with something in it.
@@ -269,6 +263,10 @@ mod tests {
         assert_eq!(recognise(&fields(claude), &everything), None);
         let doctor = r#"{"session_id":"s","hook_event_name":"albedo-otel.doctor","doctor_id":"d"}"#;
         assert_eq!(recognise(&fields(doctor), &everything), None);
+        // A session started from a Cursor terminal: Cursor's variables, Claude Code's payload.
+        let bare = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit"}"#;
+        let cursor_terminal = |k: &str| k.starts_with("CURSOR_").then(|| "1".to_string());
+        assert_eq!(recognise(&fields(bare), &cursor_terminal), None);
     }
 
     #[test]
