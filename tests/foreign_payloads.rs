@@ -175,3 +175,70 @@ fn a_claude_code_session_exports_the_same_spans_whoever_else_runs_its_hooks() {
     assert!(left.is_empty(), "journals left: {left:?}\n{log}");
     assert!(files_containing(&setup.spool, "FOREIGN-PROMPT").is_empty());
 }
+
+/// As agents run it: the hooks start the daemon, which drains as payloads come, and removes a
+/// foreign session's journal between two of its payloads. Still one line a session, and no
+/// span but the Claude Code session's.
+#[test]
+fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let claude = recorded("bash_write");
+    let (first, second) = claude.split_at(claude.len() / 2);
+    let sessions: Vec<Vec<Foreign>> = SESSIONS.iter().map(|(a, _)| foreign(a)).collect();
+    for p in first {
+        setup.hook(p);
+    }
+    for s in &sessions {
+        for f in &s[..2] {
+            setup.hook_with(&f.payload, &f.env);
+        }
+    }
+    // The daemon reads the foreign journals and removes them at its next checkpoint, while
+    // the Claude Code session's stays (its turn is open).
+    let claude_session: serde_json::Value = serde_json::from_str(&claude[0]).unwrap();
+    let claude_journal = albedo_otel::sources::command_hooks::journal::journal_name(
+        claude_session["session_id"].as_str().unwrap(),
+    );
+    wait_until(
+        Duration::from_secs(20),
+        "the foreign journals to be dropped",
+        || {
+            albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir)
+                .iter()
+                .all(|p| p.file_name().unwrap().to_string_lossy() == claude_journal)
+        },
+    );
+    for p in second {
+        setup.hook(p);
+    }
+    for s in &sessions {
+        for f in &s[2..] {
+            setup.hook_with(&f.payload, &f.env);
+        }
+    }
+    setup.wait_idle();
+    let spans = rx.spans();
+    assert_eq!(
+        check_invariants(&spans),
+        1,
+        "the Claude Code session's trace alone"
+    );
+    let foreign_ids: Vec<&str> = SESSIONS.iter().map(|(_, s)| *s).collect();
+    for s in &spans {
+        let conversation = s.attr("gen_ai.conversation.id").unwrap_or_default();
+        assert!(
+            !foreign_ids.contains(&conversation.as_str()),
+            "{}",
+            s.span.name
+        );
+    }
+    let log = setup.daemon_log();
+    for (agent, session) in SESSIONS {
+        let about = log
+            .lines()
+            .filter(|l| l.contains("runs Claude Code's hooks") && l.contains(session))
+            .count();
+        assert_eq!(about, 1, "{agent}: one line for its session:\n{log}");
+    }
+}
