@@ -26,6 +26,7 @@ mod conformance;
 pub mod copilot;
 pub mod daemon;
 pub mod doctor;
+pub mod foreign;
 pub mod gemini;
 mod held;
 pub mod journal;
@@ -63,10 +64,31 @@ pub enum HookError {
     },
 }
 
+/// What the hook reads of every payload, in one pass: its session, and what tells another
+/// agent's payload from Claude Code's (see [`foreign`]; raw, so that a field of a shape no
+/// one expected never costs the payload).
 #[derive(Deserialize)]
 pub(crate) struct Minimal<'a> {
     #[serde(borrow)]
     pub(crate) session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) transcript_path: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) hook_event_name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) doctor_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) cursor_version: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) conversation_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) generation_id: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "sessionId")]
+    pub(crate) session_id_camel: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "hookEventName")]
+    pub(crate) hook_event_camel: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "transcriptPath")]
+    pub(crate) transcript_path_camel: Option<&'a RawValue>,
 }
 
 /// Payloads larger than this are not journaled whole (a tool output is cut to 64 KiB before
@@ -311,9 +333,14 @@ pub fn hand_off(
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
     let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
-    let spec = agent
-        .and_then(agent::Agent::from_name)
-        .map(agent::Agent::spec);
+    let known = agent.and_then(agent::Agent::from_name);
+    // Claude Code's hook is run by other agents too: theirs never go into its sessions.
+    if known.is_none_or(|a| a == agent::Agent::ClaudeCode) {
+        if let Some(caller) = foreign::recognise(&minimal, &|k| std::env::var(k).ok()) {
+            return foreign::hand_off(dir, raw, &minimal, handoff, caller, received_ms);
+        }
+    }
+    let spec = known.map(agent::Agent::spec);
     let parent = spec.and_then(|s| (s.journal_under)(raw.get()));
     let session = parent
         .map(Cow::Owned)

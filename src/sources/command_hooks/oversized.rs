@@ -40,6 +40,28 @@ struct Identity {
     timestamp: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     duration_ms: Option<u64>,
+    /// What says that another agent ran Claude Code's hook (see `foreign`): Cursor's own
+    /// fields and Grok's camelCase keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    conversation_id: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generation_id: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cursor_version: Option<Value>,
+    #[serde(default, rename = "sessionId", skip_serializing_if = "Option::is_none")]
+    session_id_camel: Option<Value>,
+    #[serde(
+        default,
+        rename = "hookEventName",
+        skip_serializing_if = "Option::is_none"
+    )]
+    hook_event_camel: Option<Value>,
+    #[serde(
+        default,
+        rename = "transcriptPath",
+        skip_serializing_if = "Option::is_none"
+    )]
+    transcript_path_camel: Option<Value>,
     #[serde(default, rename = "albedo_otel_truncated")]
     truncated: bool,
 }
@@ -80,6 +102,23 @@ mod tests {
         assert_eq!(v["tool_name"], "Bash");
         assert_eq!(v[TRUNCATED], true);
         assert!(v.get("tool_input").is_none() && kept.len() < 300, "{kept}");
+    }
+
+    #[test]
+    fn a_huge_cursor_payload_still_says_it_is_cursors() {
+        let payload = serde_json::json!({
+            "conversation_id": "c1",
+            "generation_id": "g1",
+            "hook_event_name": "beforeReadFile",
+            "cursor_version": "1.7.52",
+            "content": "x".repeat(2 << 20),
+        })
+        .to_string();
+        let (head, rest) = payload.as_bytes().split_at(1 << 20);
+        let v: Value = serde_json::from_str(&identify(head, rest).unwrap()).unwrap();
+        assert_eq!(v["conversation_id"], "c1");
+        assert_eq!(v["cursor_version"], "1.7.52");
+        assert!(v.get("content").is_none());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! adapter takes it, or why it is not handed on.
 
 use super::super::adapter::Parsed;
+use super::super::foreign::{Caller, Identity};
 use super::super::journal::Entry;
 use super::super::registry::{Adapters, Agent, Head};
 
@@ -11,6 +12,8 @@ pub(super) enum Unread {
     Skip(String),
     /// It is another agent's, one this build does not know: its session, and why.
     NotOurs(String, String),
+    /// Another agent ran Claude Code's hook, and nothing here traces it: who, and its session.
+    Foreign(Caller, String),
 }
 
 /// A journal line: its entry, its agent, what every payload says, and the payload as its
@@ -21,6 +24,15 @@ pub(super) fn read_line(
     adapter: &Adapters,
 ) -> Result<(Entry, Agent, Head, (Agent, Parsed)), Unread> {
     let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Unread::Skip(e.to_string()))?;
+    if let Err(name) = entry.agent() {
+        if let Some(caller) = Caller::from_name(name) {
+            // What the hook kept of it: its session, whatever else its line holds.
+            let session = serde_json::from_str::<Identity>(entry.payload.get())
+                .map(|i| i.session_id)
+                .unwrap_or_default();
+            return Err(Unread::Foreign(caller, session));
+        }
+    }
     let head = serde_json::from_str::<Head>(entry.payload.get())
         .map_err(|e| Unread::Skip(e.to_string()))?;
     let agent = match entry.agent() {

@@ -30,6 +30,7 @@ mod watch;
 
 use super::claude_code::Files;
 use super::doctor;
+use super::foreign::Dropped;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
@@ -155,6 +156,7 @@ impl JournalState {
 pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Result<Exit> {
     let mut lock = lock.0;
     let mut adapter = Adapters::new(config.stop_grace.as_millis() as u64);
+    let mut dropped = Dropped::default();
     let mut journals: HashMap<PathBuf, JournalState> = HashMap::new();
     let mut last_new = Instant::now();
     let mut last_checkpoint = Instant::now();
@@ -171,7 +173,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
                 continue;
             }
             state.looked = Some(Instant::now());
-            if drain(config, &path, state, &mut adapter, profiles) {
+            if drain(config, &path, state, &mut adapter, profiles, &mut dropped) {
                 got = true;
             }
         }
@@ -266,6 +268,7 @@ fn drain(
     state: &mut JournalState,
     adapter: &mut Adapters,
     profiles: &mut Profiles,
+    dropped: &mut Dropped,
 ) -> bool {
     if state.blocked.as_ref().is_some_and(Blocked::still) {
         return false;
@@ -290,6 +293,15 @@ fn drain(
             Ok(read) => read,
             Err(Unread::Skip(e)) => {
                 tracing::warn!("{}: a hook payload was skipped: {e}", path.display());
+                state.offset = next;
+                continue;
+            }
+            Err(Unread::Foreign(caller, session)) => {
+                // Never a Claude Code session's: said once a session, and the journal goes at
+                // the next checkpoint, with nothing of it in flight.
+                dropped.note(caller, &session);
+                state.session.get_or_insert_with(String::new);
+                state.ended = true;
                 state.offset = next;
                 continue;
             }
