@@ -52,7 +52,10 @@ fn main() {
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
     // A published crate has no tests/ (Cargo.toml's `include`), and cargo rejects an argument
     // for test targets that a package does not have.
-    if PathBuf::from(var("CARGO_MANIFEST_DIR")).join("tests").is_dir() {
+    if PathBuf::from(var("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .is_dir()
+    {
         println!("cargo:rustc-link-arg-tests=-L{}", dir.display());
     }
 }

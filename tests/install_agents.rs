@@ -180,18 +180,33 @@ fn flags_that_do_not_fit_the_host_are_refused_and_help_lists_every_agent() {
             .unwrap()
     };
     for (args, says) in [
-        (&["install", "albedo", "--project"][..], "albedo has one hooks file"),
-        (&["install", "albedo", "--trust"][..], "albedo has one hooks file"),
+        (
+            &["install", "albedo", "--project"][..],
+            "albedo has one hooks file",
+        ),
+        (
+            &["install", "albedo", "--trust"][..],
+            "albedo has one hooks file",
+        ),
         (
             &["install", "gemini", "--albedo-home", "x"][..],
             "--albedo-home is for albedo, not gemini",
         ),
-        (&["install", "gemini", "--trust"][..], "--trust is for Codex"),
-        (&["uninstall", "albedo", "--settings", "f.json"][..], "albedo has one hooks file"),
+        (
+            &["install", "gemini", "--trust"][..],
+            "--trust is for Codex",
+        ),
+        (
+            &["uninstall", "albedo", "--settings", "f.json"][..],
+            "albedo has one hooks file",
+        ),
     ] {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(says), "{args:?}: {err}");
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{args:?}: {err}"
+        );
     }
     let written: Vec<_> = walk(&home);
     assert!(written.is_empty(), "nothing written: {written:?}");

@@ -54,7 +54,6 @@ fn demo(workspace: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-
 fn int(s: &Span, key: &str) -> i64 {
     match s.attr(key) {
         Some(Value::Int(i)) => *i,
@@ -80,7 +79,6 @@ fn metadata_json(info: &J, key: &str) -> J {
 fn near(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
-
 
 /// No MLflow needed: on every span, a GenAI name MLflow or Phoenix reads comes with its
 /// OpenInference twin and the same value, and the other way round (but for a turn's prompt

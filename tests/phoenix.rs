@@ -199,7 +199,6 @@ fn hex(id: &[u8]) -> String {
     id.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-
 fn replay(p: &Phoenix, protocol: &str, project: &str, lines: &[String], capture: bool) {
     let endpoint = if protocol == "grpc" {
         format!("http://127.0.0.1:{}", p.grpc)

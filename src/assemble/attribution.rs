@@ -44,7 +44,10 @@ impl Attribution {
     /// user and repository (and their metric points) need no join. Branch and commit stay
     /// on the turn and its model calls.
     pub(crate) fn push_who(&self, span: &mut Span, policy: &ContentPolicy) {
-        for (key, text) in [(VCS_REPOSITORY_URL_FULL, &self.repository), (USER_ID, &self.user)] {
+        for (key, text) in [
+            (VCS_REPOSITORY_URL_FULL, &self.repository),
+            (USER_ID, &self.user),
+        ] {
             if let Some(t) = text {
                 span.push(key, Value::Shared(policy.name(t)));
             }

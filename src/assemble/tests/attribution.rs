@@ -123,7 +123,10 @@ fn a_tool_call_says_who_and_which_repository_finished_or_not() {
     for t in tools {
         let on = |k: &str| t.attr(k).and_then(Value::as_str).map(str::to_string);
         assert_eq!(on(USER_ID).as_deref(), Some("dev@example.com"));
-        assert_eq!(on(VCS_REPOSITORY_URL_FULL).as_deref(), Some("https://github.com/o/r"));
+        assert_eq!(
+            on(VCS_REPOSITORY_URL_FULL).as_deref(),
+            Some("https://github.com/o/r")
+        );
         assert_eq!(on(VCS_REF_HEAD_NAME), None, "the branch stays on the turn");
     }
 }

@@ -75,7 +75,8 @@ impl Target {
         }
         let theirs = installed_commands(&other);
         // Claude Code runs a command that two scopes share once; the others are not known to.
-        let shared = agent.spec().install.one_run_per_command && theirs.iter().all(|c| c == command);
+        let shared =
+            agent.spec().install.one_run_per_command && theirs.iter().all(|c| c == command);
         if theirs.is_empty() || shared {
             return None;
         }

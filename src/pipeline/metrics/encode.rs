@@ -12,8 +12,8 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use prost::Message;
 
-use super::names::*;
 use super::labels::Labels;
+use super::names::*;
 use super::{Histogram, Instrument, Kind, Row};
 use crate::export::{Payload, ResourceInfo};
 
@@ -87,7 +87,10 @@ pub(super) fn request(
         if let Some(h) = row.duration {
             put(kind.duration(), Point::Histogram(attrs.clone(), h));
         }
-        for (token_type, h) in [(TOKEN_TYPE_INPUT, row.input), (TOKEN_TYPE_OUTPUT, row.output)] {
+        for (token_type, h) in [
+            (TOKEN_TYPE_INPUT, row.input),
+            (TOKEN_TYPE_OUTPUT, row.output),
+        ] {
             if let Some(h) = h {
                 let mut a = attrs.clone();
                 a.push(attribute(GEN_AI_TOKEN_TYPE, token_type));

@@ -130,7 +130,8 @@ struct Row {
 }
 
 fn add(h: &mut Option<Histogram>, bounds: &[f64], v: f64) {
-    h.get_or_insert_with(|| Histogram::new(bounds)).add(bounds, v);
+    h.get_or_insert_with(|| Histogram::new(bounds))
+        .add(bounds, v);
 }
 
 fn merge(h: &mut Option<Histogram>, other: Option<Histogram>) {
@@ -205,12 +206,20 @@ impl Recorder {
             *error = Some(Text::Static("_OTHER"));
         }
         if kind != Kind::Chat {
-            add(&mut self.row(kind, labels).duration, &DURATION_BUCKETS, seconds);
+            add(
+                &mut self.row(kind, labels).duration,
+                &DURATION_BUCKETS,
+                seconds,
+            );
             return;
         }
         let failed = labels.values[ERROR_SLOT].is_some();
         if failed {
-            add(&mut self.row(kind, labels.clone()).duration, &DURATION_BUCKETS, seconds);
+            add(
+                &mut self.row(kind, labels.clone()).duration,
+                &DURATION_BUCKETS,
+                seconds,
+            );
             // Tokens and cost are not split by error: a failed call's tokens still count.
             labels.values[ERROR_SLOT] = None;
         }

@@ -195,8 +195,15 @@ fn the_same_labels_in_another_order_are_one_series() {
     };
     assert_eq!(h.data_points.len(), 1);
     assert_eq!(h.data_points[0].count, 2);
-    let keys: Vec<_> = h.data_points[0].attributes.iter().map(|a| a.key.as_str()).collect();
-    assert_eq!(keys, [GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_AGENT_NAME]);
+    let keys: Vec<_> = h.data_points[0]
+        .attributes
+        .iter()
+        .map(|a| a.key.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        [GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_AGENT_NAME]
+    );
 }
 
 #[test]
@@ -227,7 +234,12 @@ fn a_failed_model_call_has_its_error_on_the_duration_and_its_tokens_with_the_res
     };
     assert_eq!(t.data_points.len(), 2, "input and output, one series each");
     assert!(t.data_points.iter().all(|p| !has_error(&p.attributes)));
-    let input: f64 = t.data_points.iter().filter(|p| p.count == 2).map(|p| p.sum.unwrap()).sum();
+    let input: f64 = t
+        .data_points
+        .iter()
+        .filter(|p| p.count == 2)
+        .map(|p| p.sum.unwrap())
+        .sum();
     assert_eq!(input, 30.0 + 3.0, "both calls' tokens, input and output");
     let Some(Data::Sum(c)) = &by_name(ALBEDO_USAGE_COST).data else {
         panic!()

@@ -21,8 +21,8 @@
 mod agents;
 mod contract;
 mod ends;
-pub use contract::SPEC;
 pub(crate) use contract::adapter;
+pub use contract::SPEC;
 mod conversation;
 mod payload;
 mod records;

@@ -21,8 +21,8 @@
 //! Pure, like every adapter.
 
 mod contract;
-pub use contract::SPEC;
 pub(crate) use contract::adapter;
+pub use contract::SPEC;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

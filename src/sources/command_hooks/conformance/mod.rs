@@ -15,10 +15,7 @@ use crate::protocol::Record;
 
 /// Every agent's script, from the list in `agent.rs`.
 fn scripts() -> Vec<Box<dyn Script>> {
-    Agent::ALL
-        .into_iter()
-        .map(|a| a.script())
-        .collect()
+    Agent::ALL.into_iter().map(|a| a.script()).collect()
 }
 
 /// The log or transcript an agent's adapter reads: what its script wrote so far.

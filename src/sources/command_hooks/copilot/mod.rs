@@ -16,8 +16,8 @@
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
 mod contract;
-pub use contract::SPEC;
 pub(crate) use contract::adapter;
+pub use contract::SPEC;
 mod models;
 mod payload;
 #[cfg(test)]

@@ -18,8 +18,8 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod contract;
-pub use contract::SPEC;
 pub(crate) use contract::adapter;
+pub use contract::SPEC;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

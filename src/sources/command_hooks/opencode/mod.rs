@@ -22,8 +22,8 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod contract;
-pub use contract::SPEC;
 pub(crate) use contract::adapter;
+pub use contract::SPEC;
 mod models;
 mod payload;
 mod plugin;
