@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use support::hooks::Setup;
@@ -335,21 +335,16 @@ fn albedo_s_clean_environment_gets_everything_from_the_installed_command() {
             r#"{{"session_id":"{session}","hook_event_name":"Stop","stop_hook_active":false}}"#
         ),
     ] {
-        let mut child = Command::new("/bin/sh")
-            .arg("-c")
-            .arg(&command)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("ALBEDO_OTEL_STOP_GRACE", "200ms")
-            .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(child.stdin.as_mut().unwrap(), payload.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
+        support::hooks::run_as_agent(
+            Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&command)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("ALBEDO_OTEL_STOP_GRACE", "200ms")
+                .env("ALBEDO_OTEL_IDLE_EXIT", "1s"),
+            &payload,
+        );
     }
     // The turn and its tool call.
     let spans = rx.wait_for_spans(2, Duration::from_secs(30));

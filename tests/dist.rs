@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use support::hooks::recorded;
+use support::hooks::{recorded, run_as_agent};
 use support::*;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -112,22 +112,12 @@ fn user_route(home: &Path, cli: &dyn Fn() -> Command, before_payloads: &dyn Fn()
     // The agent's side: a shell runs the command once per event, the payload on stdin.
     let hook_dir = home.join(".local/state/albedo-otel/hooks");
     for payload in recorded("multi_tool") {
-        let mut child = clean("sh", home)
-            .args(["-c", &command])
-            .env("ALBEDO_OTEL_STOP_GRACE", "300ms")
-            .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            (out.status.code(), out.stdout.len(), out.stderr.len()),
-            (Some(0), 0, 0),
-            "{command}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        run_as_agent(
+            clean("sh", home)
+                .args(["-c", &command])
+                .env("ALBEDO_OTEL_STOP_GRACE", "300ms")
+                .env("ALBEDO_OTEL_IDLE_EXIT", "1s"),
+            &payload,
         );
     }
     let log = || std::fs::read_to_string(hook_dir.join("daemon.log")).unwrap_or_default();

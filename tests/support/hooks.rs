@@ -199,3 +199,27 @@ pub fn recorded(name: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Runs an installed hook command as an agent does: `cmd` (a shell running the command, its
+/// environment set) with `payload` on stdin; the hook must exit 0 at once and print nothing.
+pub fn run_as_agent(cmd: &mut Command, payload: &str) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        (out.status.code(), out.stdout.len(), out.stderr.len()),
+        (Some(0), 0, 0),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
