@@ -121,10 +121,7 @@ impl Setup {
             c.arg("hook");
             c
         };
-        cmd.args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(&self.args);
         for (k, _) in std::env::vars() {
             if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
                 cmd.env_remove(k);
@@ -133,27 +130,8 @@ impl Setup {
         cmd.envs(self.env());
         cmd.envs(extra.iter().map(|(k, v)| (k, v)));
         let start = Instant::now();
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let took = start.elapsed();
-        assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
-        assert!(
-            out.stdout.is_empty(),
-            "a hook never prints: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        took
+        run_as_agent(&mut cmd, payload);
+        start.elapsed()
     }
 
     pub fn daemon_log(&self) -> String {
@@ -219,7 +197,8 @@ pub fn run_as_agent(cmd: &mut Command, payload: &str) {
     assert_eq!(
         (out.status.code(), out.stdout.len(), out.stderr.len()),
         (Some(0), 0, 0),
-        "{cmd:?}: {}",
+        "a hook exits 0 and never prints: {cmd:?}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
 }
