@@ -29,12 +29,12 @@ use clap::Args;
 use command::command;
 pub use command::{is_our_program, program, settings_before};
 pub use settings::installed_commands;
-use settings::{add_ours, load, remove_ours, save};
+use settings::{add_flat, add_ours, load, remove_ours, save};
 
 use super::{process_env, ExportArgs};
 use albedo_otel::config::{self, edit, mask, snapshot};
 // What each agent's hook needs of `install` is in its folder's spec.
-use albedo_otel::sources::command_hooks::agent::{Agent, Form, Hooks};
+use albedo_otel::sources::command_hooks::agent::{Agent, Flat, Form, Hooks};
 
 /// `install`'s and `uninstall`'s arguments: whose hooks, in which scope.
 #[derive(Args)]
@@ -95,7 +95,7 @@ fn albedo_hooks() -> Hooks {
             events: ALBEDO_EVENTS,
             ..h
         },
-        Form::Plugin { .. } => unreachable!("Claude Code has a hooks file"),
+        Form::Plugin { .. } | Form::Flat(_) => unreachable!("Claude Code has a hooks file"),
     }
 }
 
@@ -249,12 +249,13 @@ pub fn install(target: &Target) -> Result<i32> {
         }
         return Ok(0);
     }
-    let Form::Hooks(hooks) = form else {
-        unreachable!("a plugin returned above")
-    };
     let edited_from = settings.clone();
     remove_ours(&mut settings);
-    add_ours(&mut settings, &hooks, &command)?;
+    match form {
+        Form::Hooks(hooks) => add_ours(&mut settings, &hooks, &command)?,
+        Form::Flat(flat) => add_flat(&mut settings, &flat, &command)?,
+        Form::Plugin { .. } => unreachable!("a plugin returned above"),
+    }
     let backup = target.backup_of(&file)?;
     let changed = save(&file, before.as_deref(), &settings, &backup)?;
     println!(

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::command::is_our_command;
-use super::Hooks;
+use super::{Flat, Hooks};
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
@@ -28,6 +28,13 @@ pub(super) fn remove_ours(settings: &mut Map<String, Value>) -> usize {
         };
         let mut emptied = false;
         groups.retain_mut(|group| {
+            // A flat file's entry is a hook itself (Cursor's), not a group of them.
+            if group.get("command").is_some() {
+                let ours = is_ours(group);
+                removed += usize::from(ours);
+                emptied |= ours;
+                return !ours;
+            }
             let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
                 return true;
             };
@@ -74,6 +81,32 @@ pub(super) fn add_ours(
             json!({"hooks": [hook]})
         };
         groups.push(group);
+    }
+    Ok(())
+}
+
+/// Our entries in a flat hooks file (Cursor's): `{"command"}` listed under each event, and
+/// the file's `version`, set when it has none (a file without one is not read).
+pub(super) fn add_flat(
+    settings: &mut Map<String, Value>,
+    flat: &Flat,
+    command: &str,
+) -> Result<()> {
+    if !settings.contains_key("version") {
+        settings.insert("version".into(), json!(flat.version));
+    }
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .context("`hooks` is not an object")?;
+    for event in flat.events {
+        hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .with_context(|| format!("`hooks.{event}` is not a list"))?
+            .push(json!({ "command": command }));
     }
     Ok(())
 }
@@ -220,11 +253,10 @@ pub fn installed_commands(file: &Path) -> Vec<String> {
         .into_iter()
         .flat_map(|h| h.values())
         .flat_map(|g| g.as_array().into_iter().flatten())
-        .flat_map(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+        .flat_map(|g| match g.get("hooks").and_then(Value::as_array) {
+            Some(list) => list.iter().collect(),
+            // A flat file's entry is the hook (Cursor's).
+            None => vec![g],
         })
         .filter(|h| is_ours(h))
         .filter_map(|h| h.get("command").and_then(Value::as_str).map(str::to_string))
@@ -241,7 +273,7 @@ mod tests {
     fn claude_code() -> Hooks {
         match Agent::ClaudeCode.spec().install.form {
             Form::Hooks(h) => h,
-            Form::Plugin { .. } => unreachable!(),
+            _ => unreachable!(),
         }
     }
 

@@ -14,8 +14,9 @@
 //! run from inside one of those agents (their variables inherited) stays Claude Code's.
 //!
 //! A recognised caller whose agent has an adapter ([`Caller::agent`], by its name) has its
-//! payload journaled whole under that agent, which traces it. One without (all four, today)
-//! has only what identifies it journaled, in a journal of its own: its session and event,
+//! payload journaled under that agent, as that agent's own hook journals it, and traced by
+//! it: Cursor's become Cursor traces, the same as from Cursor's own `hooks.json`. One without
+//! (Grok, Devin and Continue, today) has only what identifies it journaled, in a journal of its own: its session and event,
 //! none of its prompts, commands or file contents. The daemon drops those with one line in
 //! its log per session ([`Dropped`]); the calling agent sees nothing either way.
 
@@ -160,13 +161,18 @@ pub(super) fn hand_off(
 ) -> Result<(), HookError> {
     let session = session_of(caller, fields);
     let journal = format!("{}.{session}", caller.name());
+    let env = |k: &str| std::env::var(k).ok();
     let (line, handoff) = match caller.agent() {
-        Some(_) if raw.get().contains('\n') => {
-            let v: serde_json::Value =
-                serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;
-            (v.to_string(), handoff.clone())
-        }
-        Some(_) => (raw.get().to_string(), handoff.clone()),
+        // As that agent's own hook journals it (Cursor's: its conversation as its session).
+        Some(agent) => match (agent.spec().rewrite)(raw.get(), &env) {
+            Some(line) => (line, handoff.clone()),
+            None if raw.get().contains('\n') => {
+                let v: serde_json::Value =
+                    serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;
+                (v.to_string(), handoff.clone())
+            }
+            None => (raw.get().to_string(), handoff.clone()),
+        },
         // Its prompts and file contents are not ours to keep, nor its settings.
         None => (identity(&session, fields), HandOff::default()),
     };

@@ -24,6 +24,7 @@ pub mod codex;
 #[cfg(test)]
 mod conformance;
 pub mod copilot;
+pub mod cursor;
 pub mod daemon;
 pub mod doctor;
 pub mod foreign;

@@ -68,6 +68,21 @@ pub enum Form {
     /// A plugin file of our own, which starts the hook and hands it these events (opencode
     /// has no command hooks).
     Plugin { events: &'static [&'static str] },
+    /// Our entries listed directly under each event of a `{"version": N, "hooks": …}` file,
+    /// `{"command": …}` each, with no groups (Cursor's `hooks.json`).
+    Flat(Flat),
+}
+
+/// How a flat hooks file takes our hook (Cursor's).
+#[derive(Debug, Clone, Copy)]
+pub struct Flat {
+    /// The events the hook goes in for. Each must be one the agent knows: Cursor discards a
+    /// whole file that names one it does not.
+    pub events: &'static [&'static str],
+    /// Every event the agent knows, for the check that we write no other.
+    pub known: &'static [&'static str],
+    /// The `version` the file carries (set when the file has none).
+    pub version: u64,
 }
 
 /// How an agent's hooks file takes our hook: the same shape for all, with these
@@ -93,6 +108,7 @@ impl Form {
         match self {
             Form::Hooks(h) => h.events,
             Form::Plugin { events } => events,
+            Form::Flat(f) => f.events,
         }
     }
 }

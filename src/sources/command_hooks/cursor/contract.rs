@@ -1,0 +1,87 @@
+//! Cursor's adapter under the contract every agent keeps ([`AgentAdapter`]), and its spec:
+//! a `hooks.json` of Cursor's own, `{"version": 1, "hooks": {event: [{command}]}}`.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Cursor.
+pub const SPEC: Spec = Spec {
+    name: "cursor",
+    title: "Cursor",
+    // Cursor runs its hooks with the environment it was started with: its `OTEL_*` are the
+    // user's shell's.
+    passes_its_environment: true,
+    streams: false,
+    journal_under: super::conversation,
+    rewrite: |payload, _| super::journaled(payload),
+    install: spec::Install {
+        about: "Cursor: ~/.cursor/hooks.json (default) or ./.cursor/hooks.json",
+        user_file: |env| spec::under_home(env, ".cursor/hooks.json"),
+        user_needs: "HOME",
+        project_file: ".cursor/hooks.json",
+        form: spec::Form::Flat(spec::Flat {
+            events: super::HOOK_EVENTS,
+            known: super::KNOWN_EVENTS,
+            version: 1,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
+};
+
+/// The daemon's adapter for this agent (`grace_ms`: how long a `stop` waits for a
+/// follow-up's continuation), for the list in `agent.rs`.
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::with_grace(grace_ms))
+}
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        p.session()
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, &p, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, out);
+    }
+
+    fn open_turns(&self) -> usize {
+        Adapter::open_turns(self)
+    }
+
+    fn kept(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        Adapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, out);
+    }
+}

@@ -1,0 +1,342 @@
+//! Cursor's command-hook payloads to protocol records (what they carry: docs/agents/cursor.md,
+//! written from Cursor's hooks documentation: its CLI needs a login, so none of this has run
+//! against Cursor itself).
+//!
+//! - Every payload names its conversation (`conversation_id`), which is the session; a
+//!   `session_id` comes only with `sessionStart` and `sessionEnd`. No payload has a time, so
+//!   spans take the hook's arrival; a tool's end that comes alone starts `duration` before it.
+//! - `beforeSubmitPrompt` opens a turn and `stop` ends it, held for a grace: a stop hook may
+//!   answer with a follow-up, and what the agent does then is the same turn. A turn with no
+//!   prompt hook (`cursor-agent -p` fires none) opens at its first tool, and a turn with no
+//!   `stop` ends at the next prompt (interrupted) or at `sessionEnd`.
+//! - `preToolUse` starts a call (every tool: `Shell`, `Read`, `Write`, `MCP:…`, `Task`) and
+//!   `postToolUse` ends it, paired by `tool_use_id`; `postToolUseFailure` ends it failed, or
+//!   refused when permission was denied. A call still pending when its turn ends never ran: a
+//!   hook denied it. The older shell, MCP and file-edit events make calls only in a
+//!   conversation that sends no `preToolUse` ([`tools`]), so no call is counted twice.
+//! - `subagentStart` opens a session under the `Task` call that started it, `subagentStop`
+//!   closes it ([`subagents`]).
+//! - Cursor's hooks give no model call and no token count: there are no chat spans.
+//!
+//! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
+
+mod contract;
+pub(crate) use contract::adapter;
+pub use contract::SPEC;
+mod payload;
+#[cfg(test)]
+pub(crate) mod script;
+mod subagents;
+mod tools;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+pub use payload::{conversation, journaled, Payload};
+
+use super::records::record;
+use crate::protocol::{Event, Record, SessionInfo};
+
+/// The agent name on Cursor's turns.
+pub const AGENT: &str = "cursor";
+
+/// The events `install` puts the hook in for: those that make a trace. Each is one Cursor
+/// documents ([`KNOWN_EVENTS`]): it discards a whole hooks file that names one it does not.
+pub const HOOK_EVENTS: &[&str] = &[
+    "sessionStart",
+    "beforeSubmitPrompt",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "subagentStart",
+    "subagentStop",
+    "afterAgentResponse",
+    "stop",
+    "sessionEnd",
+];
+
+/// Every event Cursor's hooks documentation names (agent and Tab).
+pub const KNOWN_EVENTS: &[&str] = &[
+    "sessionStart",
+    "sessionEnd",
+    "beforeSubmitPrompt",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "subagentStart",
+    "subagentStop",
+    "beforeShellExecution",
+    "afterShellExecution",
+    "beforeMCPExecution",
+    "afterMCPExecution",
+    "beforeReadFile",
+    "afterFileEdit",
+    "afterAgentResponse",
+    "afterAgentThought",
+    "preCompact",
+    "stop",
+    "beforeTabFileRead",
+    "afterTabFileEdit",
+];
+
+#[derive(Debug, Default)]
+struct Session {
+    turn_open: bool,
+    /// When the open turn began: sub-agents' session ids are made from it.
+    turn_at: u64,
+    /// Numbers for calls without an id, within the turn.
+    calls: u32,
+    pending: Vec<tools::Pending>,
+    /// Whether the conversation sends `preToolUse`: then its older shell, MCP and edit events
+    /// repeat calls already made.
+    generic: bool,
+    /// The agent's last answer (`afterAgentResponse`), for the turn's end.
+    reply: Option<String>,
+    /// Stops already seen in this turn (a stop hook's follow-up makes more).
+    stops: u32,
+    /// A `stop` whose turn end is held back: when it came, and why the turn ends.
+    stop_at: Option<(u64, &'static str)>,
+    /// On a top session: its sub-agents running now.
+    agents: Vec<subagents::Running>,
+}
+
+/// Turns Cursor's hook payloads into protocol records; see the module docs.
+#[derive(Debug)]
+pub struct Adapter {
+    sessions: HashMap<String, Session>,
+    /// A running sub-agent's own conversation id, to the session made for it.
+    aliases: HashMap<String, String>,
+    /// How long a `stop` waits for a follow-up's continuation.
+    grace_ms: u64,
+}
+
+impl Default for Adapter {
+    fn default() -> Self {
+        Adapter::with_grace(15_000)
+    }
+}
+
+impl Adapter {
+    pub fn with_grace(grace_ms: u64) -> Self {
+        Adapter {
+            sessions: HashMap::new(),
+            aliases: HashMap::new(),
+            grace_ms,
+        }
+    }
+
+    pub fn open_turns(&self) -> usize {
+        self.sessions.values().filter(|s| s.turn_open).count()
+    }
+
+    pub fn at_rest(&self, id: &str) -> bool {
+        self.sessions.get(id).is_none_or(|s| !s.turn_open)
+    }
+
+    /// Takes one payload that reached the journal at `at_ms`; appends records to `out`.
+    pub fn push(&mut self, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
+        let own = p.session();
+        if own.is_empty() {
+            return;
+        }
+        // A sub-agent's own conversation goes to the session made for it.
+        let sid = self
+            .aliases
+            .get(own)
+            .cloned()
+            .unwrap_or_else(|| own.to_string());
+        if !self.sessions.contains_key(&sid) {
+            self.sessions.insert(sid.clone(), Session::default());
+            out.push(record(
+                &sid,
+                Event::Session(SessionInfo {
+                    at_ms,
+                    agent: Some(Cow::Borrowed(AGENT)),
+                    model: p.model.clone().map(Cow::Owned),
+                    workspace: p.workspace().map(|w| Cow::Owned(w.to_string())),
+                    parent: None,
+                }),
+            ));
+        }
+        let event = p.hook_event_name.as_str();
+        match event {
+            "beforeSubmitPrompt" => self.on_prompt(&sid, at_ms, p.prompt.as_deref(), out),
+            "preToolUse"
+            | "postToolUse"
+            | "postToolUseFailure"
+            | "beforeShellExecution"
+            | "afterShellExecution"
+            | "beforeMCPExecution"
+            | "afterMCPExecution"
+            | "afterFileEdit" => {
+                // The agent goes on: a stop before this was answered with a follow-up.
+                self.went_on(&sid);
+                self.on_tool(&sid, event, at_ms, p, out);
+            }
+            "subagentStart" => {
+                self.went_on(&sid);
+                self.sub_agent_started(&sid, at_ms, p, out);
+            }
+            "subagentStop" => self.sub_agent_stopped(&sid, at_ms, p, out),
+            "afterAgentResponse" => {
+                if let Some(s) = self.sessions.get_mut(&sid) {
+                    s.reply = p.text.clone();
+                }
+            }
+            "stop" => self.on_stop(&sid, at_ms, p, out),
+            "sessionEnd" => self.on_session_end(&sid, at_ms, p, out),
+            // sessionStart (the session is known now), beforeReadFile, afterAgentThought,
+            // preCompact, the Tab's.
+            _ => {}
+        }
+    }
+
+    fn on_prompt(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        text: Option<&str>,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        // A turn whose `stop` never came (the user cut it short) ends where the next begins.
+        if !self.end_held(sid, out) {
+            self.end_turn(sid, at_ms, "interrupted", out);
+        }
+        self.open_turn(sid, at_ms, text.unwrap_or_default(), out);
+    }
+
+    fn open_turn(&mut self, sid: &str, at_ms: u64, text: &str, out: &mut Vec<Record<'static>>) {
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        s.turn_open = true;
+        s.turn_at = at_ms;
+        s.calls = 0;
+        s.stops = 0;
+        s.reply = None;
+        out.push(record(
+            sid,
+            Event::Prompted {
+                at_ms,
+                text: Cow::Owned(text.to_string()),
+            },
+        ));
+    }
+
+    /// A tool hook with no turn open: `cursor-agent -p` sends no `beforeSubmitPrompt`, and the
+    /// turn begins with its first call, its prompt unknown.
+    fn ensure_turn(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        if self.end_held(sid, out) || self.at_rest(sid) {
+            self.open_turn(sid, at_ms, "", out);
+        }
+    }
+
+    fn on_stop(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
+        if self.at_rest(sid) {
+            return;
+        }
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        out.push(record(
+            sid,
+            Event::Stopping {
+                at_ms,
+                reply: Cow::Owned(s.reply.take().unwrap_or_default()),
+                held: s.stops,
+            },
+        ));
+        s.stops = s.stops.saturating_add(1);
+        match p.status.as_deref() {
+            // The user stopped it: no follow-up comes.
+            Some("aborted") => self.end_turn(sid, at_ms, "interrupted", out),
+            Some("error") => self.end_turn(sid, at_ms, "error", out),
+            _ => s.stop_at = Some((at_ms, "end_turn")),
+        }
+    }
+
+    /// `sessionEnd`: a turn still open ends here (`-p` runs send no `stop`), and the session
+    /// is over; a resumed conversation opens again with its id.
+    fn on_session_end(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        p: &Payload,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if !self.end_held(sid, out) {
+            let reason = match p.reason.as_deref() {
+                Some("completed") | None => "end_turn",
+                Some("error") => "error",
+                Some(_) => "interrupted",
+            };
+            self.end_turn(sid, at_ms, reason, out);
+        }
+        self.abandon(sid, at_ms, out);
+    }
+
+    /// A tool or sub-agent hook after `stop`: that stop was answered with a follow-up, and
+    /// the turn goes on.
+    fn went_on(&mut self, sid: &str) {
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.stop_at = None;
+        }
+    }
+
+    /// Ends session `sid`'s turn at its held-back `stop`; whether there was one.
+    fn end_held(&mut self, sid: &str, out: &mut Vec<Record<'static>>) -> bool {
+        let Some((at, reason)) = self.sessions.get_mut(sid).and_then(|s| s.stop_at.take()) else {
+            return false;
+        };
+        self.end_turn(sid, at, reason, out);
+        true
+    }
+
+    /// Ends the turns whose `stop` is older than the grace.
+    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
+        let due = super::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
+            s.stop_at.map(|(at, _)| at)
+        });
+        for id in due {
+            self.end_held(&id, out);
+        }
+    }
+
+    fn end_turn(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        reason: &'static str,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if self.at_rest(sid) {
+            return;
+        }
+        self.sub_agents_ended(sid, at_ms, out);
+        self.never_ran(sid, at_ms, out);
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.turn_open = false;
+            s.stop_at = None;
+        }
+        out.push(record(
+            sid,
+            Event::TurnEnded {
+                at_ms,
+                reason: Some(Cow::Borrowed(reason)),
+            },
+        ));
+    }
+
+    /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
+    /// turn is exported, marked unfinished, with its calls still running, and the session is
+    /// forgotten.
+    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        // A stop held back did end its turn.
+        self.end_held(id, out);
+        self.sub_agents_gone(id, at_ms, out);
+        if self.sessions.remove(id).is_some() {
+            out.push(record(id, Event::Closed { at_ms }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

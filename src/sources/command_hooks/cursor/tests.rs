@@ -1,0 +1,1 @@
+//! Cursor adapter unit tests: recorded payload sequences written from the docs.
