@@ -2,8 +2,10 @@
 //! `~/.claude/settings.json`), so the hook `install claude-code` wrote is handed their
 //! payloads too. A recorded Claude Code session, played through the real hook binaries with
 //! those agents' payloads (tests/fixtures/foreign, written from their documentation) in
-//! between, must export exactly the spans it exports alone; each of the others is dropped
-//! with one line in the daemon's log per session, and nothing it said is kept.
+//! between, must export exactly the spans it exports alone. Cursor's become a Cursor trace
+//! of their own (its adapter, as from Cursor's own hooks file); each of the others, whose
+//! agents nothing here traces, is dropped with one line in the daemon's log per session, and
+//! nothing it said is kept.
 
 mod support;
 
@@ -42,11 +44,54 @@ fn foreign(agent: &str) -> Vec<Foreign> {
 
 /// The foreign sessions in the fixtures, by agent file and the session id each names.
 const SESSIONS: [(&str, &str); 4] = [
-    ("cursor", "6f1c9a52-cursor-conv-0001"),
+    ("cursor", CURSOR),
     ("grok", "grok-7d2e-session-0001"),
     ("devin", "devin-cooked-exhaust"),
     ("continue", "cn-3b8f0c1e-0001"),
 ];
+
+/// The Cursor conversation in the fixtures: traced, as Cursor's.
+const CURSOR: &str = "6f1c9a52-cursor-conv-0001";
+
+/// The sessions nothing here traces, dropped with a line in the log.
+fn dropped() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SESSIONS.into_iter().filter(|(a, _)| *a != "cursor")
+}
+
+/// Whether a span is of the Cursor conversation's trace.
+fn cursors(s: &FlatSpan) -> bool {
+    s.attr("gen_ai.conversation.id").as_deref() == Some(CURSOR)
+}
+
+/// The Cursor conversation's trace, as its adapter makes it from the fixture: one turn with
+/// its prompt hook, under `invoke_agent` named `cursor`, with the one shell command it ran
+/// (reported by Cursor's shell hooks: the fixture has no `preToolUse`), ended by its `stop`.
+fn assert_cursor_trace(spans: &[FlatSpan]) {
+    let ours: Vec<FlatSpan> = spans.iter().filter(|s| cursors(s)).cloned().collect();
+    assert_eq!(check_invariants(&ours), 1, "one Cursor trace, one root");
+    let root = ours
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    assert_eq!(
+        root.attr("gen_ai.operation.name").as_deref(),
+        Some("invoke_agent")
+    );
+    assert_eq!(root.attr("gen_ai.agent.name").as_deref(), Some("cursor"));
+    assert_eq!(root.attr("albedo.turn.reason").as_deref(), Some("end_turn"));
+    let tools: Vec<&FlatSpan> = ours
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("execute_tool"))
+        .collect();
+    assert_eq!(tools.len(), 1, "the shell command");
+    assert_eq!(tools[0].attr("gen_ai.tool.name").as_deref(), Some("Shell"));
+    assert_eq!(tools[0].span.parent_span_id, root.span.span_id);
+    assert!(tools[0].span.start_time_unix_nano >= root.span.start_time_unix_nano);
+    assert!(tools[0].span.end_time_unix_nano <= root.span.end_time_unix_nano);
+    for s in &ours {
+        assert!(!s.attrs().values().any(|v| v.contains("dev@example.com")));
+    }
+}
 
 /// Plays the recorded Claude Code session `name` through the hook binaries, each foreign
 /// session's next payload after each of its own, with a lock held as a daemon holds it: the
@@ -141,7 +186,10 @@ fn a_claude_code_session_exports_the_same_spans_whoever_else_runs_its_hooks() {
     let (alone, mixed, log, kept) = play("multi_tool", &rx, &setup);
     assert_eq!(check_invariants(&alone), 1, "one trace, one root");
     assert_eq!(alone.len(), 9, "the session's spans");
-    let extra: Vec<String> = mixed
+    // Cursor's payloads make Cursor's trace, and nothing else.
+    assert_cursor_trace(&mixed);
+    let claude: Vec<FlatSpan> = mixed.iter().filter(|s| !cursors(s)).cloned().collect();
+    let extra: Vec<String> = claude
         .iter()
         .filter(|m| !alone.iter().any(|a| a.span.span_id == m.span.span_id))
         .map(|m| format!("{} {:?}", m.span.name, m.attrs()))
@@ -151,34 +199,42 @@ fn a_claude_code_session_exports_the_same_spans_whoever_else_runs_its_hooks() {
         "spans another agent's payloads made:\n{extra:#?}\n{log}"
     );
     // Ids, tree, times, attributes, events, status: the same.
-    assert_same_spans(&alone, &mixed);
+    assert_same_spans(&alone, &claude);
 
-    // One line a foreign session, naming it; none of what its payloads said.
+    // One line a dropped session, naming it; none of what its payloads said.
     let lines: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("runs Claude Code's hooks"))
         .collect();
-    for (agent, session) in SESSIONS {
+    for (agent, session) in dropped() {
         let about = lines.iter().filter(|l| l.contains(session)).count();
         assert_eq!(about, 1, "{agent}: one line for its session:\n{log}");
     }
-    assert_eq!(lines.len(), SESSIONS.len(), "{log}");
+    assert_eq!(lines.len(), dropped().count(), "{log}");
+    assert!(!log.contains(CURSOR), "Cursor's session is traced: {log}");
     assert!(!log.contains("FOREIGN-PROMPT"), "{log}");
     assert!(
-        !log.contains("no session_id"),
+        !log.contains("no session_id") && !log.contains("skipped"),
         "a foreign payload is no error: {log}"
     );
-    // Nothing they said was ever written down, and their journals went with the Claude Code
-    // session's.
-    assert!(kept.is_empty(), "foreign prompts kept in {kept:?}");
+    // Nothing the dropped ones said was ever written down (Cursor's journal keeps its
+    // payloads, as every traced agent's does, until its session ends), and their journals
+    // went with the Claude Code session's.
+    let cursor_journal =
+        albedo_otel::sources::command_hooks::journal::journal_name(&format!("cursor.{CURSOR}"));
+    let not_cursor: Vec<_> = kept
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy() != cursor_journal)
+        .collect();
+    assert!(not_cursor.is_empty(), "foreign prompts kept in {kept:?}");
     let left = albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir);
     assert!(left.is_empty(), "journals left: {left:?}\n{log}");
     assert!(files_containing(&setup.spool, "FOREIGN-PROMPT").is_empty());
 }
 
 /// As agents run it: the hooks start the daemon, which drains as payloads come, and removes a
-/// foreign session's journal between two of its payloads. Still one line a session, and no
-/// span but the Claude Code session's.
+/// dropped session's journal between two of its payloads. Still one line a session, and no
+/// span but the Claude Code session's and Cursor's own trace.
 #[test]
 fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
     let rx = Receiver::start();
@@ -194,8 +250,10 @@ fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
             setup.hook_with(&f.payload, &f.env);
         }
     }
-    // The daemon reads the foreign journals and removes them at its next checkpoint, while
-    // the Claude Code session's stays (its turn is open).
+    // The daemon reads the dropped sessions' journals and removes them at its next
+    // checkpoint, while the Claude Code session's and Cursor's stay (their turns are open).
+    let cursor_journal =
+        albedo_otel::sources::command_hooks::journal::journal_name(&format!("cursor.{CURSOR}"));
     let claude_session: serde_json::Value = serde_json::from_str(&claude[0]).unwrap();
     let claude_journal = albedo_otel::sources::command_hooks::journal::journal_name(
         claude_session["session_id"].as_str().unwrap(),
@@ -206,7 +264,10 @@ fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
         || {
             albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir)
                 .iter()
-                .all(|p| p.file_name().unwrap().to_string_lossy() == claude_journal)
+                .all(|p| {
+                    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                    name == claude_journal || name == cursor_journal
+                })
         },
     );
     for p in second {
@@ -218,7 +279,9 @@ fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
         }
     }
     setup.wait_idle();
-    let spans = rx.spans();
+    let all = rx.spans();
+    assert_cursor_trace(&all);
+    let spans: Vec<FlatSpan> = all.into_iter().filter(|s| !cursors(s)).collect();
     assert_eq!(
         check_invariants(&spans),
         1,
@@ -234,7 +297,8 @@ fn a_foreign_session_is_named_once_though_its_journal_goes_and_comes_back() {
         );
     }
     let log = setup.daemon_log();
-    for (agent, session) in SESSIONS {
+    assert!(!log.contains(CURSOR), "Cursor's session is traced: {log}");
+    for (agent, session) in dropped() {
         let about = log
             .lines()
             .filter(|l| l.contains("runs Claude Code's hooks") && l.contains(session))

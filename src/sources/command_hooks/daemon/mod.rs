@@ -361,8 +361,9 @@ fn drain(
             state.session = Some(payload.session_id.clone());
             adapter.resume(&payload.session_id, state.saved.transcript);
         }
-        // A session that ended can go on: a resumed Gemini session keeps its id.
-        state.ended = payload.hook_event_name == "SessionEnd"
+        // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
+        // spells it `sessionEnd`.
+        state.ended = payload.hook_event_name.eq_ignore_ascii_case("SessionEnd")
             || payload.hook_event_name == super::stream::EXITED;
         state.host.saw(entry.host());
         state.alive_ms = state.alive_ms.max(entry.received_ms);
