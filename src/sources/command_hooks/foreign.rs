@@ -159,9 +159,13 @@ pub(super) fn hand_off(
     caller: Caller,
     received_ms: u64,
 ) -> Result<(), HookError> {
+    let env = |k: &str| std::env::var(k).ok();
+    // Cursor runs its own hooks files too: where ours is there, that route journals it.
+    if caller == Caller::Cursor && super::cursor::runs_ours_too(raw.get(), &env) {
+        return Ok(());
+    }
     let session = session_of(caller, fields);
     let journal = format!("{}.{session}", caller.name());
-    let env = |k: &str| std::env::var(k).ok();
     let (line, handoff) = match caller.agent() {
         // As that agent's own hook journals it (Cursor's: its conversation as its session).
         Some(agent) => match (agent.spec().rewrite)(raw.get(), &env) {

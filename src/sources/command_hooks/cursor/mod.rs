@@ -23,6 +23,8 @@
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::SPEC;
+mod own_hook;
+pub use own_hook::runs_ours_too;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
