@@ -1,0 +1,392 @@
+//! Cursor, through the real hook binaries and daemon, on payload sequences written from
+//! Cursor's hooks documentation (its CLI needs a login, so none was recorded from Cursor
+//! itself): the hook as `install cursor` writes it (`--agent cursor`), and as Claude Code's
+//! hook that Cursor also runs. The spans are checked at an OTLP receiver.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::hooks::Setup;
+use support::*;
+
+/// A payload as Cursor sends it: what every event carries, and the event's own fields.
+fn cursor(conversation: &str, event: &str, extra: Value) -> String {
+    let mut v = json!({"conversation_id": conversation, "generation_id": "gen-7f3a",
+        "hook_event_name": event, "model": "claude-4.5-sonnet", "cursor_version": "2.4.21",
+        "workspace_roots": ["/home/dev/demo"], "user_email": "dev@example.com",
+        "transcript_path": null});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    v.to_string()
+}
+
+/// Hooks as `install cursor` writes them: a configuration file and `--agent cursor`. Cursor
+/// runs its hooks with its whole environment, whose `OTEL_*` are not for them: the file
+/// decides.
+fn cursors_own(rx: &Receiver) -> Setup {
+    let mut setup = Setup::new(rx);
+    let config = setup.hook_dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[otlp]\nendpoint = \"{}\"\nprotocol = \"grpc\"\n\n[bsp]\nschedule_delay = 100\n",
+            rx.grpc_url()
+        ),
+    )
+    .unwrap();
+    setup.args.extend([
+        "--config".into(),
+        config.into(),
+        "--agent".into(),
+        "cursor".into(),
+    ]);
+    setup
+}
+
+fn op<'a>(spans: &'a [FlatSpan], op: &str) -> Vec<&'a FlatSpan> {
+    spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some(op))
+        .collect()
+}
+
+fn tool<'a>(spans: &'a [FlatSpan], name: &str) -> &'a FlatSpan {
+    op(spans, "execute_tool")
+        .into_iter()
+        .find(|s| s.attr("gen_ai.tool.name").as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no {name} call in\n{}", render_trees(spans, &[])))
+}
+
+fn ms(s: &FlatSpan) -> u64 {
+    (s.span.end_time_unix_nano - s.span.start_time_unix_nano) / 1_000_000
+}
+
+/// Two turns of one conversation: a shell command of known length, one a hook denied, a
+/// read that failed, a sub-agent under its `Task` call; then a second prompt, and the end.
+fn two_turns(conv: &str, hook: &dyn Fn(&str)) {
+    let shell = |id: &str, cmd: &str| {
+        json!({"tool_name": "Shell", "tool_use_id": id, "cwd": "/home/dev/demo",
+            "tool_input": {"command": cmd, "working_directory": "/home/dev/demo"}})
+    };
+    let with = |mut v: Value, extra: Value| {
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let task = json!({"tool_name": "Task", "tool_use_id": "toolu_task",
+        "tool_input": {"subagent_type": "explore", "prompt": "where is main"}});
+    hook(&cursor(
+        conv,
+        "sessionStart",
+        json!({"session_id": conv, "is_background_agent": false, "composer_mode": "agent"}),
+    ));
+    hook(&cursor(
+        conv,
+        "beforeSubmitPrompt",
+        json!({"prompt": "run the slow test", "attachments": []}),
+    ));
+    hook(&cursor(conv, "preToolUse", shell("toolu_1", "sleep 0.4")));
+    std::thread::sleep(Duration::from_millis(400));
+    hook(&cursor(
+        conv,
+        "postToolUse",
+        with(
+            shell("toolu_1", "sleep 0.4"),
+            json!({"tool_output": "{\"exitCode\":0,\"stdout\":\"\"}", "duration": 402}),
+        ),
+    ));
+    hook(&cursor(
+        conv,
+        "preToolUse",
+        shell("toolu_2", "git push --force"),
+    ));
+    hook(&cursor(
+        conv,
+        "postToolUseFailure",
+        json!({"tool_name": "Shell", "tool_use_id": "toolu_2",
+        "tool_input": {"command": "git push --force"}, "failure_type": "permission_denied",
+        "error_message": "blocked by a hook", "is_interrupt": false}),
+    ));
+    hook(&cursor(
+        conv,
+        "preToolUse",
+        json!({"tool_name": "Read", "tool_use_id": "toolu_3",
+        "tool_input": {"path": "/home/dev/demo/missing.txt"}}),
+    ));
+    hook(&cursor(
+        conv,
+        "postToolUseFailure",
+        json!({"tool_name": "Read", "tool_use_id": "toolu_3",
+        "failure_type": "error", "error_message": "ENOENT"}),
+    ));
+    hook(&cursor(conv, "preToolUse", task.clone()));
+    hook(&cursor(
+        conv,
+        "subagentStart",
+        json!({"subagent_id": "sub-9c1", "subagent_type": "explore",
+        "task": "where is main", "tool_call_id": "toolu_task", "parent_conversation_id": conv}),
+    ));
+    std::thread::sleep(Duration::from_millis(100));
+    hook(&cursor(
+        conv,
+        "subagentStop",
+        json!({"subagent_type": "explore", "status": "completed",
+        "summary": "src/main.rs", "duration_ms": 100, "tool_call_count": 0}),
+    ));
+    hook(&cursor(
+        conv,
+        "postToolUse",
+        with(
+            task,
+            json!({"tool_output": "\"src/main.rs\"", "duration": 120}),
+        ),
+    ));
+    hook(&cursor(
+        conv,
+        "afterAgentResponse",
+        json!({"text": "The test passed; the push was refused."}),
+    ));
+    hook(&cursor(
+        conv,
+        "stop",
+        json!({"status": "completed", "loop_count": 0}),
+    ));
+    hook(&cursor(
+        conv,
+        "beforeSubmitPrompt",
+        json!({"prompt": "and now lint", "attachments": []}),
+    ));
+    hook(&cursor(conv, "preToolUse", shell("toolu_4", "true")));
+    hook(&cursor(conv, "postToolUse", shell("toolu_4", "true")));
+    hook(&cursor(
+        conv,
+        "stop",
+        json!({"status": "completed", "loop_count": 0}),
+    ));
+    hook(&cursor(
+        conv,
+        "sessionEnd",
+        json!({"session_id": conv, "reason": "completed", "duration_ms": 900}),
+    ));
+}
+
+/// The trace of [`two_turns`] for conversation `conv`: two turns under `invoke_agent`, the
+/// calls with their real times, the refused and failed ones as errors, the sub-agent under
+/// its call.
+fn assert_two_turns(spans: &[FlatSpan], conv: &str) {
+    let spans: Vec<FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("session.id").as_deref() == Some(conv))
+        .cloned()
+        .collect();
+    let tree = render_trees(&spans, &["gen_ai.tool.name", "albedo.tool.refused"]);
+    assert_eq!(
+        check_invariants(&spans),
+        2,
+        "two turns, one trace each:\n{tree}"
+    );
+    let mut roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
+    roots.sort_by_key(|r| r.span.start_time_unix_nano);
+    for r in &roots {
+        assert_eq!(
+            r.attr("gen_ai.operation.name").as_deref(),
+            Some("invoke_agent")
+        );
+        assert_eq!(r.attr("gen_ai.agent.name").as_deref(), Some("cursor"));
+        assert_eq!(
+            r.attr("albedo.turn.reason").as_deref(),
+            Some("end_turn"),
+            "{tree}"
+        );
+        assert_ne!(r.attr("albedo.unfinished").as_deref(), Some("true"));
+    }
+    let sleep = spans
+        .iter()
+        .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("toolu_1"))
+        .expect("the shell call");
+    assert!(
+        (400..2_000).contains(&ms(sleep)),
+        "the command's real length: {} ms",
+        ms(sleep)
+    );
+    assert_eq!(sleep.span.parent_span_id, roots[0].span.span_id);
+    let push = spans
+        .iter()
+        .find(|s| s.attr("gen_ai.tool.call.id").as_deref() == Some("toolu_2"))
+        .unwrap();
+    assert_eq!(
+        push.attr("albedo.tool.refused").as_deref(),
+        Some("true"),
+        "{tree}"
+    );
+    let read = tool(&spans, "Read");
+    let error = |s: &FlatSpan| s.span.status.as_ref().is_some_and(|st| st.code == 2);
+    assert!(error(push) && error(read) && !error(sleep), "{tree}");
+    let task = tool(&spans, "Task");
+    let sub = spans
+        .iter()
+        .find(|s| s.span.parent_span_id == task.span.span_id)
+        .unwrap_or_else(|| panic!("the sub-agent under its Task call:\n{tree}"));
+    assert_eq!(
+        sub.attr("gen_ai.operation.name").as_deref(),
+        Some("invoke_agent")
+    );
+    assert_eq!(sub.attr("gen_ai.agent.name").as_deref(), Some("explore"));
+    assert!((100..2_000).contains(&ms(sub)), "{} ms", ms(sub));
+    let second: Vec<&FlatSpan> = op(&spans, "execute_tool")
+        .into_iter()
+        .filter(|s| s.span.trace_id == roots[1].span.trace_id)
+        .collect();
+    assert_eq!(
+        second.len(),
+        1,
+        "the second turn has its own call only:\n{tree}"
+    );
+    for s in &spans {
+        assert!(
+            !s.attrs().values().any(|v| v.contains("dev@example.com")),
+            "no e-mail in {}",
+            s.span.name
+        );
+    }
+}
+
+#[test]
+fn two_turns_from_cursors_own_hooks_make_two_traces_with_their_calls_and_sub_agent() {
+    let rx = Receiver::start();
+    let setup = cursors_own(&rx);
+    let conv = "c0ffee00-cursor-own-0001";
+    two_turns(conv, &|p| {
+        setup.hook(p);
+    });
+    setup.wait_idle();
+    assert_two_turns(&rx.spans(), conv);
+    assert!(
+        !setup.daemon_log().contains("skipped"),
+        "{}",
+        setup.daemon_log()
+    );
+}
+
+/// Cursor also runs Claude Code's hooks: the same payloads through `install claude-code`'s
+/// hook (no `--agent`) make the same Cursor trace.
+#[test]
+fn the_same_payloads_through_claude_codes_hook_make_the_same_cursor_trace() {
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let conv = "c0ffee00-via-claude-0002";
+    let env = [("CURSOR_VERSION".into(), "2.4.21".into())];
+    two_turns(conv, &|p| {
+        setup.hook_with(p, &env);
+    });
+    setup.wait_idle();
+    assert_two_turns(&rx.spans(), conv);
+    assert!(
+        !setup.daemon_log().contains("runs Claude Code's hooks"),
+        "{}",
+        setup.daemon_log()
+    );
+}
+
+/// `cursor-agent -p` fires no `beforeSubmitPrompt` and no `stop`: the turn opens at its first
+/// call and still goes out, ended by `sessionEnd`.
+#[test]
+fn a_print_run_without_prompt_or_stop_hooks_still_exports_its_turn() {
+    let rx = Receiver::start();
+    let setup = cursors_own(&rx);
+    let conv = "c0ffee00-print-0003";
+    let ls = json!({"tool_name": "Shell", "tool_use_id": "t1", "tool_input": {"command": "ls"}});
+    setup.hook(&cursor(conv, "sessionStart", json!({"session_id": conv})));
+    setup.hook(&cursor(conv, "preToolUse", ls.clone()));
+    setup.hook(&cursor(conv, "postToolUse", ls));
+    setup.hook(&cursor(
+        conv,
+        "sessionEnd",
+        json!({"session_id": conv, "reason": "completed"}),
+    ));
+    setup.wait_idle();
+    let spans = rx.spans();
+    assert_eq!(check_invariants(&spans), 1, "{}", render_trees(&spans, &[]));
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    assert_eq!(root.attr("albedo.turn.reason").as_deref(), Some("end_turn"));
+    assert_ne!(root.attr("albedo.unfinished").as_deref(), Some("true"));
+    assert_eq!(tool(&spans, "Shell").span.parent_span_id, root.span.span_id);
+}
+
+/// A Cursor killed mid-call sends nothing more: the daemon sees its process gone, and the
+/// turn goes out unfinished with the call still running, ended when Cursor was last seen.
+#[test]
+fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
+    let Some(python) = require_tool("python3", which("python3"), "install Python 3") else {
+        return;
+    };
+    let rx = Receiver::start();
+    let setup = cursors_own(&rx);
+    // The stand-in Cursor runs, as its child, a hook for each payload line it reads.
+    let script = format!(
+        "import subprocess, sys\n\
+         for line in sys.stdin:\n\
+         \x20   subprocess.run([{hook:?}, '--config', {config:?}, '--agent', 'cursor'], input=line.encode(), check=True)\n\
+         \x20   print('ok', flush=True)\n",
+        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
+        config = setup.hook_dir.join("config.toml").to_string_lossy(),
+    );
+    let mut agent = Command::new(python)
+        .args(["-c", &script])
+        .envs(setup.env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_agent = agent.stdin.take().unwrap();
+    let mut from_agent = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let mut run = |payload: &str| {
+        use std::io::{BufRead, Write};
+        writeln!(to_agent, "{payload}").unwrap();
+        let mut line = String::new();
+        from_agent.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ok");
+    };
+    let conv = "c0ffee00-killed-0004";
+    run(&cursor(
+        conv,
+        "beforeSubmitPrompt",
+        json!({"prompt": "build it"}),
+    ));
+    run(&cursor(
+        conv,
+        "preToolUse",
+        json!({"tool_name": "Shell", "tool_use_id": "t1",
+        "tool_input": {"command": "cargo build"}}),
+    ));
+    // Cursor runs on with the command; the daemon sees it alive, then it is killed.
+    std::thread::sleep(Duration::from_millis(2_500));
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let spans = rx.wait_for_spans(2, Duration::from_secs(30));
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    let call = tool(&spans, "Shell");
+    assert_eq!(root.attr("albedo.unfinished").as_deref(), Some("true"));
+    assert_eq!(call.attr("albedo.unfinished").as_deref(), Some("true"));
+    assert!(ms(call) > 0, "the call ends when Cursor was last seen, not at its start");
+    assert_eq!(call.span.end_time_unix_nano, root.span.end_time_unix_nano);
+    assert!(
+        setup.daemon_log().contains("is gone with a turn open"),
+        "{}",
+        setup.daemon_log()
+    );
+}
