@@ -382,11 +382,54 @@ fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
     let call = tool(&spans, "Shell");
     assert_eq!(root.attr("albedo.unfinished").as_deref(), Some("true"));
     assert_eq!(call.attr("albedo.unfinished").as_deref(), Some("true"));
-    assert!(ms(call) > 0, "the call ends when Cursor was last seen, not at its start");
+    assert!(
+        ms(call) > 0,
+        "the call ends when Cursor was last seen, not at its start"
+    );
     assert_eq!(call.span.end_time_unix_nano, root.span.end_time_unix_nano);
     assert!(
         setup.daemon_log().contains("is gone with a turn open"),
         "{}",
         setup.daemon_log()
     );
+}
+
+/// With both `install cursor` and `install claude-code` done, Cursor hands every event to both
+/// hooks (its own file first): the Claude Code route leaves to Cursor's own file the events it
+/// runs our hook for, and the trace has each call once.
+#[test]
+fn with_both_routes_installed_each_event_is_recorded_once() {
+    let rx = Receiver::start();
+    let own = cursors_own(&rx);
+    let config = own.hook_dir.join("config.toml");
+    let claude = Setup::with_config(&own.hook_dir, &config);
+    // Cursor's own file, as `install cursor` writes it, in the HOME both hooks run with.
+    let home = own.hook_dir.join("home");
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    let command = format!(
+        "{} --config {} --agent cursor",
+        env!("CARGO_BIN_EXE_albedo-otel-hook"),
+        config.display()
+    );
+    let hooks: serde_json::Map<String, Value> =
+        albedo_otel::sources::command_hooks::cursor::HOOK_EVENTS
+            .iter()
+            .map(|e| (e.to_string(), json!([{ "command": command }])))
+            .collect();
+    std::fs::write(
+        home.join(".cursor/hooks.json"),
+        json!({"version": 1, "hooks": hooks}).to_string(),
+    )
+    .unwrap();
+    let env = [
+        ("HOME".into(), home.clone().into_os_string()),
+        ("CURSOR_VERSION".into(), "2.4.21".into()),
+    ];
+    let conv = "c0ffee00-both-0005";
+    two_turns(conv, &|p| {
+        own.hook_with(p, &env);
+        claude.hook_with(p, &env);
+    });
+    own.wait_idle();
+    assert_two_turns(&rx.spans(), conv);
 }
