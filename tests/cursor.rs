@@ -65,114 +65,23 @@ fn ms(s: &FlatSpan) -> u64 {
     (s.span.end_time_unix_nano - s.span.start_time_unix_nano) / 1_000_000
 }
 
-/// Two turns of one conversation: a shell command of known length, one a hook denied, a
-/// read that failed, a sub-agent under its `Task` call; then a second prompt, and the end.
+/// Two turns of one conversation (tests/fixtures/cursor/two_turns.jsonl, written from Cursor's
+/// documentation): a shell command of known length, one a hook denied, a read that failed, a
+/// sub-agent under its `Task` call; then a second prompt, and the end. A `sleep_ms` line is
+/// time passing between two hooks.
 fn two_turns(conv: &str, hook: &dyn Fn(&str)) {
-    let shell = |id: &str, cmd: &str| {
-        json!({"tool_name": "Shell", "tool_use_id": id, "cwd": "/home/dev/demo",
-            "tool_input": {"command": cmd, "working_directory": "/home/dev/demo"}})
-    };
-    let with = |mut v: Value, extra: Value| {
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        v
-    };
-    let task = json!({"tool_name": "Task", "tool_use_id": "toolu_task",
-        "tool_input": {"subagent_type": "explore", "prompt": "where is main"}});
-    hook(&cursor(
-        conv,
-        "sessionStart",
-        json!({"session_id": conv, "is_background_agent": false, "composer_mode": "agent"}),
-    ));
-    hook(&cursor(
-        conv,
-        "beforeSubmitPrompt",
-        json!({"prompt": "run the slow test", "attachments": []}),
-    ));
-    hook(&cursor(conv, "preToolUse", shell("toolu_1", "sleep 0.4")));
-    std::thread::sleep(Duration::from_millis(400));
-    hook(&cursor(
-        conv,
-        "postToolUse",
-        with(
-            shell("toolu_1", "sleep 0.4"),
-            json!({"tool_output": "{\"exitCode\":0,\"stdout\":\"\"}", "duration": 402}),
-        ),
-    ));
-    hook(&cursor(
-        conv,
-        "preToolUse",
-        shell("toolu_2", "git push --force"),
-    ));
-    hook(&cursor(
-        conv,
-        "postToolUseFailure",
-        json!({"tool_name": "Shell", "tool_use_id": "toolu_2",
-        "tool_input": {"command": "git push --force"}, "failure_type": "permission_denied",
-        "error_message": "blocked by a hook", "is_interrupt": false}),
-    ));
-    hook(&cursor(
-        conv,
-        "preToolUse",
-        json!({"tool_name": "Read", "tool_use_id": "toolu_3",
-        "tool_input": {"path": "/home/dev/demo/missing.txt"}}),
-    ));
-    hook(&cursor(
-        conv,
-        "postToolUseFailure",
-        json!({"tool_name": "Read", "tool_use_id": "toolu_3",
-        "failure_type": "error", "error_message": "ENOENT"}),
-    ));
-    hook(&cursor(conv, "preToolUse", task.clone()));
-    hook(&cursor(
-        conv,
-        "subagentStart",
-        json!({"subagent_id": "sub-9c1", "subagent_type": "explore",
-        "task": "where is main", "tool_call_id": "toolu_task", "parent_conversation_id": conv}),
-    ));
-    std::thread::sleep(Duration::from_millis(100));
-    hook(&cursor(
-        conv,
-        "subagentStop",
-        json!({"subagent_type": "explore", "status": "completed",
-        "summary": "src/main.rs", "duration_ms": 100, "tool_call_count": 0}),
-    ));
-    hook(&cursor(
-        conv,
-        "postToolUse",
-        with(
-            task,
-            json!({"tool_output": "\"src/main.rs\"", "duration": 120}),
-        ),
-    ));
-    hook(&cursor(
-        conv,
-        "afterAgentResponse",
-        json!({"text": "The test passed; the push was refused."}),
-    ));
-    hook(&cursor(
-        conv,
-        "stop",
-        json!({"status": "completed", "loop_count": 0}),
-    ));
-    hook(&cursor(
-        conv,
-        "beforeSubmitPrompt",
-        json!({"prompt": "and now lint", "attachments": []}),
-    ));
-    hook(&cursor(conv, "preToolUse", shell("toolu_4", "true")));
-    hook(&cursor(conv, "postToolUse", shell("toolu_4", "true")));
-    hook(&cursor(
-        conv,
-        "stop",
-        json!({"status": "completed", "loop_count": 0}),
-    ));
-    hook(&cursor(
-        conv,
-        "sessionEnd",
-        json!({"session_id": conv, "reason": "completed", "duration_ms": 900}),
-    ));
+    let path = repo_file("tests/fixtures/cursor/two_turns.jsonl");
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let line = line.replace("CONVERSATION", conv);
+        let mut v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(ms) = v["sleep_ms"].as_u64() {
+            std::thread::sleep(Duration::from_millis(ms));
+            continue;
+        }
+        let event = v["hook_event_name"].as_str().unwrap().to_string();
+        v.as_object_mut().unwrap().remove("hook_event_name");
+        hook(&cursor(conv, &event, v));
+    }
 }
 
 /// The trace of [`two_turns`] for conversation `conv`: two turns under `invoke_agent`, the
