@@ -40,5 +40,5 @@ impl Script for Cursor {
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
-    Box::new(Cursor::default())
+    Box::new(Cursor)
 }
