@@ -26,6 +26,30 @@ pub(crate) enum Promise {
     KilledTurnKeepsItsCalls,
     BlockedStopStaysOneTurn,
     RetiredSessionIsForgotten,
+    /// Sub-agents started side by side each nest under their own call, which ends at its own end.
+    SubagentsSideBySide,
+    /// The calls each of those sub-agents makes are its own.
+    SubagentCallsStayTheirs,
+    /// A new daemon resumes a session reading only what is new, in bounded memory.
+    RestartReadsOnlyWhatIsNew,
+}
+
+/// The sub-agent steps: a second set, so that a script written before them still compiles
+/// (its [`Script::sub_agent`] gives none, and the suite says so).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sub<'a> {
+    /// The parent starts `call`, a call that runs sub-agent `agent` (`agent` also names it).
+    Spawn { call: &'a str, agent: &'a str },
+    /// Sub-agent `agent`, started by `call`, begins (its agent's own start event).
+    Started { call: &'a str, agent: &'a str },
+    /// A shell call `id` starts inside sub-agent `agent`.
+    ToolStart { agent: &'a str, id: &'a str },
+    /// That call ends.
+    ToolEnd { agent: &'a str, id: &'a str },
+    /// Sub-agent `agent` is done (its agent's own stop event).
+    Stopped { agent: &'a str },
+    /// The parent's `call` returns the sub-agent's answer.
+    Returned { call: &'a str, agent: &'a str },
 }
 
 /// One agent's payloads for each step.
@@ -35,6 +59,12 @@ pub(crate) trait Script {
     /// The payloads `step` makes at `at_ms`; an agent that logs its calls elsewhere (Copilot)
     /// appends to `log` instead, which its adapter reads.
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value>;
+    /// The payloads sub-agent step `step` makes at `at_ms` (`None`: the script has none yet,
+    /// which fails the sub-agent promises until it has them or says it `cannot`).
+    fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let _ = (step, at_ms, log);
+        None
+    }
     /// Why this agent cannot keep `promise`, if it cannot.
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         let _ = promise;

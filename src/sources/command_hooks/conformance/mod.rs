@@ -4,12 +4,13 @@
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
 mod promises;
+mod subagents;
 
 use serde_json::value::RawValue;
 
 use super::claude_code::Transcripts;
 use super::registry::{Adapters, Agent};
-use super::steps::{Promise, Script, Step, SESSION, T0};
+use super::steps::{Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
@@ -47,20 +48,40 @@ impl Run {
     }
 
     fn steps(&mut self, steps: &[(u64, Step<'_>)]) {
-        let agent = agent_of(self.script.as_ref());
         for (ms, step) in steps {
             let at = T0 + ms;
-            for payload in self.script.step(*step, at, &mut self.log) {
-                let raw: Box<RawValue> = serde_json::from_str(&payload.to_string()).unwrap();
-                let parsed = self
-                    .adapters
-                    .parse(agent, &raw)
-                    .unwrap_or_else(|e| panic!("{}: {e}: {payload}", agent.name()));
-                let session = payload["session_id"].as_str().unwrap_or_default();
-                self.adapters.note(agent, session);
-                self.adapters
-                    .push(parsed, at, &mut Log(&self.log), &mut self.records);
-            }
+            let payloads = self.script.step(*step, at, &mut self.log);
+            self.feed(payloads, at);
+        }
+    }
+
+    /// Drives the sub-agent steps; an error if the script has no payloads for them.
+    fn sub_agents(&mut self, steps: &[(u64, Sub<'_>)]) -> Result<(), String> {
+        for (ms, step) in steps {
+            let at = T0 + ms;
+            let payloads = self
+                .script
+                .sub_agent(*step, at, &mut self.log)
+                .ok_or_else(|| {
+                    format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
+                })?;
+            self.feed(payloads, at);
+        }
+        Ok(())
+    }
+
+    fn feed(&mut self, payloads: Vec<serde_json::Value>, at: u64) {
+        let agent = agent_of(self.script.as_ref());
+        for payload in payloads {
+            let raw: Box<RawValue> = serde_json::from_str(&payload.to_string()).unwrap();
+            let parsed = self
+                .adapters
+                .parse(agent, &raw)
+                .unwrap_or_else(|e| panic!("{}: {e}: {payload}", agent.name()));
+            let session = payload["session_id"].as_str().unwrap_or_default();
+            self.adapters.note(agent, session);
+            self.adapters
+                .push(parsed, at, &mut Log(&self.log), &mut self.records);
         }
     }
 

@@ -4,10 +4,13 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Script, Step, SESSION};
+use crate::sources::command_hooks::steps::{iso, Script, Step, Sub, SESSION};
 
 #[derive(Default)]
-pub(crate) struct Copilot;
+pub(crate) struct Copilot {
+    /// Each sub-agent's `task` call, by its `agentId`.
+    calls: Vec<(String, String)>,
+}
 
 const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jsonl";
 
@@ -47,6 +50,74 @@ impl Script for Copilot {
             }
             Step::Stop => hook("Stop", json!({"stop_reason": "end_turn"})),
         }
+    }
+
+    /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot-cli.md):
+    /// a `task` call, the sub-agent's events with its `agentId`, the call completed just
+    /// before `subagent.completed`. Its own hooks, under its own id, are left to the log.
+    fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let line = |agent: Option<&str>, kind: &str, data: Value| {
+            let mut l = json!({"type": kind, "data": data, "id": "x", "timestamp": iso(at_ms)});
+            if let Some(agent) = agent {
+                l["agentId"] = agent.into();
+            }
+            l.to_string() + "\n"
+        };
+        let call_of = |agent: &str| {
+            self.calls
+                .iter()
+                .find(|(a, _)| a == agent)
+                .map(|(_, c)| c.clone())
+                .unwrap_or_default()
+        };
+        match step {
+            Sub::Spawn { call, agent } => {
+                self.calls.push((agent.to_string(), call.to_string()));
+                log.push_str(&line(
+                    None,
+                    "tool.execution_start",
+                    json!({"toolCallId": call, "toolName": "task",
+                        "arguments": {"prompt": format!("work as {agent}")}}),
+                ));
+            }
+            Sub::Started { call, agent } => {
+                log.push_str(&line(
+                    Some(agent),
+                    "subagent.started",
+                    json!({"toolCallId": call, "agentName": "general-purpose", "model": "gpt-4.1"}),
+                ));
+                log.push_str(&line(
+                    Some(agent),
+                    "user.message",
+                    json!({"content": format!("work as {agent}")}),
+                ));
+            }
+            Sub::ToolStart { agent, id } => log.push_str(&line(
+                Some(agent),
+                "tool.execution_start",
+                json!({"toolCallId": id, "toolName": "bash", "parentToolCallId": call_of(agent),
+                    "arguments": {"command": "sleep 1"}}),
+            )),
+            Sub::ToolEnd { agent, id } => log.push_str(&line(
+                Some(agent),
+                "tool.execution_complete",
+                json!({"toolCallId": id, "success": true, "result": {"content": ""}}),
+            )),
+            Sub::Stopped { .. } => {}
+            Sub::Returned { call, agent } => {
+                log.push_str(&line(
+                    None,
+                    "tool.execution_complete",
+                    json!({"toolCallId": call, "success": true, "result": {"content": "done"}}),
+                ));
+                log.push_str(&line(
+                    Some(agent),
+                    "subagent.completed",
+                    json!({"toolCallId": call}),
+                ));
+            }
+        }
+        Some(Vec::new())
     }
 }
 
