@@ -65,6 +65,11 @@ pub(crate) trait Script {
         let _ = (step, at_ms, log);
         None
     }
+    /// Appends to `log` about `bytes` of a running call's output, as the agent writes a long
+    /// output there (nothing, for an agent whose adapter reads no log or transcript).
+    fn filler(&mut self, bytes: usize, at_ms: u64, log: &mut String) {
+        let _ = (bytes, at_ms, log);
+    }
     /// Why this agent cannot keep `promise`, if it cannot.
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         let _ = promise;

@@ -52,6 +52,17 @@ impl Script for Copilot {
         }
     }
 
+    /// A long command's output, as Copilot streams it into the log while the call runs.
+    fn filler(&mut self, bytes: usize, at_ms: u64, log: &mut String) {
+        let chunk = "x".repeat(64 << 10);
+        for _ in 0..bytes.div_ceil(chunk.len()) {
+            let line = json!({"type": "tool.execution_partial_result", "id": "x",
+                "timestamp": iso(at_ms), "data": {"toolCallId": "call_1", "partialOutput": chunk}});
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+    }
+
     /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot-cli.md):
     /// a `task` call, the sub-agent's events with its `agentId`, the call completed just
     /// before `subagent.completed`. Its own hooks, under its own id, are left to the log.
