@@ -22,6 +22,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod count;
 mod ending;
 mod lines;
 mod lock;
@@ -134,7 +135,11 @@ impl JournalState {
             session: None,
             offset: saved.offset,
             saved,
-            last_activity: Instant::now(),
+            // Quiet until it gives something: a daemon that starts among many journals does
+            // not look at each on every pass.
+            last_activity: Instant::now()
+                .checked_sub(QUIET_AFTER)
+                .unwrap_or_else(Instant::now),
             ended: false,
             host,
             profile: None,
@@ -144,10 +149,47 @@ impl JournalState {
         }
     }
 
+    /// Whether the journal gave something lately: it is looked at on every pass.
+    fn active(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.last_activity) < QUIET_AFTER
+    }
+
     /// Whether this pass should look at the journal.
     fn due(&self) -> bool {
         self.last_activity.elapsed() < QUIET_AFTER
             || self.looked.is_none_or(|t| t.elapsed() >= QUIET_LOOK)
+    }
+}
+
+/// Which journals a pass looks at: every one in the folder once a [`QUIET_LOOK`] or when the
+/// folder changed (a session began or ended), else only the active ones, so that a pass
+/// lists no folder and touches no quiet journal's file.
+#[derive(Default)]
+struct Listing {
+    /// When the folder was last listed, and how it looked then.
+    last: Option<(Instant, Option<std::time::SystemTime>)>,
+}
+
+impl Listing {
+    fn paths(&mut self, dir: &Path, journals: &HashMap<PathBuf, JournalState>) -> Vec<PathBuf> {
+        let stamp = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
+        let fresh = self
+            .last
+            .is_some_and(|(at, was)| was == stamp && stamp.is_some() && at.elapsed() < QUIET_LOOK);
+        if fresh {
+            let now = Instant::now();
+            let mut active: Vec<PathBuf> = journals
+                .iter()
+                .filter(|(_, s)| s.active(now))
+                .map(|(p, _)| p.clone())
+                .collect();
+            active.sort();
+            return active;
+        }
+        self.last = Some((Instant::now(), stamp));
+        let paths = journal::list(dir);
+        count::listing(paths.len());
+        paths
     }
 }
 
@@ -163,12 +205,16 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
     let mut last_host_check = Instant::now();
     // The first pass checks too: journals an earlier daemon left may be of agents long gone.
     let mut last_rest_check: Option<Instant> = None;
+    let mut looked_at = Listing::default();
     loop {
+        count::pass();
         let mut got = false;
-        for path in journal::list(&config.dir) {
-            let state = journals
-                .entry(path.clone())
-                .or_insert_with(|| JournalState::new(journal::load_resume(&path)));
+        let paths = looked_at.paths(&config.dir, &journals);
+        for path in paths {
+            let state = journals.entry(path.clone()).or_insert_with(|| {
+                count::open(&path);
+                JournalState::new(journal::load_resume(&path))
+            });
             if !state.due() {
                 continue;
             }
@@ -235,14 +281,22 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             // A journal that waits for its settings is not work: the next hook's daemon tries
             // it again.
             drop(lock);
-            let pending = journal::list(&config.dir).iter().any(|p| {
+            let paths = journal::list(&config.dir);
+            count::listing(paths.len());
+            let pending = paths.iter().any(|p| {
                 let state = journals.get(p);
                 let offset = state.map_or(0, |s| s.offset);
                 let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
                 // A whole line, not the torn tail a writer that died mid-line left.
                 !waits
-                    && std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
-                    && journal::read_from(p, offset, READ_CHUNK).is_ok_and(|(b, _)| !b.is_empty())
+                    && {
+                        count::stat(p);
+                        std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
+                    }
+                    && {
+                        count::open(p);
+                        journal::read_from(p, offset, READ_CHUNK).is_ok_and(|(b, _)| !b.is_empty())
+                    }
             });
             if !pending {
                 return Ok(Exit::Idle);
@@ -275,9 +329,11 @@ fn drain(
     }
     state.blocked = None;
     // A stat, not an open, for the usual journal with nothing new.
+    count::stat(path);
     if std::fs::metadata(path).is_ok_and(|m| m.len() <= state.offset) {
         return false;
     }
+    count::open(path);
     let (bytes, _) = match journal::read_from(path, state.offset, READ_CHUNK) {
         Ok(r) => r,
         Err(e) => {
@@ -409,3 +465,6 @@ fn message_budget(settings: &crate::config::Settings) -> usize {
         0
     }
 }
+
+#[cfg(test)]
+mod tests;
