@@ -1,6 +1,7 @@
 //! What the daemon does to the files on disk, counted per file in tests: the promise that an
 //! idle daemon's work does not grow with the journals on disk is checked on these counts, not
-//! on a timer. Outside tests every function here is nothing.
+//! on a timer. Each is said with the path it is about (`metadata(count::stat(path))`);
+//! outside tests each gives the path back and does nothing.
 
 #[cfg(test)]
 pub(super) use counted::*;
@@ -40,23 +41,26 @@ mod counted {
         COUNTS.with(|c| std::mem::take(&mut *c.borrow_mut()))
     }
 
-    pub(crate) fn stat(path: &Path) {
+    pub(crate) fn stat(path: &Path) -> &Path {
         with(|c| *c.stats.entry(path.to_path_buf()).or_default() += 1);
+        path
     }
 
-    pub(crate) fn open(path: &Path) {
+    pub(crate) fn open(path: &Path) -> &Path {
         with(|c| *c.opens.entry(path.to_path_buf()).or_default() += 1);
+        path
     }
 
     pub(crate) fn process_check() {
         with(|c| c.process_checks += 1);
     }
 
-    pub(crate) fn listing(entries: usize) {
+    pub(crate) fn listed(paths: Vec<PathBuf>) -> Vec<PathBuf> {
         with(|c| {
             c.listings += 1;
-            c.listed += entries;
+            c.listed += paths.len();
         });
+        paths
     }
 
     pub(crate) fn pass() {
@@ -66,11 +70,17 @@ mod counted {
 
 #[cfg(not(test))]
 mod nothing {
-    use std::path::Path;
-    pub(crate) fn stat(_: &Path) {}
-    pub(crate) fn open(_: &Path) {}
+    use std::path::{Path, PathBuf};
+    pub(crate) fn stat(path: &Path) -> &Path {
+        path
+    }
+    pub(crate) fn open(path: &Path) -> &Path {
+        path
+    }
     pub(crate) fn process_check() {}
-    pub(crate) fn listing(_: usize) {}
+    pub(crate) fn listed(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+        paths
+    }
     pub(crate) fn pass() {}
 }
 

@@ -102,8 +102,7 @@ pub(super) fn look_after(
 /// unscrubbed), and no later daemon reads them again.
 fn retire(config: &DaemonConfig, path: &Path, state: &mut JournalState) -> bool {
     // Lines not read yet may be a resumed session's, from a new agent process.
-    super::count::stat(path);
-    if std::fs::metadata(path).map_or(true, |m| m.len() != state.offset) {
+    if std::fs::metadata(super::count::stat(path)).map_or(true, |m| m.len() != state.offset) {
         return false;
     }
     let gone = match state.host.known {
@@ -114,11 +113,7 @@ fn retire(config: &DaemonConfig, path: &Path, state: &mut JournalState) -> bool 
         None => false,
     };
     let silent = state.host.known.is_none()
-        && {
-            super::count::stat(path);
-            true
-        }
-        && std::fs::metadata(path)
+        && std::fs::metadata(super::count::stat(path))
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= config.retire_after));
     if gone || silent {

@@ -40,7 +40,7 @@ use crate::clock::unix_ms as now_ms;
 use lines::{read_line, Unread};
 pub use lock::{pid, running, Lock};
 use lock::{try_lock, write_pid};
-use watch::{AgentProcess, Blocked};
+use watch::{AgentProcess, Blocked, Listing};
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
 /// read whole on every pass.
@@ -161,38 +161,6 @@ impl JournalState {
     }
 }
 
-/// Which journals a pass looks at: every one in the folder once a [`QUIET_LOOK`] or when the
-/// folder changed (a session began or ended), else only the active ones, so that a pass
-/// lists no folder and touches no quiet journal's file.
-#[derive(Default)]
-struct Listing {
-    /// When the folder was last listed, and how it looked then.
-    last: Option<(Instant, Option<std::time::SystemTime>)>,
-}
-
-impl Listing {
-    fn paths(&mut self, dir: &Path, journals: &HashMap<PathBuf, JournalState>) -> Vec<PathBuf> {
-        let stamp = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
-        let fresh = self
-            .last
-            .is_some_and(|(at, was)| was == stamp && stamp.is_some() && at.elapsed() < QUIET_LOOK);
-        if fresh {
-            let now = Instant::now();
-            let mut active: Vec<PathBuf> = journals
-                .iter()
-                .filter(|(_, s)| s.active(now))
-                .map(|(p, _)| p.clone())
-                .collect();
-            active.sort();
-            return active;
-        }
-        self.last = Some((Instant::now(), stamp));
-        let paths = journal::list(dir);
-        count::listing(paths.len());
-        paths
-    }
-}
-
 /// Runs until idle, holding `lock`. Records go to the pipeline of the settings their payloads
 /// were handed off with (`profiles`); the caller closes them afterwards.
 pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Result<Exit> {
@@ -209,12 +177,10 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
     loop {
         count::pass();
         let mut got = false;
-        let paths = looked_at.paths(&config.dir, &journals);
-        for path in paths {
-            let state = journals.entry(path.clone()).or_insert_with(|| {
-                count::open(&path);
-                JournalState::new(journal::load_resume(&path))
-            });
+        for path in looked_at.paths(&config.dir, &journals) {
+            let state = journals
+                .entry(path.clone())
+                .or_insert_with(|| JournalState::new(journal::load_resume(count::open(&path))));
             if !state.due() {
                 continue;
             }
@@ -281,22 +247,15 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             // A journal that waits for its settings is not work: the next hook's daemon tries
             // it again.
             drop(lock);
-            let paths = journal::list(&config.dir);
-            count::listing(paths.len());
-            let pending = paths.iter().any(|p| {
+            let pending = count::listed(journal::list(&config.dir)).iter().any(|p| {
                 let state = journals.get(p);
                 let offset = state.map_or(0, |s| s.offset);
                 let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
                 // A whole line, not the torn tail a writer that died mid-line left.
                 !waits
-                    && {
-                        count::stat(p);
-                        std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
-                    }
-                    && {
-                        count::open(p);
-                        journal::read_from(p, offset, READ_CHUNK).is_ok_and(|(b, _)| !b.is_empty())
-                    }
+                    && std::fs::metadata(count::stat(p)).is_ok_and(|m| m.len() > offset)
+                    && journal::read_from(count::open(p), offset, READ_CHUNK)
+                        .is_ok_and(|(b, _)| !b.is_empty())
             });
             if !pending {
                 return Ok(Exit::Idle);
@@ -329,12 +288,10 @@ fn drain(
     }
     state.blocked = None;
     // A stat, not an open, for the usual journal with nothing new.
-    count::stat(path);
-    if std::fs::metadata(path).is_ok_and(|m| m.len() <= state.offset) {
+    if std::fs::metadata(count::stat(path)).is_ok_and(|m| m.len() <= state.offset) {
         return false;
     }
-    count::open(path);
-    let (bytes, _) = match journal::read_from(path, state.offset, READ_CHUNK) {
+    let (bytes, _) = match journal::read_from(count::open(path), state.offset, READ_CHUNK) {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!("cannot read {}: {e}", path.display());
