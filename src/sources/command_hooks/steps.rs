@@ -34,6 +34,45 @@ pub(crate) enum Promise {
     RestartReadsOnlyWhatIsNew,
 }
 
+impl Promise {
+    pub(crate) const ALL: [Promise; 7] = [
+        Promise::InterruptedTurnKeepsItsCalls,
+        Promise::KilledTurnKeepsItsCalls,
+        Promise::BlockedStopStaysOneTurn,
+        Promise::RetiredSessionIsForgotten,
+        Promise::SubagentsSideBySide,
+        Promise::SubagentCallsStayTheirs,
+        Promise::RestartReadsOnlyWhatIsNew,
+    ];
+
+    /// The promise in the README's words.
+    pub(crate) fn words(self) -> &'static str {
+        match self {
+            Promise::InterruptedTurnKeepsItsCalls => {
+                "an interrupted turn keeps its own calls, and the next turn gets only its own"
+            }
+            Promise::KilledTurnKeepsItsCalls => {
+                "a killed agent's turn keeps its running call, which ends when the agent was last seen"
+            }
+            Promise::BlockedStopStaysOneTurn => {
+                "a stop that another hook blocks keeps its continuation in the same turn"
+            }
+            Promise::RetiredSessionIsForgotten => {
+                "a session whose agent is gone between turns is forgotten"
+            }
+            Promise::SubagentsSideBySide => {
+                "sub-agents started side by side each nest under their own call, which ends at its own end"
+            }
+            Promise::SubagentCallsStayTheirs => {
+                "the calls of sub-agents started side by side each stay in their own sub-agent"
+            }
+            Promise::RestartReadsOnlyWhatIsNew => {
+                "a daemon restarted mid-session reads only what is new, in memory bounded whatever the log's size"
+            }
+        }
+    }
+}
+
 /// The sub-agent steps: a second set, so that a script written before them still compiles
 /// (its [`Script::sub_agent`] gives none, and the suite says so).
 #[derive(Debug, Clone, Copy)]
