@@ -65,7 +65,8 @@ impl Script for Copilot {
 
     /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot-cli.md):
     /// a `task` call, the sub-agent's events with its `agentId`, the call completed just
-    /// before `subagent.completed`. Its own hooks, under its own id, are left to the log.
+    /// before `subagent.completed`; and as it runs the hooks albedo-otel installs for the
+    /// sub-agent: its prompt and its stop, under its own id as the session.
     fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
         let line = |agent: Option<&str>, kind: &str, data: Value| {
             let mut l = json!({"type": kind, "data": data, "id": "x", "timestamp": iso(at_ms)});
@@ -102,6 +103,12 @@ impl Script for Copilot {
                     "user.message",
                     json!({"content": format!("work as {agent}")}),
                 ));
+                return Some(child_hook(
+                    agent,
+                    "UserPromptSubmit",
+                    at_ms,
+                    json!({"prompt": format!("work as {agent}")}),
+                ));
             }
             Sub::ToolStart { agent, id } => log.push_str(&line(
                 Some(agent),
@@ -114,7 +121,14 @@ impl Script for Copilot {
                 "tool.execution_complete",
                 json!({"toolCallId": id, "success": true, "result": {"content": ""}}),
             )),
-            Sub::Stopped { .. } => {}
+            Sub::Stopped { agent } => {
+                return Some(child_hook(
+                    agent,
+                    "Stop",
+                    at_ms,
+                    json!({"stop_reason": "end_turn"}),
+                ));
+            }
             Sub::Returned { call, agent } => {
                 log.push_str(&line(
                     None,
@@ -130,6 +144,17 @@ impl Script for Copilot {
         }
         Some(Vec::new())
     }
+}
+
+/// A hook of sub-agent `agent`, as Copilot runs it: its own id as the session, its parent's.
+fn child_hook(agent: &str, event: &str, at_ms: u64, extra: Value) -> Vec<Value> {
+    let mut p = json!({"session_id": agent, "hook_event_name": event, "timestamp": iso(at_ms),
+        "cwd": "/work", "transcript_path": LOG, "agent_id": agent,
+        "agent_type": "general-purpose", "parent_agent_id": SESSION});
+    p.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    vec![p]
 }
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.
