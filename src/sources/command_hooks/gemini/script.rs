@@ -36,8 +36,9 @@ impl Script for Gemini {
         )
     }
 
-    /// As Gemini CLI 0.61 runs a sub-agent: inside its `invoke_agent` call, with no hook of
-    /// its own to start or stop it, its tool hooks the same as its parent's.
+    /// As Gemini CLI 0.61 runs a sub-agent (gemini/subagents/tests.rs): inside its
+    /// `invoke_agent` call, with no hook of its own to start or stop it, its tool hooks the
+    /// same as its parent's.
     fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
         let invoke = |agent: &str| {
             json!({"tool_name": "invoke_agent",
@@ -49,7 +50,18 @@ impl Script for Gemini {
                 p["hook_event_name"] = "BeforeTool".into();
                 p
             }
-            Sub::Started { .. } | Sub::Stopped { .. } => return Some(Vec::new()),
+            Sub::Started { .. } => return Some(Vec::new()),
+            // A sub-agent ends by calling `complete_task` with its answer.
+            Sub::Stopped { .. } => {
+                let done = json!({"tool_name": "complete_task",
+                    "tool_input": {"result": {"response": "done"}}});
+                let mut before = done.clone();
+                before["hook_event_name"] = "BeforeTool".into();
+                let mut after = done;
+                after["hook_event_name"] = "AfterTool".into();
+                after["tool_response"] = json!({"llmContent": "Output submitted"});
+                return Some(vec![stamped(before, at_ms), stamped(after, at_ms)]);
+            }
             Sub::ToolStart { id, .. } => return Some(self.step(Step::ToolStart(id), at_ms, log)),
             Sub::ToolEnd { id, .. } => return Some(self.step(Step::ToolEnd(id), at_ms, log)),
             Sub::Returned { agent, .. } => {
