@@ -36,7 +36,8 @@ impl Transcripts for Log<'_> {
     }
 }
 
-/// How much of its message budget a model call keeps, as the daemon sets it with capture on.
+/// How much of the conversation each model call carries, as the daemon sets it with capture
+/// on (a resumed Claude Code session then reads its transcript's tail again).
 const MESSAGE_BUDGET: usize = 64 << 10;
 
 /// Drives one agent through `steps` (times after [`T0`]), then `after` (ticks, an abandon);
