@@ -5,6 +5,8 @@
 //! sampler; every turn with an error is kept; slow ok turns are kept and fast ok ones dropped
 //! (the "rest" share set to 0 % here, so that the outcome is exact). Then one sampler is killed
 //! mid-run, and what happens to the traces in flight is measured (deploy/scale/README.md).
+//! albedo-otel's own GenAI metrics go through the gateway to Prometheus (deploy/scale/'s
+//! flags), whose totals must be the spans' across runs, over gRPC and HTTP.
 //!
 //! Needs `scripts/stack build` (Go); see tests/support/stack.rs.
 
@@ -15,8 +17,10 @@ use std::time::{Duration, Instant};
 
 use support::exporter::stream_seeded;
 use support::otlp_json::by_key;
+use support::prometheus::Prometheus;
 use support::scale::*;
 use support::stack::Tools;
+use support::team::{checkout, session, span_totals, wait_for_totals, ALICE, BOB};
 use support::traces::{assembled, send_with, traces_of, write_input};
 use support::*;
 
@@ -225,4 +229,60 @@ fn a_sampler_killed_mid_run_loses_the_turns_it_held_and_splits_none() {
         redelivered_after.as_secs_f64(),
         shown_after.as_secs_f64()
     );
+}
+
+/// The gateway's metrics pipeline: albedo-otel's deltas, from runs one after another (one
+/// series, two processes; over gRPC, then HTTP), reach Prometheus' OTLP receiver through the
+/// gateway, and Prometheus' totals are the spans', person by person, after each run.
+#[test]
+fn genai_metrics_through_the_gateway_add_up_in_prometheus() {
+    let Some(tools) = Tools::find() else { return };
+    let dir = scratch("stack-scale-metrics");
+    let prometheus = Prometheus::start(&tools, "deploy/scale/prometheus.yml", &[], &dir);
+    let otlp = format!("http://127.0.0.1:{}/api/v1/otlp", prometheus.port);
+    let tier = tier_with_metrics(
+        &tools,
+        "stack-scale-metrics",
+        "2s",
+        |_| GATEWAY.to_string(),
+        &otlp,
+    );
+    let (alice_repo, bob_repo) = (checkout(&ALICE), checkout(&BOB));
+    let runs = [
+        (session(&dir, &alice_repo, "a1"), "grpc", tier.gateway.grpc),
+        (
+            session(&dir, &alice_repo, "a2"),
+            "http/protobuf",
+            tier.gateway.http,
+        ),
+        (session(&dir, &bob_repo, "b1"), "grpc", tier.gateway.grpc),
+    ];
+    let mut inputs = Vec::new();
+    for (input, protocol, port) in &runs {
+        let (input_s, endpoint) = (
+            input.display().to_string(),
+            format!("http://127.0.0.1:{port}"),
+        );
+        let args = ["replay", &input_s, "--no-spool", "--protocol", protocol];
+        let run = run_binary(&[&args[..], &["--endpoint", &endpoint]].concat(), &[], b"");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success() && !stderr.contains("WARN"),
+            "{protocol}: {stderr}"
+        );
+        inputs.push(input.as_path());
+        let expected = span_totals(&inputs);
+        if let Err(e) = wait_for_totals(&prometheus, &expected, Duration::from_secs(30)) {
+            panic!(
+                "through the gateway, after {} run(s): {e}\n\nthe gateway's log ends:\n{}",
+                inputs.len(),
+                support::stack::tail(&tier.gateway.proc.log(), 10)
+            );
+        }
+    }
+    let totals = span_totals(&inputs);
+    let (alice, bob) = (&totals[ALICE.user], &totals[BOB.user]);
+    assert!(bob.input > 0.0 && bob.cost > 0.0, "{totals:?}");
+    assert_eq!(alice.input, 2.0 * bob.input, "{totals:?}");
+    eprintln!("GenAI metrics through the gateway into Prometheus: {totals:?}");
 }

@@ -38,6 +38,21 @@ pub fn run(flag: Option<PathBuf>) -> Result<i32> {
             spool.spans(),
             spool.bytes()
         );
+        // Metrics exports wait in a folder of their own, sent before the next ones.
+        let metrics = dir.join("metrics");
+        if metrics.is_dir() {
+            let m = Spool::open(&metrics, u64::MAX)
+                .with_context(|| format!("opening {}", metrics.display()))?;
+            if !m.is_empty() {
+                total += m.spans();
+                println!(
+                    "  {name}: {} metrics exports, {} points, {} bytes",
+                    m.files(),
+                    m.spans(),
+                    m.bytes()
+                );
+            }
+        }
     }
     if total == 0 {
         println!("  empty: everything was delivered");

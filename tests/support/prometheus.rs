@@ -14,25 +14,27 @@ use super::stack::{client, free_port, Proc, Tools};
 /// The flags deploy/docker-compose.yml runs Prometheus with, but its config file: its
 /// receivers (remote write, OTLP) and features (delta to cumulative among them).
 pub fn compose_flags() -> Vec<String> {
-    let text = std::fs::read_to_string(repo_file("deploy/docker-compose.yml")).unwrap();
-    let compose = YamlLoader::load_from_str(&text).unwrap().remove(0);
-    let flags: Vec<String> = compose["services"]["prometheus"]["command"]
+    compose_flags_of("deploy/docker-compose.yml")
+}
+
+/// The flags the compose file `compose` runs Prometheus with, but its config file.
+pub fn compose_flags_of(compose: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo_file(compose)).unwrap();
+    let yaml = YamlLoader::load_from_str(&text).unwrap().remove(0);
+    let flags: Vec<String> = yaml["services"]["prometheus"]["command"]
         .as_vec()
-        .expect("deploy/docker-compose.yml: prometheus has a command list")
+        .unwrap_or_else(|| panic!("{compose}: prometheus has a command list"))
         .iter()
         .filter_map(|f| f.as_str())
         .filter(|f| !f.starts_with("--config.file"))
         .map(String::from)
         .collect();
-    assert!(
-        !flags.is_empty(),
-        "deploy/docker-compose.yml: no Prometheus flags"
-    );
+    assert!(!flags.is_empty(), "{compose}: no Prometheus flags");
     flags
 }
 
 /// Prometheus on a copy of a deploy/ config whose scrape targets (and interval) are the only
-/// change.
+/// change, with the flags of the compose file beside that config.
 pub struct Prometheus {
     pub proc: Proc,
     pub port: u16,
@@ -62,7 +64,8 @@ impl Prometheus {
             ),
             format!("--web.listen-address=127.0.0.1:{port}"),
         ];
-        args.extend(compose_flags());
+        let compose = Path::new(config).with_file_name("docker-compose.yml");
+        args.extend(compose_flags_of(compose.to_str().unwrap()));
         let mut proc = Proc::spawn("prometheus", &tools.prometheus, &args, &[], dir);
         proc.wait_for(port);
         Prometheus { proc, port }

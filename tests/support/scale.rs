@@ -122,12 +122,27 @@ pub fn sampler(
     )
 }
 
-/// Two Jaegers, a sampler in front of each, and the gateway on `gateway_config`.
+/// Two Jaegers, a sampler in front of each, and the gateway on `gateway_config`, its metrics
+/// going nowhere.
 pub fn tier(
     tools: &Tools,
     what: &str,
     wait: &str,
     gateway_config: impl FnOnce(&Path) -> String,
+) -> Tier {
+    // No Prometheus: the gateway's metrics exporter retries against a closed port.
+    let metrics = format!("http://127.0.0.1:{}/api/v1/otlp", free_port());
+    tier_with_metrics(tools, what, wait, gateway_config, &metrics)
+}
+
+/// [`tier`], with the gateway sending albedo-otel's metrics to `metrics` (Prometheus' OTLP
+/// receiver, without its `/v1/metrics`).
+pub fn tier_with_metrics(
+    tools: &Tools,
+    what: &str,
+    wait: &str,
+    gateway_config: impl FnOnce(&Path) -> String,
+    metrics: &str,
 ) -> Tier {
     let dir = temp_dir(what);
     let jaegers = [
@@ -147,6 +162,7 @@ pub fn tier(
             "GATEWAY_SAMPLER_2",
             format!("127.0.0.1:{}", samplers[1].grpc),
         ),
+        ("GATEWAY_METRICS_ENDPOINT", metrics.to_string()),
     ];
     let gateway = Collector::start(tools, &gateway_config(&dir), &env, &dir, "gateway");
     Tier {

@@ -52,7 +52,7 @@ pub(crate) enum ToDelivery {
     Batch(Payload),
     /// Reply once every batch before this one has been dealt with.
     Flush(Sender<()>),
-    /// An encoded `ExportMetricsServiceRequest`: sent once, on its own, never spooled.
+    /// An encoded `ExportMetricsServiceRequest`: sent on its own, in order (`metrics`).
     Metrics(Payload),
 }
 
@@ -165,8 +165,9 @@ where
             return;
         }
     };
-    let spool = match (spool, exporter.spool_key()) {
-        (Some(cfg), Some(key)) => match spooling::open(&cfg, &key) {
+    let spool_config = spool;
+    let spool = match (&spool_config, exporter.spool_key()) {
+        (Some(cfg), Some(key)) => match spooling::open(cfg, &key) {
             Ok(s) => Some(s),
             Err(e) => {
                 let _ = ready.send(Err(e));
@@ -177,7 +178,7 @@ where
     };
     let metrics = metrics.and_then(|m| {
         let _entered = runtime.enter();
-        metrics::MetricsSender::new(&m)
+        metrics::MetricsSender::new(&m, spool_config.as_ref())
     });
     let _ = ready.send(Ok(exporter.describe()));
     let mut d = Delivery {
@@ -244,7 +245,11 @@ impl Delivery {
                     Some(ToDelivery::Metrics(payload)) => {
                         let timeout = self.send_timeout();
                         if let Some(m) = &mut self.metrics {
-                            m.send(payload, timeout);
+                            if self.cut {
+                                m.keep(payload);
+                            } else {
+                                m.send(payload, timeout);
+                            }
                         }
                     }
                     Some(ToDelivery::Flush(ack)) => {

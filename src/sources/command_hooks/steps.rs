@@ -26,6 +26,69 @@ pub(crate) enum Promise {
     KilledTurnKeepsItsCalls,
     BlockedStopStaysOneTurn,
     RetiredSessionIsForgotten,
+    /// Sub-agents started side by side each nest under their own call, which ends at its own end.
+    SubagentsSideBySide,
+    /// The calls each of those sub-agents makes are its own.
+    SubagentCallsStayTheirs,
+    /// A new daemon resumes a session reading only what is new, in bounded memory.
+    RestartReadsOnlyWhatIsNew,
+}
+
+impl Promise {
+    pub(crate) const ALL: [Promise; 7] = [
+        Promise::InterruptedTurnKeepsItsCalls,
+        Promise::KilledTurnKeepsItsCalls,
+        Promise::BlockedStopStaysOneTurn,
+        Promise::RetiredSessionIsForgotten,
+        Promise::SubagentsSideBySide,
+        Promise::SubagentCallsStayTheirs,
+        Promise::RestartReadsOnlyWhatIsNew,
+    ];
+
+    /// The promise in the README's words.
+    pub(crate) fn words(self) -> &'static str {
+        match self {
+            Promise::InterruptedTurnKeepsItsCalls => {
+                "an interrupted turn keeps its own calls, and the next turn gets only its own"
+            }
+            Promise::KilledTurnKeepsItsCalls => {
+                "a killed agent's turn keeps its running call, which ends when the agent was last seen"
+            }
+            Promise::BlockedStopStaysOneTurn => {
+                "a stop that another hook blocks keeps its continuation in the same turn"
+            }
+            Promise::RetiredSessionIsForgotten => {
+                "a session whose agent is gone between turns is forgotten"
+            }
+            Promise::SubagentsSideBySide => {
+                "sub-agents started side by side each nest under their own call, which ends at its own end"
+            }
+            Promise::SubagentCallsStayTheirs => {
+                "the calls of sub-agents started side by side each stay in their own sub-agent"
+            }
+            Promise::RestartReadsOnlyWhatIsNew => {
+                "a daemon restarted mid-session reads only what is new, in memory bounded whatever the log's size"
+            }
+        }
+    }
+}
+
+/// The sub-agent steps: a second set, so that a script written before them still compiles
+/// (its [`Script::sub_agent`] gives none, and the suite says so).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sub<'a> {
+    /// The parent starts `call`, a call that runs sub-agent `agent` (`agent` also names it).
+    Spawn { call: &'a str, agent: &'a str },
+    /// Sub-agent `agent`, started by `call`, begins (its agent's own start event).
+    Started { call: &'a str, agent: &'a str },
+    /// A shell call `id` starts inside sub-agent `agent`.
+    ToolStart { agent: &'a str, id: &'a str },
+    /// That call ends.
+    ToolEnd { agent: &'a str, id: &'a str },
+    /// Sub-agent `agent` is done (its agent's own stop event).
+    Stopped { agent: &'a str },
+    /// The parent's `call` returns the sub-agent's answer.
+    Returned { call: &'a str, agent: &'a str },
 }
 
 /// One agent's payloads for each step.
@@ -35,6 +98,17 @@ pub(crate) trait Script {
     /// The payloads `step` makes at `at_ms`; an agent that logs its calls elsewhere (Copilot)
     /// appends to `log` instead, which its adapter reads.
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value>;
+    /// The payloads sub-agent step `step` makes at `at_ms` (`None`: the script has none yet,
+    /// which fails the sub-agent promises until it has them or says it `cannot`).
+    fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let _ = (step, at_ms, log);
+        None
+    }
+    /// Appends to `log` about `bytes` of a running call's output, as the agent writes a long
+    /// output there (nothing, for an agent whose adapter reads no log or transcript).
+    fn filler(&mut self, bytes: usize, at_ms: u64, log: &mut String) {
+        let _ = (bytes, at_ms, log);
+    }
     /// Why this agent cannot keep `promise`, if it cannot.
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         let _ = promise;

@@ -61,7 +61,7 @@ pub const HOOK_EVENTS: &[&str] = &[
 /// How much of a transcript before a resume point a new daemon reads again for the
 /// conversation the next calls were sent: many times what a call keeps of it (the newest
 /// 256 KiB at the most), since raw lines are longer than what is kept of them.
-const RECALL_WINDOW: u64 = 8 << 20;
+pub(crate) const RECALL_WINDOW: u64 = 8 << 20;
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.

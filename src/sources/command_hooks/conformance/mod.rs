@@ -4,12 +4,15 @@
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
 mod promises;
+mod readme;
+mod restart;
+mod subagents;
 
 use serde_json::value::RawValue;
 
 use super::claude_code::Transcripts;
 use super::registry::{Adapters, Agent};
-use super::steps::{Promise, Script, Step, SESSION, T0};
+use super::steps::{Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
@@ -18,14 +21,24 @@ fn scripts() -> Vec<Box<dyn Script>> {
     Agent::ALL.into_iter().map(|a| a.script()).collect()
 }
 
-/// The log or transcript an agent's adapter reads: what its script wrote so far.
-struct Log<'a>(&'a str);
+/// The log or transcript an agent's adapter reads: what its script wrote so far. Each read
+/// is recorded (where it started, how many bytes it got).
+struct Log<'a> {
+    text: &'a str,
+    reads: &'a mut Vec<(u64, usize)>,
+}
 
 impl Transcripts for Log<'_> {
     fn read_from(&mut self, _: &str, offset: u64) -> Vec<u8> {
-        self.0.as_bytes()[(offset as usize).min(self.0.len())..].to_vec()
+        let bytes = self.text.as_bytes()[(offset as usize).min(self.text.len())..].to_vec();
+        self.reads.push((offset, bytes.len()));
+        bytes
     }
 }
+
+/// How much of the conversation each model call carries, as the daemon sets it with capture
+/// on (a resumed Claude Code session then reads its transcript's tail again).
+const MESSAGE_BUDGET: usize = 64 << 10;
 
 /// Drives one agent through `steps` (times after [`T0`]), then `after` (ticks, an abandon);
 /// returns the assembled spans.
@@ -33,6 +46,8 @@ struct Run {
     script: Box<dyn Script>,
     adapters: Adapters,
     log: String,
+    /// The adapters' reads of `log`.
+    reads: Vec<(u64, usize)>,
     records: Vec<Record<'static>>,
 }
 
@@ -42,36 +57,98 @@ impl Run {
             script,
             adapters: Adapters::new(1_000),
             log: String::new(),
+            reads: Vec::new(),
             records: Vec::new(),
         }
     }
 
     fn steps(&mut self, steps: &[(u64, Step<'_>)]) {
-        let agent = agent_of(self.script.as_ref());
         for (ms, step) in steps {
             let at = T0 + ms;
-            for payload in self.script.step(*step, at, &mut self.log) {
-                let raw: Box<RawValue> = serde_json::from_str(&payload.to_string()).unwrap();
-                let parsed = self
-                    .adapters
-                    .parse(agent, &raw)
-                    .unwrap_or_else(|e| panic!("{}: {e}: {payload}", agent.name()));
-                let session = payload["session_id"].as_str().unwrap_or_default();
-                self.adapters.note(agent, session);
-                self.adapters
-                    .push(parsed, at, &mut Log(&self.log), &mut self.records);
-            }
+            let payloads = self.script.step(*step, at, &mut self.log);
+            self.feed(payloads, at);
+        }
+    }
+
+    /// Drives the sub-agent steps; an error if the script has no payloads for them.
+    fn sub_agents(&mut self, steps: &[(u64, Sub<'_>)]) -> Result<(), String> {
+        for (ms, step) in steps {
+            let at = T0 + ms;
+            let payloads = self
+                .script
+                .sub_agent(*step, at, &mut self.log)
+                .ok_or_else(|| {
+                    format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
+                })?;
+            self.feed(payloads, at);
+        }
+        Ok(())
+    }
+
+    fn feed(&mut self, payloads: Vec<serde_json::Value>, at: u64) {
+        let agent = agent_of(self.script.as_ref());
+        for payload in payloads {
+            let raw: Box<RawValue> = serde_json::from_str(&payload.to_string()).unwrap();
+            let parsed = self
+                .adapters
+                .parse(agent, &raw)
+                .unwrap_or_else(|e| panic!("{}: {e}: {payload}", agent.name()));
+            let session = payload["session_id"].as_str().unwrap_or_default();
+            self.adapters.note(agent, session);
+            self.adapters.push(
+                parsed,
+                at,
+                &mut Log {
+                    text: &self.log,
+                    reads: &mut self.reads,
+                },
+                &mut self.records,
+            );
         }
     }
 
     fn tick(&mut self, ms: u64) {
-        self.adapters
-            .tick(T0 + ms, &mut Log(&self.log), &mut self.records);
+        self.adapters.tick(
+            T0 + ms,
+            &mut Log {
+                text: &self.log,
+                reads: &mut self.reads,
+            },
+            &mut self.records,
+        );
     }
 
     fn abandon(&mut self, ms: u64) {
-        self.adapters
-            .abandon(SESSION, T0 + ms, &mut Log(&self.log), &mut self.records);
+        self.adapters.abandon(
+            SESSION,
+            T0 + ms,
+            &mut Log {
+                text: &self.log,
+                reads: &mut self.reads,
+            },
+            &mut self.records,
+        );
+    }
+
+    /// A running call's output of about `bytes`, at `ms`, in the agent's log.
+    fn filler(&mut self, bytes: usize, ms: u64) {
+        self.script.filler(bytes, T0 + ms, &mut self.log);
+    }
+
+    /// What a new daemon does between turns (daemon/ending.rs saves, daemon/mod.rs
+    /// restores): takes the resume point the adapters report, drops them, and resumes the
+    /// session in new ones, with capture on. Returns the resume point; the reads recorded
+    /// from then on are the new adapters'.
+    fn restart(&mut self) -> u64 {
+        let agent = agent_of(self.script.as_ref());
+        let at = self.adapters.transcript_offset(SESSION);
+        let mut fresh = Adapters::new(1_000);
+        fresh.note(agent, SESSION);
+        fresh.message_budget(SESSION, MESSAGE_BUDGET);
+        fresh.resume(SESSION, at);
+        self.adapters = fresh;
+        self.reads.clear();
+        at
     }
 
     /// Sessions the adapters keep anything of.

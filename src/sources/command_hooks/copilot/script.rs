@@ -4,10 +4,13 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Script, Step, SESSION};
+use crate::sources::command_hooks::steps::{iso, Script, Step, Sub, SESSION};
 
 #[derive(Default)]
-pub(crate) struct Copilot;
+pub(crate) struct Copilot {
+    /// Each sub-agent's `task` call, by its `agentId`.
+    calls: Vec<(String, String)>,
+}
 
 const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jsonl";
 
@@ -48,6 +51,110 @@ impl Script for Copilot {
             Step::Stop => hook("Stop", json!({"stop_reason": "end_turn"})),
         }
     }
+
+    /// A long command's output, as Copilot streams it into the log while the call runs.
+    fn filler(&mut self, bytes: usize, at_ms: u64, log: &mut String) {
+        let chunk = "x".repeat(64 << 10);
+        for _ in 0..bytes.div_ceil(chunk.len()) {
+            let line = json!({"type": "tool.execution_partial_result", "id": "x",
+                "timestamp": iso(at_ms), "data": {"toolCallId": "call_1", "partialOutput": chunk}});
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+    }
+
+    /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot-cli.md):
+    /// a `task` call, the sub-agent's events with its `agentId`, the call completed just
+    /// before `subagent.completed`; and as it runs the hooks albedo-otel installs for the
+    /// sub-agent: its prompt and its stop, under its own id as the session.
+    fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let line = |agent: Option<&str>, kind: &str, data: Value| {
+            let mut l = json!({"type": kind, "data": data, "id": "x", "timestamp": iso(at_ms)});
+            if let Some(agent) = agent {
+                l["agentId"] = agent.into();
+            }
+            l.to_string() + "\n"
+        };
+        let call_of = |agent: &str| {
+            self.calls
+                .iter()
+                .find(|(a, _)| a == agent)
+                .map(|(_, c)| c.clone())
+                .unwrap_or_default()
+        };
+        match step {
+            Sub::Spawn { call, agent } => {
+                self.calls.push((agent.to_string(), call.to_string()));
+                log.push_str(&line(
+                    None,
+                    "tool.execution_start",
+                    json!({"toolCallId": call, "toolName": "task",
+                        "arguments": {"prompt": format!("work as {agent}")}}),
+                ));
+            }
+            Sub::Started { call, agent } => {
+                log.push_str(&line(
+                    Some(agent),
+                    "subagent.started",
+                    json!({"toolCallId": call, "agentName": "general-purpose", "model": "gpt-4.1"}),
+                ));
+                log.push_str(&line(
+                    Some(agent),
+                    "user.message",
+                    json!({"content": format!("work as {agent}")}),
+                ));
+                return Some(child_hook(
+                    agent,
+                    "UserPromptSubmit",
+                    at_ms,
+                    json!({"prompt": format!("work as {agent}")}),
+                ));
+            }
+            Sub::ToolStart { agent, id } => log.push_str(&line(
+                Some(agent),
+                "tool.execution_start",
+                json!({"toolCallId": id, "toolName": "bash", "parentToolCallId": call_of(agent),
+                    "arguments": {"command": "sleep 1"}}),
+            )),
+            Sub::ToolEnd { agent, id } => log.push_str(&line(
+                Some(agent),
+                "tool.execution_complete",
+                json!({"toolCallId": id, "success": true, "result": {"content": ""}}),
+            )),
+            Sub::Stopped { agent } => {
+                return Some(child_hook(
+                    agent,
+                    "Stop",
+                    at_ms,
+                    json!({"stop_reason": "end_turn"}),
+                ));
+            }
+            Sub::Returned { call, agent } => {
+                log.push_str(&line(
+                    None,
+                    "tool.execution_complete",
+                    json!({"toolCallId": call, "success": true, "result": {"content": "done"}}),
+                ));
+                log.push_str(&line(
+                    Some(agent),
+                    "subagent.completed",
+                    json!({"toolCallId": call}),
+                ));
+            }
+        }
+        Some(Vec::new())
+    }
+}
+
+/// A hook of sub-agent `agent`, as Copilot runs it: its own id as the session, its parent's.
+fn child_hook(agent: &str, event: &str, at_ms: u64, extra: Value) -> Vec<Value> {
+    let mut p = json!({"session_id": agent, "hook_event_name": event, "timestamp": iso(at_ms),
+        "cwd": "/work", "transcript_path": LOG, "agent_id": agent,
+        "agent_type": "general-purpose", "parent_agent_id": SESSION});
+    p.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    vec![p]
 }
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.

@@ -47,6 +47,7 @@ pub(super) fn look_after(
     }
     let Some(s) = &state.session else { return };
     if checks.hosts {
+        super::count::process_check();
         state.host.check();
         if state.host.running == Some(true) {
             state.alive_ms = state.alive_ms.max(now_ms());
@@ -101,15 +102,18 @@ pub(super) fn look_after(
 /// unscrubbed), and no later daemon reads them again.
 fn retire(config: &DaemonConfig, path: &Path, state: &mut JournalState) -> bool {
     // Lines not read yet may be a resumed session's, from a new agent process.
-    if std::fs::metadata(path).map_or(true, |m| m.len() != state.offset) {
+    if std::fs::metadata(super::count::stat(path)).map_or(true, |m| m.len() != state.offset) {
         return false;
     }
     let gone = match state.host.known {
-        Some(agent) => agent.still_running() == Some(false),
+        Some(agent) => {
+            super::count::process_check();
+            agent.still_running() == Some(false)
+        }
         None => false,
     };
     let silent = state.host.known.is_none()
-        && std::fs::metadata(path)
+        && std::fs::metadata(super::count::stat(path))
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= config.retire_after));
     if gone || silent {

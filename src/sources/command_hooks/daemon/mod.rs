@@ -22,6 +22,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod count;
 mod ending;
 mod lines;
 mod lock;
@@ -39,7 +40,7 @@ use crate::clock::unix_ms as now_ms;
 use lines::{read_line, Unread};
 pub use lock::{pid, running, Lock};
 use lock::{try_lock, write_pid};
-use watch::{AgentProcess, Blocked};
+use watch::{AgentProcess, Blocked, Listing};
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
 /// read whole on every pass.
@@ -134,7 +135,11 @@ impl JournalState {
             session: None,
             offset: saved.offset,
             saved,
-            last_activity: Instant::now(),
+            // Quiet until it gives something: a daemon that starts among many journals does
+            // not look at each on every pass.
+            last_activity: Instant::now()
+                .checked_sub(QUIET_AFTER)
+                .unwrap_or_else(Instant::now),
             ended: false,
             host,
             profile: None,
@@ -142,6 +147,11 @@ impl JournalState {
             alive_ms: 0,
             looked: None,
         }
+    }
+
+    /// Whether the journal gave something lately: it is looked at on every pass.
+    fn active(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.last_activity) < QUIET_AFTER
     }
 
     /// Whether this pass should look at the journal.
@@ -163,12 +173,14 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
     let mut last_host_check = Instant::now();
     // The first pass checks too: journals an earlier daemon left may be of agents long gone.
     let mut last_rest_check: Option<Instant> = None;
+    let mut looked_at = Listing::default();
     loop {
+        count::pass();
         let mut got = false;
-        for path in journal::list(&config.dir) {
+        for path in looked_at.paths(&config.dir, &journals) {
             let state = journals
                 .entry(path.clone())
-                .or_insert_with(|| JournalState::new(journal::load_resume(&path)));
+                .or_insert_with(|| JournalState::new(journal::load_resume(count::open(&path))));
             if !state.due() {
                 continue;
             }
@@ -235,14 +247,15 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             // A journal that waits for its settings is not work: the next hook's daemon tries
             // it again.
             drop(lock);
-            let pending = journal::list(&config.dir).iter().any(|p| {
+            let pending = count::listed(journal::list(&config.dir)).iter().any(|p| {
                 let state = journals.get(p);
                 let offset = state.map_or(0, |s| s.offset);
                 let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
                 // A whole line, not the torn tail a writer that died mid-line left.
                 !waits
-                    && std::fs::metadata(p).is_ok_and(|m| m.len() > offset)
-                    && journal::read_from(p, offset, READ_CHUNK).is_ok_and(|(b, _)| !b.is_empty())
+                    && std::fs::metadata(count::stat(p)).is_ok_and(|m| m.len() > offset)
+                    && journal::read_from(count::open(p), offset, READ_CHUNK)
+                        .is_ok_and(|(b, _)| !b.is_empty())
             });
             if !pending {
                 return Ok(Exit::Idle);
@@ -275,10 +288,10 @@ fn drain(
     }
     state.blocked = None;
     // A stat, not an open, for the usual journal with nothing new.
-    if std::fs::metadata(path).is_ok_and(|m| m.len() <= state.offset) {
+    if std::fs::metadata(count::stat(path)).is_ok_and(|m| m.len() <= state.offset) {
         return false;
     }
-    let (bytes, _) = match journal::read_from(path, state.offset, READ_CHUNK) {
+    let (bytes, _) = match journal::read_from(count::open(path), state.offset, READ_CHUNK) {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!("cannot read {}: {e}", path.display());
@@ -410,3 +423,6 @@ fn message_budget(settings: &crate::config::Settings) -> usize {
         0
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,13 @@
-//! What the daemon watches of each session besides its journal: which process is its agent
-//! (to export a killed agent's open turn), and why its journal waits, if it does.
+//! What the daemon watches besides the journals' lines: which journals a pass looks at,
+//! which process is a session's agent (to export a killed agent's open turn), and why a
+//! journal waits, if it does.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use super::super::journal;
+use super::{count, JournalState, QUIET_LOOK};
 
 use crate::process::ProcessId;
 
@@ -53,5 +58,39 @@ impl AgentProcess {
 
     pub(super) fn check(&mut self) {
         self.running = self.known.and_then(|p| p.still_running());
+    }
+}
+
+/// Which journals a pass looks at: every one in the folder once a [`QUIET_LOOK`] or when the
+/// folder changed (a session began or ended), else only the active ones, so that a pass
+/// lists no folder and touches no quiet journal's file.
+#[derive(Default)]
+pub(super) struct Listing {
+    /// When the folder was last listed, and how it looked then.
+    last: Option<(Instant, Option<std::time::SystemTime>)>,
+}
+
+impl Listing {
+    pub(super) fn paths(
+        &mut self,
+        dir: &Path,
+        journals: &HashMap<PathBuf, JournalState>,
+    ) -> Vec<PathBuf> {
+        let stamp = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
+        let fresh = self
+            .last
+            .is_some_and(|(at, was)| was == stamp && stamp.is_some() && at.elapsed() < QUIET_LOOK);
+        if fresh {
+            let now = Instant::now();
+            let mut active: Vec<PathBuf> = journals
+                .iter()
+                .filter(|(_, s)| s.active(now))
+                .map(|(p, _)| p.clone())
+                .collect();
+            active.sort();
+            return active;
+        }
+        self.last = Some((Instant::now(), stamp));
+        count::listed(journal::list(dir))
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Script, Step, SESSION};
+use crate::sources::command_hooks::steps::{iso, Promise, Script, Step, Sub, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Gemini;
@@ -15,7 +15,7 @@ impl Script for Gemini {
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, _: &mut String) -> Vec<Value> {
         let shell = json!({"command": "sleep 1"});
-        let mut p = match step {
+        let p = match step {
             Step::Prompt(text) => json!({"hook_event_name": "BeforeAgent", "prompt": text}),
             // Gemini's tool hooks carry no call id.
             Step::ToolStart(_) => json!({"hook_event_name": "BeforeTool",
@@ -26,11 +26,60 @@ impl Script for Gemini {
             Step::Stop => json!({"hook_event_name": "AfterAgent", "prompt": "",
                 "prompt_response": "done", "stop_hook_active": false}),
         };
-        p["session_id"] = SESSION.into();
-        p["cwd"] = "/work".into();
-        p["timestamp"] = crate::sources::command_hooks::steps::iso(at_ms).into();
-        vec![p]
+        vec![stamped(p, at_ms)]
     }
+
+    fn cannot(&self, promise: Promise) -> Option<&'static str> {
+        (promise == Promise::SubagentCallsStayTheirs).then_some(
+            "the hooks of sub-agents run side by side carry nothing that says whose they are: \
+             their calls go to the last started",
+        )
+    }
+
+    /// As Gemini CLI 0.61 runs a sub-agent (gemini/subagents/tests.rs): inside its
+    /// `invoke_agent` call, with no hook of its own to start or stop it, its tool hooks the
+    /// same as its parent's.
+    fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let invoke = |agent: &str| {
+            json!({"tool_name": "invoke_agent",
+                "tool_input": {"agent_name": agent, "prompt": format!("work as {agent}")}})
+        };
+        let p = match step {
+            Sub::Spawn { agent, .. } => {
+                let mut p = invoke(agent);
+                p["hook_event_name"] = "BeforeTool".into();
+                p
+            }
+            Sub::Started { .. } => return Some(Vec::new()),
+            // A sub-agent ends by calling `complete_task` with its answer.
+            Sub::Stopped { .. } => {
+                let done = json!({"tool_name": "complete_task",
+                    "tool_input": {"result": {"response": "done"}}});
+                let mut before = done.clone();
+                before["hook_event_name"] = "BeforeTool".into();
+                let mut after = done;
+                after["hook_event_name"] = "AfterTool".into();
+                after["tool_response"] = json!({"llmContent": "Output submitted"});
+                return Some(vec![stamped(before, at_ms), stamped(after, at_ms)]);
+            }
+            Sub::ToolStart { id, .. } => return Some(self.step(Step::ToolStart(id), at_ms, log)),
+            Sub::ToolEnd { id, .. } => return Some(self.step(Step::ToolEnd(id), at_ms, log)),
+            Sub::Returned { agent, .. } => {
+                let mut p = invoke(agent);
+                p["hook_event_name"] = "AfterTool".into();
+                p["tool_response"] = json!({"llmContent": [{"text": "finished"}]});
+                p
+            }
+        };
+        Some(vec![stamped(p, at_ms)])
+    }
+}
+
+fn stamped(mut p: Value, at_ms: u64) -> Value {
+    p["session_id"] = SESSION.into();
+    p["cwd"] = "/work".into();
+    p["timestamp"] = iso(at_ms).into();
+    p
 }
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.
