@@ -342,3 +342,62 @@ fn with_both_routes_installed_each_event_is_recorded_once() {
     own.wait_idle();
     assert_two_turns(&rx.spans(), conv);
 }
+
+/// A sub-agent's own hooks, naming its conversation and its parent's, go in the parent's
+/// journal, so they are read after the `subagentStart` that opened it: its calls nest under
+/// it, under its `Task` call.
+#[test]
+fn a_sub_agents_own_hooks_nest_its_calls_under_it() {
+    let rx = Receiver::start();
+    let setup = cursors_own(&rx);
+    let conv = "c0ffee00-sub-0006";
+    let task = json!({"tool_name": "Task", "tool_use_id": "toolu_t",
+        "tool_input": {"subagent_type": "explore", "prompt": "look"}});
+    let own = |event: &str, extra: Value| {
+        let mut v: Value = serde_json::from_str(&cursor("sub-77", event, extra)).unwrap();
+        v["parent_conversation_id"] = conv.into();
+        v.to_string()
+    };
+    let grep =
+        json!({"tool_name": "Grep", "tool_use_id": "toolu_g", "tool_input": {"pattern": "main"}});
+    for p in [
+        cursor(conv, "beforeSubmitPrompt", json!({"prompt": "find main"})),
+        cursor(conv, "preToolUse", task.clone()),
+        cursor(
+            conv,
+            "subagentStart",
+            json!({"subagent_id": "sub-77", "subagent_type": "explore",
+            "task": "look", "tool_call_id": "toolu_t", "parent_conversation_id": conv}),
+        ),
+        own("preToolUse", grep.clone()),
+        own("postToolUse", grep),
+        cursor(
+            conv,
+            "subagentStop",
+            json!({"subagent_id": "sub-77", "subagent_type": "explore",
+            "status": "completed", "summary": "src/main.rs"}),
+        ),
+        cursor(conv, "postToolUse", task),
+        cursor(conv, "stop", json!({"status": "completed"})),
+        cursor(
+            conv,
+            "sessionEnd",
+            json!({"session_id": conv, "reason": "completed"}),
+        ),
+    ] {
+        setup.hook(&p);
+    }
+    setup.wait_idle();
+    let spans = rx.spans();
+    let tree = render_trees(&spans, &[]);
+    assert_eq!(check_invariants(&spans), 1, "{tree}");
+    let sub = spans
+        .iter()
+        .find(|s| s.span.parent_span_id == tool(&spans, "Task").span.span_id)
+        .unwrap_or_else(|| panic!("the sub-agent under its call:\n{tree}"));
+    assert_eq!(
+        tool(&spans, "Grep").span.parent_span_id,
+        sub.span.span_id,
+        "{tree}"
+    );
+}

@@ -164,7 +164,11 @@ pub(super) fn hand_off(
     if caller == Caller::Cursor && super::cursor::runs_ours_too(raw.get(), &env) {
         return Ok(());
     }
-    let session = session_of(caller, fields);
+    // As that agent's own hook names the journal (a Cursor sub-agent's: its parent's).
+    let session = caller
+        .agent()
+        .and_then(|a| (a.spec().journal_under)(raw.get()))
+        .unwrap_or_else(|| session_of(caller, fields));
     let journal = format!("{}.{session}", caller.name());
     let (line, handoff) = match caller.agent() {
         // As that agent's own hook journals it (Cursor's: its conversation as its session).

@@ -163,17 +163,21 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     Ok(Value::deserialize(d)?.as_f64())
 }
 
-/// The conversation a payload names, for the journal it goes in (the hook's
-/// [`Spec::journal_under`](super::super::spec::Spec::journal_under)).
+/// The conversation whose journal a payload goes in (the hook's
+/// [`Spec::journal_under`](super::super::spec::Spec::journal_under)): its own, or, for a
+/// sub-agent's hook that names its parent's (`parent_conversation_id`), the parent's, so that
+/// the daemon reads it in one order with the `subagentStart` that opened it.
 pub fn conversation(payload: &str) -> Option<String> {
     #[derive(Deserialize)]
     struct Key {
         #[serde(default, deserialize_with = "text")]
         conversation_id: Option<String>,
+        #[serde(default, deserialize_with = "text")]
+        parent_conversation_id: Option<String>,
     }
-    serde_json::from_str::<Key>(payload)
-        .ok()?
-        .conversation_id
+    let key = serde_json::from_str::<Key>(payload).ok()?;
+    key.parent_conversation_id
+        .or(key.conversation_id)
         .filter(|c| !c.is_empty())
 }
 

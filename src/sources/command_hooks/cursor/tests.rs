@@ -393,6 +393,9 @@ fn the_journal_names_the_conversation_as_the_session_and_keeps_no_email() {
     assert_eq!(kept["cursor_session_id"], "s-9");
     assert!(kept.get("user_email").is_none());
     assert_eq!(conversation(&sent.to_string()).as_deref(), Some("c-1"));
+    // A sub-agent's hook that names its parent goes in the parent's journal.
+    let sub = json!({"conversation_id": "sub-1", "parent_conversation_id": "c-1", "hook_event_name": "preToolUse"});
+    assert_eq!(conversation(&sub.to_string()).as_deref(), Some("c-1"));
     // A field of an unexpected type loses nothing else.
     let odd: Payload =
         serde_json::from_value(json!({"conversation_id": "c-1", "hook_event_name": "stop",
