@@ -40,8 +40,8 @@ use albedo_otel::sources::command_hooks::agent::{Agent, Flat, Form, Hooks};
 #[derive(Args)]
 pub struct Target {
     /// Whose hooks
-    #[arg(value_name = "AGENT", value_parser = hosts())]
-    host: Host,
+    #[arg(value_name = "AGENT", value_parser = whose_hooks())]
+    whose: Whose,
     /// The user's settings file (the default)
     #[arg(long, conflicts_with = "project")]
     user: bool,
@@ -68,13 +68,13 @@ pub struct Target {
 /// An agent of the registry, or albedo's `hooks` extension, which sends Claude Code's
 /// payloads from a hooks file of its own.
 #[derive(Debug, Clone, Copy)]
-enum Host {
+enum Whose {
     Agent(Agent),
     Albedo,
 }
 
 /// Every agent's name, with its spec's line for `--help`, and albedo.
-fn hosts() -> impl clap::builder::TypedValueParser<Value = Host> {
+fn whose_hooks() -> impl clap::builder::TypedValueParser<Value = Whose> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     let values = Agent::ALL
         .iter()
@@ -82,7 +82,7 @@ fn hosts() -> impl clap::builder::TypedValueParser<Value = Host> {
         .chain([PossibleValue::new("albedo")
             .help("albedo's `hooks` extension: $ALBEDO_HOME/hooks.json")]);
     PossibleValuesParser::new(values)
-        .map(|name| Agent::from_name(&name).map_or(Host::Albedo, Host::Agent))
+        .map(|name| Agent::from_name(&name).map_or(Whose::Albedo, Whose::Agent))
 }
 
 /// The events albedo's `hooks` extension runs command hooks for.
@@ -101,9 +101,9 @@ fn albedo_hooks() -> Hooks {
 
 impl Target {
     fn agent(&self) -> Option<Agent> {
-        match self.host {
-            Host::Agent(a) => Some(a),
-            Host::Albedo => None,
+        match self.whose {
+            Whose::Agent(a) => Some(a),
+            Whose::Albedo => None,
         }
     }
 
@@ -119,7 +119,7 @@ impl Target {
         self.hook_dir.clone()
     }
 
-    /// Flags that do not fit the host: albedo has one hooks file and no trust; only albedo
+    /// Flags that do not fit whose hooks they are: albedo has one hooks file and no trust; only albedo
     /// has a home to name.
     fn check_flags(&self) -> Result<()> {
         match self.agent() {

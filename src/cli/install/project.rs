@@ -11,13 +11,13 @@ use anyhow::{bail, Context, Result};
 
 use super::process_env;
 use super::settings::{Backup, BACKUP};
-use super::{Host, Target};
+use super::{Target, Whose};
 
 impl Target {
     /// Whether the install writes a project's file (the working folder's), not the user's
     /// or one named with `--settings`.
     fn in_project(&self) -> bool {
-        matches!(self.host, Host::Agent(_)) && self.project && self.settings.is_none()
+        matches!(self.whose, Whose::Agent(_)) && self.project && self.settings.is_none()
     }
 
     /// For a project's `file`: refuses a link out of the project, and warns of a backup an

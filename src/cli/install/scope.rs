@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::codex_trust;
-use super::{albedo_hooks, installed_commands, Form, Host, Target};
+use super::{albedo_hooks, installed_commands, Form, Target, Whose};
 
 impl Target {
     pub(super) fn file_and_form(&self) -> Result<(PathBuf, Form)> {
@@ -17,7 +17,7 @@ impl Target {
     /// The settings file and what goes in it, in the project's scope or the user's
     /// (`project`; the install's own when `None`), as the agent's spec says.
     fn file_in(&self, project: Option<bool>) -> Result<(PathBuf, Form)> {
-        let Host::Agent(agent) = self.host else {
+        let Whose::Agent(agent) = self.whose else {
             let home = self
                 .albedo_home
                 .clone()
@@ -40,7 +40,7 @@ impl Target {
     /// working folder's `.codex` for a project's. `None` for a settings file of the user's
     /// choosing, which Codex does not read.
     pub(super) fn codex_key_file(&self) -> Option<PathBuf> {
-        let Host::Agent(agent) = self.host else {
+        let Whose::Agent(agent) = self.whose else {
             return None;
         };
         if !agent.spec().install.asks_trust || self.settings.is_some() {
@@ -62,7 +62,7 @@ impl Target {
     /// when the install names its settings file, or the two scopes are one file (a project
     /// at HOME), or the other scope has no hook of ours.
     pub(super) fn both_scopes(&self, file: &Path, command: &str) -> Option<String> {
-        let Host::Agent(agent) = self.host else {
+        let Whose::Agent(agent) = self.whose else {
             return None;
         };
         if self.settings.is_some() {
