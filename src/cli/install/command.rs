@@ -52,8 +52,8 @@ pub(super) fn command(config: &Path, hook_dir: &Path, agent: Option<&str>) -> Re
 /// (`uv tool run`) runs from uv's cache, which `uv cache clean` empties, and `pipx run` from
 /// pipx's, whose environments expire after days. A hook command pointing there would stop
 /// working with nothing said. uv's cache is `UV_CACHE_DIR`, else `$XDG_CACHE_HOME/uv`, else
-/// `~/.cache/uv` (macOS too; `~/Library/Caches/uv` where platform folders are used); pipx's
-/// is `$PIPX_HOME/.cache`, else the platform's cache folder (`~/.cache/pipx`,
+/// `~/.cache/uv` (on macOS too, by uv's documentation; `~/Library/Caches/uv` is looked at as
+/// well); pipx's is `$PIPX_HOME/.cache`, else the platform's cache folder (`~/.cache/pipx`,
 /// `~/Library/Caches/pipx`), or `.cache` in an older pipx's home.
 fn throwaway_caches(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<(&'static str, PathBuf)> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -119,10 +119,12 @@ fn kept_copy(exe: &Path, source: &str, env: &dyn Fn(&str) -> Option<OsString>) -
         .file_name()
         .context("this executable has no file name")?;
     let hook = format!("{HOOK_BIN}{}", std::env::consts::EXE_SUFFIX);
-    for from in [exe.to_path_buf(), exe.with_file_name(hook)] {
+    for (from, needed) in [(exe.to_path_buf(), true), (exe.with_file_name(hook), false)] {
         // Without albedo-otel-hook the command runs `albedo-otel hook`.
-        let Ok(bytes) = std::fs::read(&from) else {
-            continue;
+        let bytes = match std::fs::read(&from) {
+            Ok(bytes) => bytes,
+            Err(_) if !needed && !from.exists() => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", from.display())),
         };
         let to = dir.join(from.file_name().unwrap_or_default());
         if std::fs::read(&to).is_ok_and(|there| there == bytes) {
