@@ -1,12 +1,14 @@
 //! What `scripts/dist` builds, installed as a user installs it, with no Rust toolchain on
 //! `PATH`: the Linux archive unpacked into an empty folder, the npm tarballs into an empty
-//! prefix (offline), the wheel into a fresh virtualenv. Each runs `--version`, the README's
-//! replay, and the hook route: `install claude-code` into a fresh HOME, a recorded Claude
-//! Code session through the command it installed, the spans at a receiver.
+//! prefix (offline), the wheel with pip, `pipx` and `uvx` (tests/dist/python.rs). Each runs
+//! `--version`, the README's replay, and the hook route: `install claude-code` into a fresh
+//! HOME, a recorded Claude Code session through the command it installed, the spans at a
+//! receiver. And what `cargo package` ships, for `cargo install`.
 //!
 //! The artifacts are found in `ALBEDO_OTEL_DIST_DIR` (`.ci/run` builds them with
 //! `scripts/dist x86_64-unknown-linux-musl`); without it these tests skip, or fail under
-//! `ALBEDO_OTEL_REQUIRE_TOOLS=1`. They also need npm and python3.
+//! `ALBEDO_OTEL_REQUIRE_TOOLS=1`. They also need npm, python3, and pipx and uv
+//! (`ALBEDO_OTEL_PIPX`, `ALBEDO_OTEL_UVX`).
 
 mod support;
 
@@ -16,6 +18,9 @@ use std::time::Duration;
 
 use support::hooks::{recorded, run_as_agent};
 use support::*;
+
+#[path = "dist/python.rs"]
+mod python;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const TARGET: &str = "x86_64-unknown-linux-musl";
@@ -74,8 +79,13 @@ fn ok(out: Output, what: &str) -> String {
 /// user runs `albedo-otel`. `before_payloads` runs between `install` and the session (to
 /// remove what the hook must not depend on). Returns the hook command `install` wrote.
 fn user_route(home: &Path, cli: &dyn Fn() -> Command, before_payloads: &dyn Fn()) -> String {
-    let version = ok(cli().arg("--version").output().unwrap(), "--version");
-    assert_eq!(version.trim(), format!("albedo-otel {VERSION}"));
+    // On stdout alone: uvx and pipx say what they set up on stderr.
+    let version = cli().arg("--version").output().unwrap();
+    ok(version.clone(), "--version");
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("albedo-otel {VERSION}")
+    );
 
     let demo = repo_file("examples/demo-session.ndjson");
     let replay = ok(
@@ -278,50 +288,86 @@ fn the_npm_packages_install_offline_and_the_hook_outlives_the_npx_cache() {
     );
 }
 
+/// What `cargo install --locked albedo-otel` builds from, as `cargo package` lists it: the
+/// sources, the lock file and the license, every file that `src/` compiles in, and none of the
+/// tests' fixtures, the deploy stack, the fuzzer or the benchmarks. The build itself is
+/// `cargo package --locked` in `.ci/run`.
 #[test]
-fn the_wheel_installs_both_binaries_on_path_in_a_fresh_virtualenv() {
-    let Some(dist) = dist_dir() else { return };
-    let python = require_tool("python3", which("python3"), "install python3").unwrap();
-    let dir = scratch("dist-wheel");
-    let (venv, home) = (dir.join("venv"), dir.join("home"));
-    std::fs::create_dir(&home).unwrap();
-    ok(
-        clean(&python, &home)
-            .args(["-m", "venv"])
-            .arg(&venv)
+fn the_crate_ships_its_sources_license_and_lock_file_and_no_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = ok(
+        Command::new(env!("CARGO"))
+            .args(["package", "--list", "--locked", "--allow-dirty", "--quiet"])
+            .current_dir(root)
             .output()
             .unwrap(),
-        "venv",
+        "cargo package --list",
     );
-    let wheel = std::fs::read_dir(&dist)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with(&format!("albedo_otel-{VERSION}-py3-none-"))
-                && name.contains("manylinux_2_17_x86_64")
-                && name.ends_with(".whl")
-        })
-        .expect("a Linux x86_64 wheel in dist/");
-    ok(
-        clean(venv.join("bin/pip"), &home)
-            .args(["install", "--no-index", "--disable-pip-version-check"])
-            .arg(&wheel)
-            .output()
-            .unwrap(),
-        "pip install",
-    );
-    // On PATH as an activated virtualenv (or pipx, or uv tool) puts it.
-    let cli = || {
-        let mut c = clean("albedo-otel", &home);
-        c.env(
-            "PATH",
-            format!("{}:{}", venv.join("bin").display(), plain_path()),
+    let files: std::collections::BTreeSet<&str> = listed
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with([' ', '|', '=']) && !l.contains(": "))
+        .collect();
+    for needed in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "LICENSE",
+        "README.md",
+        "build.rs",
+        "src/lib.rs",
+        "src/main.rs",
+        "src/bin/albedo-otel-hook.rs",
+    ] {
+        assert!(files.contains(needed), "{needed} not packaged");
+    }
+    let mut total = 0;
+    for file in &files {
+        assert!(
+            file.starts_with("src/")
+                || [
+                    "Cargo.toml",
+                    "Cargo.toml.orig",
+                    "Cargo.lock",
+                    "LICENSE",
+                    "README.md",
+                    "build.rs",
+                    ".cargo_vcs_info.json"
+                ]
+                .contains(file),
+            "{file} is packaged, and `cargo install` does not need it"
         );
-        c
-    };
-    let command = user_route(&home, &cli, &|| {});
-    assert_eq!(hook_program(&command), venv.join("bin/albedo-otel-hook"));
+        let Ok(meta) = std::fs::metadata(root.join(file)) else {
+            continue; // .cargo_vcs_info.json and Cargo.toml.orig are cargo's own
+        };
+        assert!(meta.len() < 100_000, "{file}: {} bytes", meta.len());
+        total += meta.len();
+    }
+    assert!(total < 2_000_000, "{total} bytes packaged");
+    // A file that `src/` compiles in from elsewhere would be missing from the package, and
+    // only the verify build would say so.
+    for file in files.iter().filter(|f| f.ends_with(".rs")) {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let dir = Path::new(file).parent().unwrap();
+        for (_, rest) in text
+            .match_indices("include_str!(\"")
+            .chain(text.match_indices("include_bytes!(\""))
+            .chain(text.match_indices("#[path = \""))
+            .map(|(i, m)| (i, &text[i + m.len()..]))
+        {
+            let named = &rest[..rest.find('"').unwrap()];
+            let mut path = dir.to_path_buf();
+            for part in Path::new(named).components() {
+                match part {
+                    std::path::Component::ParentDir => assert!(path.pop(), "{file}: {named}"),
+                    other => path.push(other),
+                }
+            }
+            let path = path.to_string_lossy().into_owned();
+            assert!(
+                files.contains(path.as_str()),
+                "{file} needs {path}, not packaged"
+            );
+        }
+    }
 }
 
 /// The release workflow cannot run in CI; its format is checked against the schema.

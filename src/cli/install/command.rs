@@ -1,7 +1,8 @@
 //! The hook command `install` writes, and reading one back: quoting paths for the shell,
 //! and finding the program in a command an older install (or a user) wrote.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -23,6 +24,11 @@ pub(super) fn shell_quote(s: &str) -> String {
 pub(super) fn command(config: &Path, hook_dir: &Path, agent: Option<&str>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
+    let env = |k: &str| std::env::var_os(k);
+    let exe = match throwaway_source(&exe, &env) {
+        Some(source) => kept_copy(&exe, source, &env)?,
+        None => exe,
+    };
     let small = exe.with_file_name(HOOK_BIN);
     let mut parts = Vec::new();
     if small.is_file() {
@@ -40,6 +46,99 @@ pub(super) fn command(config: &Path, hook_dir: &Path, agent: Option<&str>) -> Re
         parts.push(shell_quote(agent));
     }
     Ok(parts.join(" "))
+}
+
+/// The caches that running a package without installing it works from, by who runs it: `uvx`
+/// (`uv tool run`) runs from uv's cache, which `uv cache clean` empties, and `pipx run` from
+/// pipx's, whose environments expire after days. A hook command pointing there would stop
+/// working with nothing said. uv's cache is `UV_CACHE_DIR`, else `$XDG_CACHE_HOME/uv`, else
+/// `~/.cache/uv` (on macOS too, by uv's documentation; `~/Library/Caches/uv` is looked at as
+/// well); pipx's is `$PIPX_HOME/.cache`, else the platform's cache folder (`~/.cache/pipx`,
+/// `~/Library/Caches/pipx`), or `.cache` in an older pipx's home.
+fn throwaway_caches(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<(&'static str, PathBuf)> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let home = var("HOME");
+    let mut caches = Vec::new();
+    if let Some(dir) = var("UV_CACHE_DIR") {
+        caches.push(("uv", dir));
+    }
+    if let Some(dir) = var("PIPX_HOME") {
+        caches.push(("pipx", dir.join(".cache")));
+    }
+    if let Some(cache) = var("XDG_CACHE_HOME") {
+        caches.push(("uv", cache.join("uv")));
+        caches.push(("pipx", cache.join("pipx")));
+    }
+    if let Some(home) = home {
+        for (source, dir) in [
+            ("uv", ".cache/uv"),
+            ("uv", "Library/Caches/uv"),
+            ("pipx", ".cache/pipx"),
+            ("pipx", "Library/Caches/pipx"),
+            ("pipx", ".local/pipx/.cache"),
+            ("pipx", ".local/share/pipx/.cache"),
+            ("pipx", "Library/Application Support/pipx/.cache"),
+        ] {
+            caches.push((source, home.join(dir)));
+        }
+    }
+    caches
+}
+
+/// Who put this executable (`exe`, with its links resolved) in a cache, if one did.
+fn throwaway_source(exe: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static str> {
+    throwaway_caches(env).into_iter().find_map(|(source, dir)| {
+        let dir = dir.canonicalize().ok()?;
+        exe.starts_with(dir).then_some(source)
+    })
+}
+
+/// Copies this executable and the hook beside it out of a cache into
+/// `$XDG_DATA_HOME/albedo-otel/<source>/<version>/` (else `~/.local/share/...`), as the npm
+/// launcher does for npx, and returns the copy of `exe`, for the hook command to name. An
+/// identical copy already there is kept; a new one is written beside its final name and
+/// renamed into place, so a hook running the old one never sees half a file.
+fn kept_copy(exe: &Path, source: &str, env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let data = var("XDG_DATA_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local/share")))
+        .with_context(|| {
+            format!(
+                "{} runs from {source}'s cache, which is cleaned, and neither XDG_DATA_HOME nor \
+                 HOME is set to copy it out of there: install it (`uv tool install albedo-otel`, \
+                 `pipx install albedo-otel`) and run `install` from that",
+                exe.display()
+            )
+        })?;
+    let dir = data
+        .join("albedo-otel")
+        .join(source)
+        .join(env!("CARGO_PKG_VERSION"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = exe
+        .file_name()
+        .context("this executable has no file name")?;
+    let hook = format!("{HOOK_BIN}{}", std::env::consts::EXE_SUFFIX);
+    for (from, needed) in [(exe.to_path_buf(), true), (exe.with_file_name(hook), false)] {
+        // Without albedo-otel-hook the command runs `albedo-otel hook`.
+        let bytes = match std::fs::read(&from) {
+            Ok(bytes) => bytes,
+            Err(_) if !needed && !from.exists() => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", from.display())),
+        };
+        let to = dir.join(from.file_name().unwrap_or_default());
+        if std::fs::read(&to).is_ok_and(|there| there == bytes) {
+            continue;
+        }
+        albedo_otel::fs::write_durably(&to, &bytes, 0o755)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    }
+    tracing::info!(
+        "this albedo-otel runs from {source}'s cache, which gets cleaned: the hook runs a copy \
+         in {} instead",
+        dir.display()
+    );
+    Ok(dir.join(name))
 }
 
 /// The words of a command as `shell_quote` writes them (and as older installs did, with
@@ -146,6 +245,67 @@ mod tests {
             settings_before("A=1 'B=x y' /bin/albedo-otel-hook C=3"),
             [("A".into(), "1".into()), ("B".into(), "x y".into())]
         );
+    }
+
+    #[test]
+    fn a_binary_in_uvs_or_pipxs_cache_is_copied_out_once() {
+        let root = std::env::temp_dir().join(format!("albedo-otel-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let home = root.join("home");
+        let put = |dir: &Path, main: &[u8]| {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("albedo-otel"), main).unwrap();
+            std::fs::write(dir.join(HOOK_BIN), b"hook").unwrap();
+            dir.join("albedo-otel").canonicalize().unwrap()
+        };
+        let home_var = home.clone().into_os_string();
+        let env = move |k: &str| (k == "HOME").then(|| home_var.clone());
+
+        let uvx = put(&home.join(".cache/uv/archive-v0/abc/bin"), b"main");
+        assert_eq!(throwaway_source(&uvx, &env), Some("uv"));
+        let pipx_run = put(&home.join(".cache/pipx/0123abc/bin"), b"main");
+        assert_eq!(throwaway_source(&pipx_run, &env), Some("pipx"));
+        for installed in [
+            ".local/share/uv/tools/albedo-otel/bin",
+            ".local/bin",
+            ".cargo/bin",
+        ] {
+            let exe = put(&home.join(installed), b"main");
+            assert_eq!(throwaway_source(&exe, &env), None, "{installed}");
+        }
+        let elsewhere = root.join("uv-cache");
+        let exe = put(&elsewhere.join("archive-v0/x/bin"), b"main");
+        let cache_var = elsewhere.clone().into_os_string();
+        let uv_cache_dir = move |k: &str| (k == "UV_CACHE_DIR").then(|| cache_var.clone());
+        assert_eq!(throwaway_source(&exe, &uv_cache_dir), Some("uv"));
+
+        let kept = kept_copy(&uvx, "uv", &env).unwrap();
+        let dir = home.join(format!(
+            ".local/share/albedo-otel/uv/{}",
+            env!("CARGO_PKG_VERSION")
+        ));
+        assert_eq!(kept, dir.join("albedo-otel"));
+        assert_eq!(std::fs::read(&kept).unwrap(), b"main");
+        assert_eq!(std::fs::read(dir.join(HOOK_BIN)).unwrap(), b"hook");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            let meta = |p: &Path| std::fs::metadata(p).unwrap();
+            assert_eq!(meta(&kept).permissions().mode() & 0o777, 0o755);
+            assert_eq!(
+                meta(&dir.join(HOOK_BIN)).permissions().mode() & 0o777,
+                0o755
+            );
+            // The same build again: the copy there is kept, not written anew.
+            let before = meta(&kept).ino();
+            kept_copy(&uvx, "uv", &env).unwrap();
+            assert_eq!(meta(&kept).ino(), before);
+        }
+        // A newer build of the same version replaces it.
+        put(uvx.parent().unwrap(), b"main, rebuilt");
+        kept_copy(&uvx, "uv", &env).unwrap();
+        assert_eq!(std::fs::read(&kept).unwrap(), b"main, rebuilt");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
