@@ -11,7 +11,8 @@ use crate::assemble::defaults::MAX_VALUE_LEN;
 use crate::assemble::redact::Scrubber;
 use crate::assemble::{AssembleConfig, Assembler, ContentPolicy, Output};
 use crate::protocol::{decode_line, validate};
-use crate::sources::command_hooks::claude_code::{Adapter, Payload, Transcripts};
+use crate::sources::command_hooks::claude_code::{Adapter, Payload};
+use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::stream::read_lines;
 
 mod agents;

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::fmt;
 
-use super::claude_code::Transcripts;
+use super::files::{FileCursor, Transcripts};
 use crate::protocol::Record;
 
 /// One agent's payloads to protocol records. Everything but the transcripts and logs it is
@@ -55,15 +55,17 @@ pub trait AgentAdapter: fmt::Debug + Send {
         out: &mut Vec<Record<'static>>,
     );
 
-    /// Where session `id`'s transcript has been read to, for a later daemon to resume from.
-    fn transcript_offset(&self, id: &str) -> u64 {
+    /// Where session `id`'s transcript or log has been read to, for a later daemon to resume
+    /// from; `None` for an agent that reads none.
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
         let _ = id;
-        0
+        None
     }
 
-    /// Resumes session `id` where an earlier daemon left its transcript.
-    fn resume(&mut self, id: &str, transcript_offset: u64) {
-        let _ = (id, transcript_offset);
+    /// Resumes session `id` where an earlier daemon left its transcript or log: read on from
+    /// `at` if it is still that file (see [`FileCursor::offset_in`]).
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        let _ = (id, at);
     }
 
     /// How much of session `id`'s conversation its model calls carry (0: capture is off).
@@ -104,8 +106,8 @@ pub trait Dispatch: fmt::Debug + Send {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     );
-    fn transcript_offset(&self, id: &str) -> u64;
-    fn resume(&mut self, id: &str, transcript_offset: u64);
+    fn cursor(&self, id: &str) -> Option<FileCursor>;
+    fn resume(&mut self, id: &str, at: FileCursor);
     fn message_budget(&mut self, id: &str, bytes: usize);
 }
 
@@ -157,12 +159,12 @@ impl<A: AgentAdapter> Dispatch for A {
         AgentAdapter::abandon(self, id, at_ms, files, out);
     }
 
-    fn transcript_offset(&self, id: &str) -> u64 {
-        AgentAdapter::transcript_offset(self, id)
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        AgentAdapter::cursor(self, id)
     }
 
-    fn resume(&mut self, id: &str, transcript_offset: u64) {
-        AgentAdapter::resume(self, id, transcript_offset);
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        AgentAdapter::resume(self, id, at);
     }
 
     fn message_budget(&mut self, id: &str, bytes: usize) {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::agent::Agent;
+use super::files::FileCursor;
 use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
 use crate::process::ProcessId;
@@ -170,11 +171,13 @@ impl Entry {
 }
 
 /// Where the daemon stands in a journal: everything before `offset` is delivered or spooled
-/// and ends between two turns; `transcript` is how far the session's transcript was read then.
-#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+/// and ends between two turns; `transcript` is how far the session's transcript or log was
+/// read then (an older state's is its offset alone).
+#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Resume {
     pub offset: u64,
-    pub transcript: u64,
+    #[serde(default)]
+    pub transcript: FileCursor,
     /// The session's agent process, once known: a later daemon, which reads none of the lines
     /// before `offset` again, still knows whose end retires the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]

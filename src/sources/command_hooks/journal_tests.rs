@@ -2,6 +2,7 @@
 //! that are only their own journal's.
 
 use super::*;
+use crate::sources::command_hooks::files::FileCursor;
 
 #[test]
 fn concurrent_appends_never_interleave() {
@@ -63,7 +64,11 @@ fn concurrent_appends_never_interleave() {
         &journals[0],
         Resume {
             offset: 7,
-            transcript: 9,
+            transcript: FileCursor {
+                path: "/t/transcript.jsonl".into(),
+                offset: 9,
+                identity: Some(4),
+            },
             host,
             file: None,
         },
@@ -71,9 +76,14 @@ fn concurrent_appends_never_interleave() {
     .unwrap();
     let loaded = load_resume(&journals[0]);
     assert_eq!(
-        (loaded.offset, loaded.transcript, loaded.host),
+        (loaded.offset, loaded.transcript.offset, loaded.host),
         (7, 9, host)
     );
+    assert_eq!(loaded.transcript.path, "/t/transcript.jsonl");
+    assert_eq!(loaded.transcript.identity, Some(4));
+    // A state an older version wrote: the transcript's offset alone.
+    let older: Resume = serde_json::from_str(r#"{"offset":7,"transcript":9}"#).unwrap();
+    assert_eq!((older.offset, older.transcript.offset), (7, 9));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -95,7 +105,7 @@ fn a_state_is_only_its_own_journals() {
         offset: fs::metadata(&path).unwrap().len(),
         ..Resume::default()
     };
-    save_resume(&path, resume).unwrap();
+    save_resume(&path, resume.clone()).unwrap();
     assert_eq!(load_resume(&path).offset, resume.offset);
     // The journal is removed and the state is not (the crash); a hook makes a new one,
     // which a file kept open meanwhile keeps from taking the old inode.

@@ -27,6 +27,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod daemon;
 pub mod doctor;
+pub mod files;
 pub mod foreign;
 pub mod gemini;
 mod held;

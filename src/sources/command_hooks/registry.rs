@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::adapter::{Dispatch, Parsed};
 pub use super::agent::Agent;
-use super::claude_code::{self, Transcripts};
+use super::files::{FileCursor, NoTranscripts, Transcripts};
 use crate::protocol::Record;
 
 /// What the daemon reads of every payload, whatever its agent.
@@ -147,13 +147,12 @@ impl Adapters {
     pub fn forget(&mut self, id: &str) {
         // At rest, an abandon closes nothing that was not closed; what it says is not news.
         let mut closed = Vec::new();
-        self.abandon(id, 0, &mut claude_code::NoTranscripts, &mut closed);
+        self.abandon(id, 0, &mut NoTranscripts, &mut closed);
     }
 
-    /// Where session `id`'s transcript has been read to.
-    pub fn transcript_offset(&self, id: &str) -> u64 {
-        self.adapter(self.agent(id))
-            .map_or(0, |a| a.transcript_offset(id))
+    /// Where session `id`'s transcript or log has been read to, if its agent reads one.
+    pub fn cursor(&self, id: &str) -> Option<FileCursor> {
+        self.adapter(self.agent(id)).and_then(|a| a.cursor(id))
     }
 
     /// Session `id` is `agent`'s: said before anything else of the session is asked.
@@ -164,10 +163,10 @@ impl Adapters {
     }
 
     /// Resumes session `id` where an earlier daemon left it.
-    pub fn resume(&mut self, id: &str, transcript_offset: u64) {
+    pub fn resume(&mut self, id: &str, at: FileCursor) {
         let agent = self.agent(id);
         if let Some(a) = self.adapter_mut(agent) {
-            a.resume(id, transcript_offset);
+            a.resume(id, at);
         }
     }
 

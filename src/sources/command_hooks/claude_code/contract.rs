@@ -3,6 +3,7 @@
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Claude Code, and albedo's `hooks` extension, which sends its payloads.
@@ -83,12 +84,12 @@ impl AgentAdapter for Adapter {
         Adapter::abandon(self, id, at_ms, files, out);
     }
 
-    fn transcript_offset(&self, id: &str) -> u64 {
-        Adapter::transcript_offset(self, id)
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        Adapter::cursor(self, id)
     }
 
-    fn resume(&mut self, id: &str, transcript_offset: u64) {
-        Adapter::resume(self, id, transcript_offset);
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        Adapter::resume(self, id, at);
     }
 
     fn message_budget(&mut self, id: &str, bytes: usize) {

@@ -36,7 +36,8 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-pub use payload::{BatchCall, Files, NoTranscripts, Payload, Transcripts};
+use super::files::{FileCursor, Transcripts};
+pub use payload::{BatchCall, Payload};
 use records::{call_sent, record};
 use transcript::TranscriptCursor;
 
@@ -100,8 +101,11 @@ struct Session {
     /// The transcript the session's payloads last named: read when a turn ends without a
     /// `Stop` (the user pressed Esc, or the agent is gone), which sends no path of its own.
     transcript_path: Option<String>,
-    /// Resumed at a saved offset: the conversation before it is read once, at the next read.
-    recall: bool,
+    /// Where an earlier daemon left the transcript: taken at the next read, which reads on
+    /// from there if it is still that file, and reads the conversation before it once.
+    resumed: Option<FileCursor>,
+    /// The transcript's identity when last read, for [`FileCursor::identity`].
+    read_identity: Option<u64>,
 }
 
 /// The call that started a sub-agent, known by the sub-agent's id before it starts.
@@ -158,15 +162,23 @@ impl Adapter {
     }
 
     /// Where session `id`'s transcript has been read to (to resume after a restart).
-    pub fn transcript_offset(&self, id: &str) -> u64 {
-        self.sessions.get(id).map_or(0, |s| s.transcript.offset)
+    pub fn cursor(&self, id: &str) -> Option<FileCursor> {
+        let s = self.sessions.get(id)?;
+        if let Some(resumed) = &s.resumed {
+            return Some(resumed.clone());
+        }
+        Some(FileCursor {
+            path: s.transcript_path.clone().unwrap_or_default(),
+            offset: s.transcript.offset,
+            identity: s.read_identity,
+        })
     }
 
-    /// Resumes a session whose transcript was read up to `offset` by an earlier process.
-    pub fn resume(&mut self, id: &str, transcript_offset: u64) {
+    /// Resumes a session whose transcript an earlier process read up to `at`.
+    pub fn resume(&mut self, id: &str, at: FileCursor) {
         let s = self.sessions.entry(id.to_string()).or_default();
-        s.transcript.offset = transcript_offset;
-        s.recall = true;
+        s.transcript.offset = at.offset;
+        s.resumed = Some(at);
     }
 
     /// How much of session `id`'s conversation its model calls carry as their input, in
@@ -307,8 +319,12 @@ impl Adapter {
             return;
         };
         let s = self.sessions.entry(session.to_string()).or_default();
-        if std::mem::take(&mut s.recall) && s.transcript.offset > 0 && s.transcript.keeps_messages()
-        {
+        let resumed = s.resumed.take();
+        if let Some(at) = &resumed {
+            // Another file under that name, or another name, is read from its start.
+            s.transcript.offset = at.offset_in(path, transcripts);
+        }
+        if resumed.is_some() && s.transcript.offset > 0 && s.transcript.keeps_messages() {
             // Resumed by a new daemon: what came before the saved offset is still what the
             // next calls were sent. Only its tail can be kept, so only its tail is read: a
             // long session's transcript is not read whole into memory again.
@@ -317,6 +333,7 @@ impl Adapter {
                 .recall(&transcripts.read_from(path, from), from);
         }
         let bytes = transcripts.read_from(path, s.transcript.offset);
+        s.read_identity = transcripts.identity(path);
         s.transcript.feed(&bytes);
         for call in s.transcript.take_calls() {
             out.push(record(session, Event::CallSent(call_sent(call))));

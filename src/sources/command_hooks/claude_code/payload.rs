@@ -62,35 +62,3 @@ pub struct BatchCall {
 pub(super) struct AgentInput {
     pub prompt: Option<String>,
 }
-
-/// Reads what was appended to a transcript since `offset`: the adapter's only I/O, behind a
-/// trait so that the adapter itself stays pure.
-pub trait Transcripts {
-    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8>;
-}
-
-/// No transcripts: for an agent whose payloads name none of this shape.
-pub struct NoTranscripts;
-
-impl Transcripts for NoTranscripts {
-    fn read_from(&mut self, _: &str, _: u64) -> Vec<u8> {
-        Vec::new()
-    }
-}
-
-/// Transcripts on the local disk.
-pub struct Files;
-
-impl Transcripts for Files {
-    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
-        use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(path) else {
-            return Vec::new();
-        };
-        let mut buf = Vec::new();
-        if f.seek(SeekFrom::Start(offset)).is_ok() {
-            let _ = f.read_to_end(&mut buf);
-        }
-        buf
-    }
-}

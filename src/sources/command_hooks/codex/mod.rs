@@ -33,6 +33,7 @@ use std::collections::HashMap;
 pub use payload::{ModelHook, Payload};
 
 use super::claude_code;
+use super::files;
 use super::records::{record, Unanswered};
 use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
 
@@ -94,7 +95,7 @@ impl Adapter {
         self.unanswered(id, at_ms, out);
         // Codex's payloads name no transcript of Claude Code's shape: nothing to read.
         self.claude_code
-            .abandon(id, at_ms, &mut claude_code::NoTranscripts, out);
+            .abandon(id, at_ms, &mut files::NoTranscripts, out);
     }
 
     /// Takes one payload received at `at_ms`; appends records to `out`.
@@ -153,7 +154,7 @@ impl Adapter {
         // the session from whichever payload comes first.
         // No transcript is read: Codex's rollout is not Claude Code's transcript.
         self.claude_code
-            .push(at_ms, &hook, &mut claude_code::NoTranscripts, out);
+            .push(at_ms, &hook, &mut files::NoTranscripts, out);
         if matches!(
             hook.hook_event_name.as_str(),
             "PreModelRequest" | "PostModelRequest"

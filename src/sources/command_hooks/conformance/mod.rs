@@ -10,7 +10,7 @@ mod subagents;
 
 use serde_json::value::RawValue;
 
-use super::claude_code::Transcripts;
+use super::files::Transcripts;
 use super::registry::{Adapters, Agent};
 use super::steps::{Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
@@ -141,14 +141,15 @@ impl Run {
     /// from then on are the new adapters'.
     fn restart(&mut self) -> u64 {
         let agent = agent_of(self.script.as_ref());
-        let at = self.adapters.transcript_offset(SESSION);
+        let at = self.adapters.cursor(SESSION).unwrap_or_default();
+        let offset = at.offset;
         let mut fresh = Adapters::new(1_000);
         fresh.note(agent, SESSION);
         fresh.message_budget(SESSION, MESSAGE_BUDGET);
         fresh.resume(SESSION, at);
         self.adapters = fresh;
         self.reads.clear();
-        at
+        offset
     }
 
     /// Sessions the adapters keep anything of.

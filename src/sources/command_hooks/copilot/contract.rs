@@ -4,7 +4,7 @@
 use super::{Adapter, Payload};
 use crate::protocol::Record;
 use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Copilot CLI.
@@ -66,16 +66,14 @@ impl AgentAdapter for Adapter {
         Adapter::tick(self, now_ms, files, out);
     }
 
-    fn transcript_offset(&self, id: &str) -> u64 {
-        self.sessions
-            .get(id)
-            .and_then(|s| s.read.as_ref())
-            .map_or(0, |(_, offset)| *offset)
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        let s = self.sessions.get(id)?;
+        s.read.clone().or_else(|| s.resumed.clone())
     }
 
-    fn resume(&mut self, id: &str, offset: u64) {
-        if offset > 0 {
-            self.sessions.entry(id.to_string()).or_default().resumed = Some(offset);
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        if at.offset > 0 {
+            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
         }
     }
 

@@ -32,7 +32,7 @@ use models::{answer_of, call_sent};
 pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
-use super::claude_code::Transcripts;
+use super::files::{FileCursor, Transcripts};
 use super::records::{record, rfc3339_ms, session_opened};
 use crate::protocol::{Call, CallSent, Called, Event, Json, Record};
 
@@ -61,10 +61,10 @@ struct Session {
     log: Option<String>,
     /// How far into which log the turns already read reach: the next turn reads on from
     /// there, not the whole session's log again.
-    read: Option<(String, u64)>,
+    read: Option<FileCursor>,
     /// Where an earlier daemon's turns had read this session's log to: the first read here
-    /// goes on from there, not from the log's start.
-    resumed: Option<u64>,
+    /// goes on from there, not from the log's start, if it is still that log.
+    resumed: Option<FileCursor>,
 }
 
 #[derive(Debug, Default)]
@@ -252,8 +252,8 @@ fn read_turn(
     // log that shrank or was replaced shows no newline there, and is read again from its
     // start (the events' times keep the turns apart).
     let held = match (&s.read, s.resumed.take()) {
-        (Some((read, offset)), _) if read == path && *offset > 0 => *offset,
-        (None, Some(offset)) => offset,
+        (Some(read), _) if read.path == path && read.offset > 0 => read.offset,
+        (None, Some(at)) => at.offset_in(path, logs),
         _ => 0,
     };
     let mut bytes = logs.read_from(path, held.saturating_sub(1));
@@ -267,7 +267,7 @@ fn read_turn(
         0
     };
     let done = read_log(sid, s.turn_start, to, &bytes, out);
-    s.read = Some((path.to_string(), offset + done));
+    s.read = Some(FileCursor::at(path, offset + done, logs));
 }
 
 /// The model and tool calls the log (`bytes`) has between a turn's start and its `Stop`; the

@@ -4,7 +4,7 @@
 
 use super::payload::LogEvent;
 use super::Session;
-use crate::sources::command_hooks::claude_code::Transcripts;
+use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::rfc3339_ms;
 
 /// Events that only a running turn logs: a model call's end, a tool's start.
@@ -24,10 +24,10 @@ pub(super) fn went_on(
     path: &str,
     logs: &mut dyn Transcripts,
 ) -> bool {
-    let from = match &s.read {
-        Some((read, offset)) if read == path => *offset,
-        Some(_) => 0,
-        None => s.resumed.unwrap_or(0),
+    let from = match (&s.read, &s.resumed) {
+        (Some(read), _) if read.path == path => read.offset,
+        (Some(_), _) | (None, None) => 0,
+        (None, Some(at)) => at.offset_in(path, logs),
     };
     logs.read_from(path, from)
         .split(|b| *b == b'\n')

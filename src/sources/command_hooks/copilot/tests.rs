@@ -223,8 +223,8 @@ fn a_new_daemon_reads_the_log_on_from_the_resume_point() {
     };
     let (mut a, mut out) = (Adapter::new(), Vec::new());
     turn(&mut a, &mut logs, &mut out, 0, "run it");
-    let saved = AgentAdapter::transcript_offset(&a, SID);
-    assert_eq!(saved, first as u64);
+    let saved = AgentAdapter::cursor(&a, SID).expect("a cursor in the log");
+    assert_eq!(saved.offset, first as u64);
     // The next daemon: a new adapter, resumed.
     let (mut b, mut out) = (Adapter::new(), Vec::new());
     AgentAdapter::resume(&mut b, SID, saved);

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::super::claude_code::Files;
+use super::super::files::Files;
 use super::super::journal::{self, Resume};
 use super::super::registry::Adapters;
 use super::{now_ms, Checks, DaemonConfig, JournalState, Profiles};
@@ -181,11 +181,12 @@ pub(super) fn checkpoint(
             transcript: state
                 .session
                 .as_deref()
-                .map_or(0, |s| adapter.transcript_offset(s)),
+                .and_then(|s| adapter.cursor(s))
+                .unwrap_or_default(),
             host: state.host.known,
             file: None,
         };
-        match journal::save_resume(&path, resume) {
+        match journal::save_resume(&path, resume.clone()) {
             Ok(()) => state.saved = resume,
             Err(e) => tracing::warn!("cannot save {}: {e}", path.display()),
         }

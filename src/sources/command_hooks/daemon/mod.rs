@@ -29,8 +29,8 @@ mod lock;
 pub mod log;
 mod watch;
 
-use super::claude_code::Files;
 use super::doctor;
+use super::files::Files;
 use super::foreign::Dropped;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
@@ -372,7 +372,7 @@ fn drain(
         state.last_activity = Instant::now();
         if state.session.is_none() {
             state.session = Some(payload.session_id.clone());
-            adapter.resume(&payload.session_id, state.saved.transcript);
+            adapter.resume(&payload.session_id, state.saved.transcript.clone());
         }
         // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
         // spells it `sessionEnd`.

@@ -23,7 +23,7 @@ fn idle_run(n: usize) -> (Counts, Duration) {
         std::fs::write(&path, &line).unwrap();
         let resume = Resume {
             offset: line.len() as u64,
-            transcript: 0,
+            transcript: Default::default(),
             host: alive,
             file: None,
         };
