@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::protocol::{CallSent, Event, Json, Record, Request, SessionInfo, Usage};
+use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, SessionInfo, Usage};
 
 pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
     Record {
@@ -34,6 +34,60 @@ pub(super) fn session_opened(
             parent: None,
         }),
     )
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// It ran (whatever its output says).
+    Ran,
+    /// It ran and failed, or was cut short (the user interrupted it, the agent is gone).
+    Failed,
+    /// It never ran: another hook, or the user, refused it.
+    Refused,
+}
+
+impl Outcome {
+    /// From what an agent says of a call: refused, else failed, else ran.
+    pub(super) fn of(refused: bool, failed: bool) -> Outcome {
+        match (refused, failed) {
+            (true, _) => Outcome::Refused,
+            (false, true) => Outcome::Failed,
+            (false, false) => Outcome::Ran,
+        }
+    }
+}
+
+/// A tool call's end, at `at_ms`: never before it started, whatever the agent's clock says.
+/// Every agent's adapter ends its calls here, pending ones at a turn's end included.
+pub(super) struct Ended<'a> {
+    pub id: String,
+    pub name: String,
+    pub arguments: Option<Json<'static>>,
+    pub output: Option<Json<'static>>,
+    pub started_ms: u64,
+    pub session: &'a str,
+}
+
+impl Ended<'_> {
+    pub(super) fn record(self, at_ms: u64, outcome: Outcome) -> Record<'static> {
+        record(
+            self.session,
+            Event::Called(Called {
+                call: Call {
+                    id: Cow::Owned(self.id),
+                    name: Cow::Owned(self.name),
+                    arguments: self.arguments,
+                    within: None,
+                },
+                output: self.output,
+                started_ms: self.started_ms,
+                finished_ms: at_ms.max(self.started_ms),
+                refused: outcome == Outcome::Refused,
+                failed: outcome == Outcome::Failed,
+            }),
+        )
+    }
 }
 
 /// A model call whose answer never came (the stream broke, the agent was stopped): still a

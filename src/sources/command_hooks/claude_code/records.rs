@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::transcript::ModelCall;
 use crate::protocol::{CallSent, Json, Request, Response};
-pub(super) use crate::sources::command_hooks::records::{raw, record};
+pub(super) use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
 
 /// A string as JSON text (a failed call's error message).
 pub(super) fn json_text(text: &str) -> Option<Json<'static>> {

@@ -3,9 +3,9 @@
 
 use std::borrow::Cow;
 
-use super::records::{json_text, raw, record};
+use super::records::{json_text, raw, record, Ended, Outcome};
 use super::{Adapter, Payload, Pending, AGENT_TOOLS};
-use crate::protocol::{Call, Called, Event, Record};
+use crate::protocol::{Call, Event, Record};
 
 impl Adapter {
     pub(super) fn on_pre_tool(
@@ -80,22 +80,17 @@ impl Adapter {
         } else {
             raw(&p.tool_response)
         };
-        out.push(record(
-            target,
-            Event::Called(Called {
-                call: Call {
-                    id: Cow::Owned(id.clone()),
-                    name: Cow::Owned(p.tool_name.clone().unwrap_or(name)),
-                    arguments: raw(&p.tool_input).or_else(|| raw(&input)),
-                    within: None,
-                },
+        out.push(
+            Ended {
+                session: target,
+                id: id.clone(),
+                name: p.tool_name.clone().unwrap_or(name),
+                arguments: raw(&p.tool_input).or_else(|| raw(&input)),
                 output,
                 started_ms: started,
-                finished_ms: finished,
-                refused: false,
-                failed,
-            }),
-        ));
+            }
+            .record(finished, Outcome::of(false, failed)),
+        );
     }
 
     /// Ends every call of `target` still pending: for a host that sends no `PostToolBatch`
@@ -126,22 +121,17 @@ impl Adapter {
         let mut pending: Vec<(String, Pending)> = s.pending.drain().collect();
         pending.sort_by_key(|(_, p)| p.at_ms);
         for (id, pre) in pending {
-            out.push(record(
-                target,
-                Event::Called(Called {
-                    call: Call {
-                        id: Cow::Owned(id),
-                        name: Cow::Owned(pre.name),
-                        arguments: raw(&pre.input),
-                        within: None,
-                    },
+            out.push(
+                Ended {
+                    session: target,
+                    id,
+                    name: pre.name,
+                    arguments: raw(&pre.input),
                     output: None,
                     started_ms: pre.at_ms,
-                    finished_ms: at_ms.max(pre.at_ms),
-                    refused,
-                    failed: !refused,
-                }),
-            ));
+                }
+                .record(at_ms, Outcome::of(refused, !refused)),
+            );
         }
     }
 
@@ -165,22 +155,17 @@ impl Adapter {
             if let Some(s) = self.sessions.get_mut(sid) {
                 s.agent_calls.retain(|a| a != &c.tool_use_id);
             }
-            out.push(record(
-                target,
-                Event::Called(Called {
-                    call: Call {
-                        id: Cow::Owned(c.tool_use_id.clone()),
-                        name: Cow::Owned(c.tool_name.clone()),
-                        arguments: raw(&c.tool_input).or_else(|| raw(&pre.input)),
-                        within: None,
-                    },
+            out.push(
+                Ended {
+                    session: target,
+                    id: c.tool_use_id.clone(),
+                    name: c.tool_name.clone(),
+                    arguments: raw(&c.tool_input).or_else(|| raw(&pre.input)),
                     output: raw(&c.tool_response),
                     started_ms: pre.at_ms,
-                    finished_ms: at_ms.max(pre.at_ms),
-                    refused: true,
-                    failed: false,
-                }),
-            ));
+                }
+                .record(at_ms, Outcome::Refused),
+            );
         }
     }
 }

@@ -33,8 +33,8 @@ pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
 use super::files::{FileCursor, Transcripts};
-use super::records::{record, rfc3339_ms, session_opened};
-use crate::protocol::{Call, CallSent, Called, Event, Json, Record};
+use super::records::{record, rfc3339_ms, session_opened, Ended, Outcome};
+use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// The agent name on Copilot CLI's turns.
 pub const AGENT: &str = "copilot";
@@ -371,22 +371,17 @@ fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'s
                 } else {
                     &e.data["error"]["message"]
                 };
-                out.push(record(
-                    target,
-                    Event::Called(Called {
-                        call: Call {
-                            id: Cow::Owned(id),
-                            name: Cow::Owned(name),
-                            arguments,
-                            within: None,
-                        },
+                out.push(
+                    Ended {
+                        session: target,
+                        id,
+                        name,
+                        arguments,
                         output: Json::of(output).ok().filter(|_| !output.is_null()),
                         started_ms: started,
-                        finished_ms: at.max(started),
-                        refused,
-                        failed: !success && !refused,
-                    }),
-                ));
+                    }
+                    .record(at, Outcome::of(refused, !success && !refused)),
+                );
             }
             _ => {}
         }

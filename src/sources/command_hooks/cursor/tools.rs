@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::{Adapter, Payload};
-use crate::protocol::{Call, Called, Event, Json, Record};
-use crate::sources::command_hooks::records::{raw, record};
+use crate::protocol::{Call, Event, Json, Record};
+use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
 
 /// A call started and not ended yet.
 #[derive(Debug)]
@@ -22,14 +22,6 @@ pub(super) struct Pending {
     pub at_ms: u64,
     /// For a call of the per-kind hooks: the command or MCP tool its end names.
     key: Option<String>,
-}
-
-/// How a call ended.
-#[derive(Clone, Copy, PartialEq)]
-enum Outcome {
-    Ran,
-    Failed,
-    Refused,
 }
 
 impl Adapter {
@@ -226,22 +218,17 @@ impl Adapter {
             return;
         };
         let pre = s.pending.remove(i);
-        out.push(record(
-            sid,
-            Event::Called(Called {
-                call: Call {
-                    id: Cow::Owned(pre.id),
-                    name: Cow::Owned(pre.name),
-                    arguments: raw(&pre.input),
-                    within: None,
-                },
+        out.push(
+            Ended {
+                session: sid,
+                id: pre.id,
+                name: pre.name,
+                arguments: raw(&pre.input),
                 output: raw(&output),
                 started_ms: pre.at_ms,
-                finished_ms: at_ms.max(pre.at_ms),
-                refused: outcome == Outcome::Refused,
-                failed: outcome == Outcome::Failed,
-            }),
-        ));
+            }
+            .record(at_ms, outcome),
+        );
     }
 
     /// Calls still pending when their turn ends: Cursor reports a call that ran, so these

@@ -33,8 +33,8 @@ use serde_json::value::RawValue;
 
 pub use payload::{slim, Payload};
 
-use super::records::{raw, record, session_opened, Unanswered};
-use crate::protocol::{Call, CallSent, Called, Event, Record, Request, Response, Usage};
+use super::records::{raw, record, session_opened, Ended, Outcome, Unanswered};
+use crate::protocol::{Call, CallSent, Event, Record, Request, Response, Usage};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -346,22 +346,17 @@ impl Adapter {
             .as_ref()
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok())
             .is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
-        out.push(record(
-            sid,
-            Event::Called(Called {
-                call: Call {
-                    id: Cow::Owned(pre.id),
-                    name: Cow::Owned(pre.name),
-                    arguments: raw(&pre.input).or_else(|| raw(&p.tool_input)),
-                    within: None,
-                },
+        out.push(
+            Ended {
+                session: sid,
+                id: pre.id,
+                name: pre.name,
+                arguments: raw(&pre.input).or_else(|| raw(&p.tool_input)),
                 output: raw(&p.tool_response),
                 started_ms: pre.at_ms,
-                finished_ms: at_ms.max(pre.at_ms),
-                refused: false,
-                failed,
-            }),
-        ));
+            }
+            .record(at_ms, Outcome::of(false, failed)),
+        );
     }
 
     /// A model call whose finishing chunk never came (the stream broke, or the CLI was
@@ -391,22 +386,17 @@ impl Adapter {
             return;
         };
         for pre in s.pending.drain(..) {
-            out.push(record(
-                sid,
-                Event::Called(Called {
-                    call: Call {
-                        id: Cow::Owned(pre.id),
-                        name: Cow::Owned(pre.name),
-                        arguments: raw(&pre.input),
-                        within: None,
-                    },
+            out.push(
+                Ended {
+                    session: sid,
+                    id: pre.id,
+                    name: pre.name,
+                    arguments: raw(&pre.input),
                     output: None,
                     started_ms: pre.at_ms,
-                    finished_ms: at_ms.max(pre.at_ms),
-                    refused: true,
-                    failed: false,
-                }),
-            ));
+                }
+                .record(at_ms, Outcome::Refused),
+            );
         }
     }
 }

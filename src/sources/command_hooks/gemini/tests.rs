@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::protocol::Called;
 
 pub(super) const SID: &str = "b0643a34-b48d-44ad-a9f0-ec65e5336d37";
 

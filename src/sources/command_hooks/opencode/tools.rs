@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use super::payload::{Part, ToolState};
 use super::{Adapter, Running, REFUSALS};
-use crate::protocol::{Call, Called, Event, Json, Record};
-use crate::sources::command_hooks::records::{raw, record};
+use crate::protocol::{Call, Event, Json, Record};
+use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
 
 impl Adapter {
     pub(super) fn on_tool(
@@ -107,20 +107,16 @@ pub(super) fn ended(
         Some(e) => Json::of(e).ok(),
         None => raw(&state.output),
     };
-    record(
-        sid,
-        Event::Called(Called {
-            call: Call {
-                id: Cow::Owned(id),
-                name: Cow::Owned(name),
-                arguments: raw(&input),
-                within: None,
-            },
-            output,
-            started_ms,
-            finished_ms,
-            refused,
-            failed: error.is_some() && !refused,
-        }),
+    Ended {
+        session: sid,
+        id,
+        name,
+        arguments: raw(&input),
+        output,
+        started_ms,
+    }
+    .record(
+        finished_ms,
+        Outcome::of(refused, error.is_some() && !refused),
     )
 }
