@@ -5,11 +5,11 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::hooks::Setup;
+use support::hooks::{Setup, StandIn};
 use support::*;
 
 /// A payload as Cursor sends it: what every event carries, and the event's own fields.
@@ -242,31 +242,13 @@ fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
     };
     let rx = Receiver::start();
     let setup = cursors_own(&rx);
-    // The stand-in Cursor runs, as its child, a hook for each payload line it reads.
-    let script = format!(
-        "import subprocess, sys\n\
-         for line in sys.stdin:\n\
-         \x20   subprocess.run([{hook:?}, '--config', {config:?}, '--agent', 'cursor'], input=line.encode(), check=True)\n\
-         \x20   print('ok', flush=True)\n",
-        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
-        config = setup.hook_dir.join("config.toml").to_string_lossy(),
-    );
-    let mut agent = Command::new(python)
-        .args(["-c", &script])
-        .envs(setup.env())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut to_agent = agent.stdin.take().unwrap();
-    let mut from_agent = std::io::BufReader::new(agent.stdout.take().unwrap());
-    let mut run = |payload: &str| {
-        use std::io::{BufRead, Write};
-        writeln!(to_agent, "{payload}").unwrap();
-        let mut line = String::new();
-        from_agent.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ok");
-    };
+    let mut cmd = Command::new(python);
+    cmd.envs(setup.env());
+    let config = setup.hook_dir.join("config.toml");
+    let config = config.to_str().unwrap();
+    let hook = env!("CARGO_BIN_EXE_albedo-otel-hook");
+    let mut agent = StandIn::start(cmd, &[hook, "--config", config, "--agent", "cursor"]);
+    let mut run = |payload: &str| agent.run(payload);
     let conv = "c0ffee00-killed-0004";
     run(&cursor(
         conv,
@@ -281,8 +263,7 @@ fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
     ));
     // Cursor runs on with the command; the daemon sees it alive, then it is killed.
     std::thread::sleep(Duration::from_millis(2_500));
-    agent.kill().unwrap();
-    agent.wait().unwrap();
+    agent.kill();
     let spans = rx.wait_for_spans(2, Duration::from_secs(30));
     let root = spans
         .iter()

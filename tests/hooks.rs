@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use support::hooks::{recorded, Setup};
+use support::hooks::{recorded, Setup, StandIn};
 use support::*;
 
 fn play(name: &str) -> (Vec<FlatSpan>, Vec<Duration>) {
@@ -253,43 +253,21 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
     };
     let rx = Receiver::start();
     let setup = Setup::new(&rx);
-    let dir = scratch("agent");
     let payloads = [
         r#"{"session_id":"killed","hook_event_name":"UserPromptSubmit","prompt":"build it","cwd":"/w"}"#,
         r#"{"session_id":"killed","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"long","tool_input":{"command":"cargo build"}}"#,
     ];
-    for (i, p) in payloads.iter().enumerate() {
-        std::fs::write(dir.join(format!("{i}.json")), p).unwrap();
+    // The stand-in agent runs each hook as its child, then "runs a long tool".
+    let mut cmd = Command::new(python);
+    cmd.envs(setup.env());
+    let mut agent = StandIn::start(cmd, &[env!("CARGO_BIN_EXE_albedo-otel-hook")]);
+    for p in payloads {
+        agent.run(p);
     }
-    // The stand-in agent runs each hook as its child, says so, then "runs a long tool".
-    let script = format!(
-        "import subprocess, sys, time\n\
-         for i in range({n}):\n\
-         \x20   subprocess.run([{hook:?}], stdin=open({dir:?} + f'/{{i}}.json'), check=True)\n\
-         print('hooks done', flush=True)\n\
-         time.sleep(600)\n",
-        n = payloads.len(),
-        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
-        dir = dir.display().to_string(),
-    );
-    let mut agent = Command::new(python)
-        .args(["-c", &script])
-        .envs(setup.env())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(agent.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line.trim(), "hooks done");
     let journal = albedo_otel::sources::command_hooks::journal::list(&setup.hook_dir);
     let text = std::fs::read_to_string(&journal[0]).unwrap();
     assert!(
-        text.contains(&format!("\"host\":{}", agent.id())),
+        text.contains(&format!("\"host\":{}", agent.pid())),
         "the hook names its agent: {text}"
     );
     // Alive: several checks of the agent (one a second) pass with the turn still open.
@@ -303,8 +281,7 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
-    agent.kill().unwrap();
-    agent.wait().unwrap();
+    agent.kill();
     let spans = rx.wait_for_spans(2, Duration::from_secs(20));
     assert_eq!(check_invariants(&spans), 1, "{:?}", names(&spans));
     let root = spans
@@ -341,32 +318,11 @@ fn a_session_whose_agent_is_gone_between_turns_is_retired() {
     };
     let rx = Receiver::start();
     let setup = Setup::new(&rx);
-    // The stand-in agent runs, as its child, a hook for each payload line it reads.
-    let script = format!(
-        "import subprocess, sys\n\
-         for line in sys.stdin:\n\
-         \x20   subprocess.run([{hook:?}], input=line.encode(), check=True)\n\
-         \x20   print('ok', flush=True)\n",
-        hook = env!("CARGO_BIN_EXE_albedo-otel-hook"),
-    );
     let secret = "sk-ant-api03-not-for-the-daemon";
-    let mut agent = Command::new(python)
-        .args(["-c", &script])
-        .envs(setup.env())
-        .env("ANTHROPIC_API_KEY", secret)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut to_agent = agent.stdin.take().unwrap();
-    let mut from_agent = std::io::BufReader::new(agent.stdout.take().unwrap());
-    let mut run = |payload: &str| {
-        use std::io::{BufRead, Write};
-        writeln!(to_agent, "{payload}").unwrap();
-        let mut line = String::new();
-        from_agent.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ok");
-    };
+    let mut cmd = Command::new(python);
+    cmd.envs(setup.env()).env("ANTHROPIC_API_KEY", secret);
+    let mut agent = StandIn::start(cmd, &[env!("CARGO_BIN_EXE_albedo-otel-hook")]);
+    let mut run = |payload: &str| agent.run(payload);
     run(r#"{"session_id":"left","hook_event_name":"UserPromptSubmit","prompt":"hi","cwd":"/w"}"#);
     // With a turn open the daemon stays: look at it.
     let pid = poll_until(Duration::from_secs(10), Duration::from_millis(20), || {
@@ -412,8 +368,7 @@ fn a_session_whose_agent_is_gone_between_turns_is_retired() {
         "its state names its agent: {state}"
     );
     // The agent crashes between turns: no SessionEnd.
-    agent.kill().unwrap();
-    agent.wait().unwrap();
+    agent.kill();
     // Any later hook starts a daemon, which retires it.
     for p in [
         r#"{"session_id":"next","hook_event_name":"UserPromptSubmit","prompt":"go","cwd":"/w"}"#,

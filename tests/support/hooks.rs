@@ -202,3 +202,55 @@ pub fn run_as_agent(cmd: &mut Command, payload: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A stand-in agent process: a Python loop that runs `hook` (the hook binary and its
+/// arguments) as its own child for each payload it is sent, as an agent runs its hooks, so the
+/// daemon takes its pid for the agent's, and killing it is the agent dying.
+pub struct StandIn {
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl StandIn {
+    /// `cmd` is `python3` with the agent's environment; `hook` the command each payload runs.
+    pub fn start(mut cmd: Command, hook: &[&str]) -> StandIn {
+        let argv: Vec<String> = hook.iter().map(|a| format!("{a:?}")).collect();
+        let script = format!(
+            "import subprocess, sys\n\
+             for line in sys.stdin:\n\
+             \x20   subprocess.run([{}], input=line.encode(), check=True)\n\
+             \x20   print('ok', flush=True)\n",
+            argv.join(", ")
+        );
+        let mut child = cmd
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = child.stdin.take().unwrap();
+        let from = std::io::BufReader::new(child.stdout.take().unwrap());
+        StandIn { child, to, from }
+    }
+
+    /// Hands `payload` to a hook, and waits until that hook has exited 0.
+    pub fn run(&mut self, payload: &str) {
+        use std::io::BufRead;
+        writeln!(self.to, "{payload}").unwrap();
+        let mut line = String::new();
+        self.from.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ok", "the hook failed on {payload}");
+    }
+
+    /// The agent's process id, which its hooks name.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The agent dies (SIGKILL: no hook says so).
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
