@@ -57,8 +57,9 @@ enum Command {
         #[command(flatten)]
         export: ExportArgs,
     },
-    /// A command hook for Claude Code and albedo's `hooks` extension: reads one payload on
-    /// stdin, hands it to the background exporter, and exits 0 at once, printing nothing.
+    /// The command hook `install` writes for every agent (`--agent` says whose; Claude Code's
+    /// and albedo's `hooks` extension's without it): reads a payload on stdin, hands it to the
+    /// background exporter, and exits 0 at once, printing nothing.
     Hook {
         /// Where session journals go [env: ALBEDO_OTEL_HOOK_DIR]
         /// [default: $XDG_STATE_HOME/albedo-otel/hooks]
