@@ -139,7 +139,10 @@ pub fn spooled_spans(root: &Path) -> u64 {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let p = e.path();
             if p.is_dir() {
-                walk(&p, total);
+                // A destination's `metrics` folder holds metrics exports, counted in points.
+                if p.file_name().is_some_and(|n| n != "metrics") {
+                    walk(&p, total);
+                }
             } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
                 if let Some(stem) = name.strip_suffix(".otlp") {
                     *total += stem

@@ -189,6 +189,13 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
+            // Copilot's hooks say nothing of its calls, so the daemon may last have seen it
+            // before a call its log holds began: each event logged since says it was alive
+            // then.
+            let at_ms = match (&s.log, s.turn_open) {
+                (Some(path), true) => at_ms.max(last_logged(&s, path, logs)),
+                _ => at_ms,
+            };
             // A turn with no `Stop` did not end: the session's close marks it unfinished.
             finish(id, &mut s, at_ms, None, logs, out);
             // A session that said it ended (the agent exits right after) closed then.
@@ -200,6 +207,22 @@ impl Adapter {
             ));
         }
     }
+}
+
+/// When the open turn's log last says anything: 0 if it says nothing since the turn began.
+fn last_logged(s: &Session, path: &str, logs: &mut dyn Transcripts) -> u64 {
+    let from = s
+        .read
+        .as_ref()
+        .or(s.resumed.as_ref())
+        .map_or(0, |r| r.offset_in(path, logs));
+    logs.read_from(path, from)
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
+        .filter_map(|e| e.timestamp.as_deref().and_then(rfc3339_ms))
+        .filter(|at| *at >= s.turn_start)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Why a turn with no `Stop` ended: the next prompt came, or the session ended.

@@ -461,3 +461,31 @@ fn a_sub_agents_hook_names_its_parent_and_no_other_payload_does() {
         assert_eq!(sub_agents_parent(&other.to_string()), None, "{other}");
     }
 }
+
+/// Copilot's hooks say nothing of its calls, so the daemon may last have seen it alive before
+/// the call its log holds began: the log's events say it was alive then, and the killed turn
+/// keeps the call, closed no earlier than the log's last word.
+#[test]
+fn a_call_logged_after_the_agent_was_last_seen_stays_in_its_killed_turn() {
+    let log = format!("/home/u/.copilot/session-state/{SID}/events.jsonl");
+    let mut logs = Log(line(
+        "tool.execution_start",
+        400,
+        json!({"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "sleep 30"}}),
+    ));
+    let (mut a, mut out) = (Adapter::new(), Vec::new());
+    let mut p = hook("UserPromptSubmit", 100, json!({"prompt": "run it"}));
+    p.transcript_path = Some(log);
+    a.push(T0 + 100, &p, &mut logs, &mut out);
+    // Last seen at +200 ms, by the prompt's hook; the call began at +400 ms.
+    a.abandon(SID, T0 + 200, &mut logs, &mut out);
+    assert!(
+        out.iter()
+            .any(|r| matches!(&r.event, Event::Calling { call, .. } if call.id == "call_1")),
+        "the call is kept: {out:?}"
+    );
+    assert!(
+        matches!(out.last().map(|r| &r.event), Some(Event::Closed { at_ms }) if *at_ms == T0 + 400),
+        "closed when the log last said anything: {out:?}"
+    );
+}
