@@ -1,6 +1,6 @@
 //! The contract every agent's adapter keeps, so that the daemon (and the tests) drive every
 //! agent the same way: a type implementing [`AgentAdapter`], listed once in
-//! [`super::agents`], as an exporter is a type implementing `SpanExporter`.
+//! [`super::agent`], as an exporter is a type implementing `SpanExporter`.
 
 use std::any::Any;
 use std::fmt;
@@ -171,3 +171,68 @@ impl<A: AgentAdapter> Dispatch for A {
         AgentAdapter::message_budget(self, id, bytes);
     }
 }
+
+/// [`AgentAdapter`] for an agent's `Adapter` that reads nothing but its hooks' payloads (no
+/// transcript or log): the contract is its own `push`, `open_turns`, `at_rest` and `abandon`
+/// (and `tick`, with `ticks`), the files it is handed unused, written here once rather than
+/// in each such agent's `contract.rs`. `$session` names a payload's session.
+macro_rules! payloads_only {
+    ($payload:ty, |$p:ident| $session:expr $(, $ticks:ident)?) => {
+        impl $crate::sources::command_hooks::adapter::AgentAdapter for Adapter {
+            type Payload = $payload;
+
+            fn parse(&self, json: &str) -> Result<$payload, String> {
+                serde_json::from_str(json).map_err(|e| e.to_string())
+            }
+
+            fn session_of($p: &$payload) -> &str {
+                $session
+            }
+
+            fn take(
+                &mut self,
+                p: $payload,
+                at_ms: u64,
+                _: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+                out: &mut Vec<$crate::protocol::Record<'static>>,
+            ) {
+                Adapter::push(self, at_ms, &p, out);
+            }
+
+            $(payloads_only!(@$ticks);)?
+
+            fn open_turns(&self) -> usize {
+                Adapter::open_turns(self)
+            }
+
+            fn kept(&self) -> usize {
+                self.sessions.len()
+            }
+
+            fn at_rest(&self, id: &str) -> bool {
+                Adapter::at_rest(self, id)
+            }
+
+            fn abandon(
+                &mut self,
+                id: &str,
+                at_ms: u64,
+                _: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+                out: &mut Vec<$crate::protocol::Record<'static>>,
+            ) {
+                Adapter::abandon(self, id, at_ms, out);
+            }
+        }
+    };
+    (@ticks) => {
+        fn tick(
+            &mut self,
+            now_ms: u64,
+            _: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+            out: &mut Vec<$crate::protocol::Record<'static>>,
+        ) {
+            Adapter::tick(self, now_ms, out);
+        }
+    };
+}
+pub(crate) use payloads_only;

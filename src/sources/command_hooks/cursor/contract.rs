@@ -1,10 +1,8 @@
-//! Cursor's adapter under the contract every agent keeps ([`AgentAdapter`]), and its spec:
+//! Cursor's adapter under the contract every agent keeps ([`AgentAdapter`](super::super::adapter::AgentAdapter), by [`payloads_only`]), and its spec:
 //! a `hooks.json` of Cursor's own, `{"version": 1, "hooks": {event: [{command}]}}`.
 
 use super::{Adapter, Payload};
-use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::adapter::payloads_only;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Cursor.
@@ -38,50 +36,4 @@ pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::a
     Box::new(Adapter::with_grace(grace_ms))
 }
 
-impl AgentAdapter for Adapter {
-    type Payload = Payload;
-
-    fn parse(&self, json: &str) -> Result<Payload, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
-
-    fn session_of(p: &Payload) -> &str {
-        p.session()
-    }
-
-    fn take(
-        &mut self,
-        p: Payload,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::push(self, at_ms, &p, out);
-    }
-
-    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
-    }
-
-    fn open_turns(&self) -> usize {
-        Adapter::open_turns(self)
-    }
-
-    fn kept(&self) -> usize {
-        self.sessions.len()
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        Adapter::at_rest(self, id)
-    }
-
-    fn abandon(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, out);
-    }
-}
+payloads_only!(Payload, |p| p.session(), ticks);

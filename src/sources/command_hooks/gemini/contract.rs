@@ -1,9 +1,7 @@
-//! Gemini CLI's adapter under the contract every agent keeps ([`AgentAdapter`]).
+//! Gemini CLI's adapter under the contract every agent keeps ([`AgentAdapter`](super::super::adapter::AgentAdapter), by [`payloads_only`]).
 
 use super::{Adapter, Payload};
-use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::adapter::payloads_only;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Gemini CLI.
@@ -43,50 +41,4 @@ fn journaled(payload: &str, _: &dyn Fn(&str) -> Option<String>) -> Option<String
     super::slim(payload)
 }
 
-impl AgentAdapter for Adapter {
-    type Payload = Payload;
-
-    fn parse(&self, json: &str) -> Result<Payload, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
-
-    fn session_of(p: &Payload) -> &str {
-        &p.session_id
-    }
-
-    fn take(
-        &mut self,
-        p: Payload,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::push(self, at_ms, &p, out);
-    }
-
-    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
-    }
-
-    fn open_turns(&self) -> usize {
-        Adapter::open_turns(self)
-    }
-
-    fn kept(&self) -> usize {
-        self.sessions.len()
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        Adapter::at_rest(self, id)
-    }
-
-    fn abandon(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, out);
-    }
-}
+payloads_only!(Payload, |p| &p.session_id, ticks);

@@ -1,10 +1,8 @@
-//! opencode's adapter under the contract every agent keeps ([`AgentAdapter`]); its payload is
+//! opencode's adapter under the contract every agent keeps ([`AgentAdapter`](super::super::adapter::AgentAdapter), by [`payloads_only`]); its payload is
 //! boxed, the largest by far.
 
 use super::{Adapter, Payload};
-use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::adapter::payloads_only;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of opencode.
@@ -38,46 +36,4 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-impl AgentAdapter for Adapter {
-    type Payload = Box<Payload>;
-
-    fn parse(&self, json: &str) -> Result<Box<Payload>, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
-
-    fn session_of(p: &Box<Payload>) -> &str {
-        &p.session_id
-    }
-
-    fn take(
-        &mut self,
-        p: Box<Payload>,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::push(self, at_ms, &p, out);
-    }
-
-    fn open_turns(&self) -> usize {
-        Adapter::open_turns(self)
-    }
-
-    fn kept(&self) -> usize {
-        self.sessions.len()
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        Adapter::at_rest(self, id)
-    }
-
-    fn abandon(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        _: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, out);
-    }
-}
+payloads_only!(Box<Payload>, |p| &p.session_id);
