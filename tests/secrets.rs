@@ -241,16 +241,27 @@ fn the_spool_holds_scrubbed_data_only() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut files = 0;
+    let (mut files, mut metrics) = (0, 0);
     for dir in std::fs::read_dir(&spool).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-            let bytes = std::fs::read(f.unwrap().path()).unwrap();
+            let path = f.unwrap().path();
+            if path.is_dir() {
+                // The destination's metrics exports: no message text, and no secret either.
+                for m in std::fs::read_dir(&path).unwrap() {
+                    let bytes = std::fs::read(m.unwrap().path()).unwrap();
+                    metrics += 1;
+                    assert!(!String::from_utf8_lossy(&bytes).contains(secret));
+                }
+                continue;
+            }
+            let bytes = std::fs::read(path).unwrap();
             files += 1;
             assert!(!String::from_utf8_lossy(&bytes).contains(secret));
             assert!(String::from_utf8_lossy(&bytes).contains("[REDACTED:anthropic-key]"));
         }
     }
     assert!(files > 0, "the batch was spooled");
+    assert!(metrics > 0, "the metrics were spooled");
 }
 
 #[test]
