@@ -20,7 +20,7 @@ use anyhow::Result;
 
 use super::{install, ExportArgs, HookArgs};
 use albedo_otel::config::ExporterKind;
-use albedo_otel::sources::command_hooks::agent::Agent;
+use albedo_otel::sources::command_hooks::agent::{Agent, Form};
 use albedo_otel::sources::command_hooks::{daemon, doctor, journal};
 
 /// How long the daemon has to answer a test payload (it sends a trace with a 10 s timeout).
@@ -67,9 +67,18 @@ pub fn run(
             }
         }
     }
-    let mut places: Vec<(String, PathBuf)> = settings_files
+    // Each place a hook of ours may be, and how that file takes it; albedo's and a named
+    // settings file are hooks files of Claude Code's shape.
+    let hooks_file = Agent::ClaudeCode.spec().install.form;
+    let mut places: Vec<(String, PathBuf, Form)> = settings_files
         .iter()
-        .map(|f| ("Claude Code (--settings)".to_string(), f.clone()))
+        .map(|f| {
+            (
+                "Claude Code (--settings)".to_string(),
+                f.clone(),
+                hooks_file,
+            )
+        })
         .collect();
     if settings_files.is_empty() {
         // Every agent's files, where its spec says `install` puts them.
@@ -79,15 +88,15 @@ pub fn run(
             let title = agent.title();
             let user = (install.user_file)(&env);
             if let Some(user) = &user {
-                places.push((format!("{title} (user)"), user.clone()));
+                places.push((format!("{title} (user)"), user.clone(), install.form));
             }
             let here = PathBuf::from(install.project_file);
             if let Some(user) = &user {
                 both_scopes(agent, user, &here);
             }
             if project {
-                places.push((format!("{title} (this project)"), here));
-            } else if !install::installed_commands(&here).is_empty() {
+                places.push((format!("{title} (this project)"), here, install.form));
+            } else if !install::installed_commands(&here, &install.form).is_empty() {
                 println!(
                     "hook, {title} (this project): {} has our hook; not run (`doctor --project` tests it, which runs the command it names)",
                     here.display()
@@ -95,11 +104,15 @@ pub fn run(
             }
         }
         if let Some(a) = std::env::var_os("ALBEDO_HOME") {
-            places.push(("albedo hooks".into(), PathBuf::from(a).join("hooks.json")));
+            places.push((
+                "albedo hooks".into(),
+                PathBuf::from(a).join("hooks.json"),
+                hooks_file,
+            ));
         }
     }
-    for (what, file) in places {
-        let commands = install::installed_commands(&file);
+    for (what, file, form) in places {
+        let commands = install::installed_commands(&file, &form);
         if commands.is_empty() {
             println!("hook, {what}: not installed ({})", file.display());
             continue;
@@ -135,8 +148,8 @@ pub fn run(
 fn both_scopes(agent: Agent, user: &Path, project: &Path) {
     let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let (theirs, ours) = (
-        install::installed_commands(user),
-        install::installed_commands(project),
+        install::installed_commands(user, &agent.spec().install.form),
+        install::installed_commands(project, &agent.spec().install.form),
     );
     let once = agent.spec().install.one_run_per_command && theirs == ours;
     if theirs.is_empty() || ours.is_empty() || once || same(user) == same(project) {

@@ -95,7 +95,7 @@ fn albedo_hooks() -> Hooks {
             events: ALBEDO_EVENTS,
             ..h
         },
-        Form::Plugin { .. } | Form::Flat(_) => unreachable!("Claude Code has a hooks file"),
+        Form::Plugin(_) | Form::Flat(_) => unreachable!("Claude Code has a hooks file"),
     }
 }
 
@@ -165,7 +165,7 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let is_plugin = matches!(form, Form::Plugin { .. });
+    let is_plugin = matches!(form, Form::Plugin(_));
     let (before, mut settings) = if is_plugin {
         Default::default()
     } else {
@@ -232,8 +232,8 @@ pub fn install(target: &Target) -> Result<i32> {
         .filter(|a| *a != Agent::default())
         .map(Agent::name);
     let command = command(&config_file, &hook_dir, agent_flag)?;
-    if is_plugin {
-        let changed = plugin::install(&file, &command)?;
+    if let Form::Plugin(p) = &form {
+        let changed = plugin::install(&file, p, &command)?;
         println!(
             "{} {}: a plugin that starts `{command}` and hands it {}",
             if changed {
@@ -254,7 +254,7 @@ pub fn install(target: &Target) -> Result<i32> {
     match form {
         Form::Hooks(hooks) => add_ours(&mut settings, &hooks, &command)?,
         Form::Flat(flat) => add_flat(&mut settings, &flat, &command)?,
-        Form::Plugin { .. } => unreachable!("a plugin returned above"),
+        Form::Plugin(_) => unreachable!("a plugin returned above"),
     }
     let backup = target.backup_of(&file)?;
     let changed = save(&file, before.as_deref(), &settings, &backup)?;
@@ -311,8 +311,8 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
     }
-    if matches!(form, Form::Plugin { .. }) {
-        if plugin::uninstall(&file)? {
+    if let Form::Plugin(p) = &form {
+        if plugin::uninstall(&file, p)? {
             println!("removed albedo-otel's plugin {}", file.display());
         } else {
             println!("nothing to remove at {}", file.display());

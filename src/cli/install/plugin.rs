@@ -1,7 +1,7 @@
-//! opencode's route: not an entry in a hooks file but a plugin file of albedo-otel's own,
-//! `albedo-otel.js` in opencode's plugin folder, which opencode loads with every file there.
-//! The plugin starts the hook command and hands it each event
-//! (`sources::command_hooks::opencode`). A file of that name that is not ours is never
+//! The route of an agent with plugins and no command hooks (opencode): not an entry in a
+//! hooks file but a plugin file of albedo-otel's own in the agent's plugin folder, which the
+//! agent loads with every file there. The plugin starts the hook command and hands it each
+//! event; its text comes from the agent's folder ([`Plugin`]). A file of that name that is not ours is never
 //! overwritten or removed, and neither is one with our text around someone else's command
 //! (a checkout's can name anything).
 
@@ -10,14 +10,14 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use super::command::{is_our_program, shell_quote, words};
-use albedo_otel::sources::command_hooks::opencode::{plugin, plugin_command};
+use albedo_otel::sources::command_hooks::agent::Plugin;
 
 /// Writes our plugin, starting `command`, to `file`; returns whether that changed it.
-pub(super) fn install(file: &Path, command: &str) -> Result<bool> {
-    let text = plugin(&words(command));
+pub(super) fn install(file: &Path, plugin: &Plugin, command: &str) -> Result<bool> {
+    let text = (plugin.text)(&words(command));
     match std::fs::read_to_string(file) {
         Ok(old) if old == text => return Ok(false),
-        Ok(old) if !is_ours(&old) => bail!(
+        Ok(old) if !is_ours(plugin, &old) => bail!(
             "{} is not albedo-otel's plugin (or starts a command that is not albedo-otel's); not touching it (move it away, or name another file with --settings)",
             file.display()
         ),
@@ -34,9 +34,9 @@ pub(super) fn install(file: &Path, command: &str) -> Result<bool> {
 }
 
 /// Removes our plugin from `file`; returns whether there was one.
-pub(super) fn uninstall(file: &Path) -> Result<bool> {
+pub(super) fn uninstall(file: &Path, plugin: &Plugin) -> Result<bool> {
     match std::fs::read_to_string(file) {
-        Ok(text) if is_ours(&text) => {
+        Ok(text) if is_ours(plugin, &text) => {
             std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
             Ok(true)
         }
@@ -50,8 +50,8 @@ pub(super) fn uninstall(file: &Path) -> Result<bool> {
 }
 
 /// Whether `text` is our plugin, starting our own command.
-fn is_ours(text: &str) -> bool {
-    plugin_command(text)
+fn is_ours(plugin: &Plugin, text: &str) -> bool {
+    (plugin.command_in)(text)
         .and_then(|c| c.split_first().map(|(p, args)| is_our_program(p, args)))
         .unwrap_or(false)
 }
@@ -59,11 +59,11 @@ fn is_ours(text: &str) -> bool {
 /// The command a plugin in `file` with our text starts, as a shell would write it, for
 /// `doctor`: whatever it is, since `doctor` says so of a command that is not ours (and does
 /// not run it).
-pub(super) fn commands(file: &Path) -> Vec<String> {
+pub(super) fn commands(file: &Path, plugin: &Plugin) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
     };
-    plugin_command(&text)
+    (plugin.command_in)(&text)
         .filter(|c| !c.is_empty())
         .map(|c| {
             c.iter()

@@ -68,12 +68,12 @@ impl Target {
         if self.settings.is_some() {
             return None;
         }
-        let (other, _) = self.file_in(Some(!self.project)).ok()?;
+        let (other, form) = self.file_in(Some(!self.project)).ok()?;
         let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if same(&other) == same(file) {
             return None;
         }
-        let theirs = installed_commands(&other);
+        let theirs = installed_commands(&other, &form);
         // Claude Code runs a command that two scopes share once; the others are not known to.
         let shared =
             agent.spec().install.one_run_per_command && theirs.iter().all(|c| c == command);

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::command::is_our_command;
-use super::{Flat, Hooks};
+use super::{Flat, Form, Hooks};
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
@@ -238,11 +238,11 @@ fn make_old_backups_private(file: &Path, name: &str) {
     }
 }
 
-/// Our hook commands in `file` (one per event, usually the same), for `doctor`.
-pub fn installed_commands(file: &Path) -> Vec<String> {
-    // opencode's route is a plugin file, not a hooks file.
-    if file.extension().is_some_and(|e| e == "js") {
-        return super::plugin::commands(file);
+/// Our hook commands in `file`, which takes our hook as `form` says (one per event, usually
+/// the same), for `doctor`.
+pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
+    if let Form::Plugin(p) = form {
+        return super::plugin::commands(file, p);
     }
     let Ok((_, settings)) = load(file) else {
         return Vec::new();

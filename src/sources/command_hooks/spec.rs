@@ -65,12 +65,25 @@ pub struct Install {
 pub enum Form {
     /// Our entries in the agent's `hooks` → event → groups file.
     Hooks(Hooks),
-    /// A plugin file of our own, which starts the hook and hands it these events (opencode
-    /// has no command hooks).
-    Plugin { events: &'static [&'static str] },
+    /// A plugin file of our own, which starts the hook and hands it events (opencode has no
+    /// command hooks).
+    Plugin(Plugin),
     /// Our entries listed directly under each event of a `{"version": N, "hooks": …}` file,
     /// `{"command": …}` each, with no groups (Cursor's `hooks.json`).
     Flat(Flat),
+}
+
+/// A plugin file of albedo-otel's own: its text comes from the agent's folder, which alone
+/// knows the agent's plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct Plugin {
+    /// The events the plugin hands the hook.
+    pub events: &'static [&'static str],
+    /// The plugin's text, starting `command` (its words).
+    pub text: fn(command: &[String]) -> String,
+    /// The command a plugin's text starts, if the text is our plugin's; `install` and
+    /// `uninstall` touch no file but ours, and `doctor` names what another's would run.
+    pub command_in: fn(text: &str) -> Option<Vec<String>>,
 }
 
 /// How a flat hooks file takes our hook (Cursor's).
@@ -107,7 +120,7 @@ impl Form {
     pub fn events(&self) -> &'static [&'static str] {
         match self {
             Form::Hooks(h) => h.events,
-            Form::Plugin { events } => events,
+            Form::Plugin(p) => p.events,
             Form::Flat(f) => f.events,
         }
     }

@@ -22,9 +22,11 @@ pub const SPEC: Spec = Spec {
         },
         user_needs: "XDG_CONFIG_HOME or HOME",
         project_file: ".opencode/plugin/albedo-otel.js",
-        form: spec::Form::Plugin {
+        form: spec::Form::Plugin(spec::Plugin {
             events: super::HOOK_EVENTS,
-        },
+            text: super::plugin,
+            command_in: super::plugin_command,
+        }),
         asks_trust: false,
         one_run_per_command: false,
     },
