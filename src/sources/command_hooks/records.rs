@@ -92,6 +92,7 @@ impl Ended<'_> {
 
 /// A model call whose answer never came (the stream broke, the agent was stopped): still a
 /// model call, with an error and no usage, rather than lost.
+#[derive(Debug)]
 pub(super) struct Unanswered {
     pub id: String,
     pub model: String,
