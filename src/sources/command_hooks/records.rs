@@ -96,7 +96,7 @@ impl Ended<'_> {
 pub(super) struct Unanswered {
     pub id: String,
     pub model: String,
-    pub provider: &'static str,
+    pub provider: Cow<'static, str>,
     pub max_tokens: Option<u64>,
     pub started_ms: u64,
     pub first_token_ms: Option<u64>,
@@ -111,7 +111,7 @@ impl Unanswered {
                 id: Some(Cow::Owned(self.id)),
                 request: Request {
                     model: Cow::Owned(self.model),
-                    provider: Some(Cow::Borrowed(self.provider)),
+                    provider: Some(self.provider),
                     max_tokens: self.max_tokens,
                     messages: None,
                     system: None,

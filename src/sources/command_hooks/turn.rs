@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::records::{raw, record, Ended, Outcome, Unanswered};
-use crate::protocol::{Call, Event, Record};
+use crate::protocol::{Call, Event, Json, Record};
 
 /// A tool call started and not ended yet.
 #[derive(Debug)]
@@ -49,11 +49,15 @@ impl Why {
 }
 
 /// A turn that is open: begun by a prompt (or by the first call of a turn whose prompt no
-/// hook carried).
+/// hook carried). `E` is what one agent alone keeps of a turn.
 #[derive(Debug, Default)]
-pub(super) struct OpenTurn {
+pub(super) struct OpenTurn<E = ()> {
     /// When it began: sub-agents' session ids are made from it.
     pub at_ms: u64,
+    /// Whether the agent reports a call it refused (opencode: a tool part with an error):
+    /// then a call still pending at its stop failed. Otherwise a hook refused it, since these
+    /// agents report every call that ran.
+    pub reports_refusals: bool,
     /// Numbers for calls and model calls without an id of their own: ids only need to differ
     /// within a turn, and counting from its start gives the same ids on a re-read.
     pub calls: u32,
@@ -66,16 +70,26 @@ pub(super) struct OpenTurn {
     pub stop: Option<(u64, &'static str)>,
     /// Stops already seen in this turn (each held one that was answered makes one more).
     pub stops: u32,
+    pub own: E,
 }
 
-impl OpenTurn {
+impl<E: Default> OpenTurn<E> {
     pub fn new(at_ms: u64) -> Self {
         OpenTurn {
             at_ms,
-            ..OpenTurn::default()
+            reports_refusals: false,
+            calls: 0,
+            model_calls: 0,
+            pending: Vec::new(),
+            models: Vec::new(),
+            stop: None,
+            stops: 0,
+            own: E::default(),
         }
     }
+}
 
+impl<E> OpenTurn<E> {
     /// Starts a tool call (`id`, else the next number); returns its id.
     pub fn start_call(
         &mut self,
@@ -149,16 +163,17 @@ impl OpenTurn {
         }
     }
 
-    /// Starts a model call; returns its id.
+    /// Starts a model call (`id`, else the next number); returns its id.
     pub fn start_model(
         &mut self,
+        id: Option<String>,
         model: String,
-        provider: &'static str,
+        provider: Cow<'static, str>,
         max_tokens: Option<u64>,
         at_ms: u64,
     ) -> String {
         self.model_calls += 1;
-        let id = format!("model-{}", self.model_calls);
+        let id = id.unwrap_or_else(|| format!("model-{}", self.model_calls));
         self.models.push(Unanswered {
             id: id.clone(),
             model,
@@ -184,13 +199,18 @@ impl OpenTurn {
     /// the turn (unless the agent is gone: its session's close marks the turn unfinished).
     pub fn flush(self, session: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
         let calls = match why {
-            Why::Stopped(_) => Some(Outcome::Refused),
-            Why::Interrupted => Some(Outcome::Failed),
+            Why::Stopped(_) if !self.reports_refusals => Some(Outcome::Refused),
+            Why::Stopped(_) | Why::Interrupted => Some(Outcome::Failed),
             Why::Gone => None,
         };
         if let Some(outcome) = calls {
+            // A failed call says why it has no result of its own.
+            let said = (outcome == Outcome::Failed)
+                .then(|| Json::of("the turn ended before the call did").ok())
+                .flatten()
+                .map(|j| j.0.into_owned());
             for pre in self.pending {
-                out.push(ended(session, pre, None).record(at_ms, outcome));
+                out.push(ended(session, pre, said.clone()).record(at_ms, outcome));
             }
         }
         for call in self.models {

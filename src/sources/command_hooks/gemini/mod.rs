@@ -174,8 +174,9 @@ impl Adapter {
         turn.unanswered(sid, at_ms, NO_FINISH, out);
         let request = p.llm_request.as_ref();
         turn.start_model(
+            None,
             request.and_then(|r| r.model.clone()).unwrap_or_default(),
-            PROVIDER,
+            Cow::Borrowed(PROVIDER),
             request.and_then(|r| r.config.as_ref()?.max_output_tokens),
             at_ms,
         );
