@@ -28,13 +28,14 @@ pub(super) enum Why {
     /// The agent ended it (its stop, past any grace), with this reason. A call still pending
     /// never ran: these agents report every call that ran, so a hook refused it.
     Stopped(&'static str),
-    /// The next prompt came first (the user cut the turn short): a call still pending was cut
-    /// short with it.
+    /// The turn was cut short where a hook says so (the next prompt came first, or the agent
+    /// says the user stopped it): it ends then, and a call still pending was cut short with it.
     Interrupted,
-    /// The agent is gone, or its session ended, with the turn open: the turn is exported
-    /// unfinished, and a call still pending ends with the session's close, when the agent was
-    /// last seen.
-    Gone,
+    /// No hook says when the turn ended: the agent is gone, or its session ended with the turn
+    /// open, or the user pressed Esc in Claude Code (which sends nothing). The turn and the
+    /// calls still pending are left for the session's next prompt or close to end, unfinished,
+    /// at the last sign of life.
+    Unseen,
 }
 
 impl Why {
@@ -43,7 +44,7 @@ impl Why {
         match self {
             Why::Stopped(_) => "the turn ended before the model answered",
             Why::Interrupted => "the turn was cut short before the model answered",
-            Why::Gone => "the agent stopped before the model answered",
+            Why::Unseen => "the turn ended unseen before the model answered",
         }
     }
 }
@@ -196,12 +197,12 @@ impl<E> OpenTurn<E> {
     }
 
     /// Ends the turn at `at_ms`, for `why`: pending calls and model calls end with it, then
-    /// the turn (unless the agent is gone: its session's close marks the turn unfinished).
+    /// the turn (unless no hook saw it end: see [`Why::Unseen`]).
     pub fn flush(self, session: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
         let calls = match why {
             Why::Stopped(_) if !self.reports_refusals => Some(Outcome::Refused),
             Why::Stopped(_) | Why::Interrupted => Some(Outcome::Failed),
-            Why::Gone => None,
+            Why::Unseen => None,
         };
         if let Some(outcome) = calls {
             // A failed call says why it has no result of its own.
@@ -219,7 +220,7 @@ impl<E> OpenTurn<E> {
         let reason = match why {
             Why::Stopped(reason) => reason,
             Why::Interrupted => "interrupted",
-            Why::Gone => return,
+            Why::Unseen => return,
         };
         out.push(record(
             session,

@@ -196,7 +196,7 @@ impl Adapter {
                 _ => at_ms,
             };
             // A turn with no `Stop` did not end: the session's close marks it unfinished.
-            finish(id, &mut s, at_ms, Why::Gone, logs, out);
+            finish(id, &mut s, at_ms, Why::Unseen, logs, out);
             // A session that said it ended (the agent exits right after) closed then.
             out.push(record(
                 id,

@@ -309,7 +309,7 @@ impl Adapter {
             return;
         }
         match why {
-            Why::Gone => self.sub_agents_gone(sid, at_ms, out),
+            Why::Unseen => self.sub_agents_gone(sid, at_ms, out),
             _ => self.sub_agents_ended(sid, at_ms, out),
         }
         if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
@@ -323,7 +323,7 @@ impl Adapter {
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         // A stop held back did end its turn.
         self.end_held(id, out);
-        self.end_turn(id, at_ms, Why::Gone, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
         self.sub_agents_gone(id, at_ms, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));

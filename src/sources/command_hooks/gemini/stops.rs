@@ -76,7 +76,7 @@ impl Adapter {
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         // A stop held back did end its turn.
         self.end_held(id, out);
-        self.end_turn(id, at_ms, Why::Gone, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));
         }

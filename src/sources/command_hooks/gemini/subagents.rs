@@ -171,7 +171,7 @@ impl Adapter {
         };
         for child in running.into_iter().rev().map(|r| r.session) {
             // Unfinished: its model call in flight is still a call, with an error.
-            self.end_turn(&child, at_ms, Why::Gone, out);
+            self.end_turn(&child, at_ms, Why::Unseen, out);
             if self.sessions.remove(&child).is_some() {
                 out.push(record(&child, Event::Closed { at_ms }));
             }

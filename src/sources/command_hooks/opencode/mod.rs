@@ -260,7 +260,7 @@ impl Adapter {
                 continue;
             }
             if let Some(turn) = s.turn.take() {
-                turn.flush(sid, at_ms, Why::Gone, out);
+                turn.flush(sid, at_ms, Why::Unseen, out);
             }
             out.push(record(sid, Event::Closed { at_ms }));
         }
