@@ -185,6 +185,21 @@ fn messages_file(home: &Path) -> (PathBuf, String) {
     (dir.path().join(format!("{id}.messages.json")), id)
 }
 
+/// The one model of the messages file's answers.
+fn recorded_model(messages: &Path) -> String {
+    let file: Value = serde_json::from_slice(&std::fs::read(messages).unwrap()).unwrap();
+    let mut models: Vec<&str> = file["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["modelInfo"]["id"].as_str())
+        .collect();
+    models.dedup();
+    assert_eq!(models.len(), 1, "{models:?}");
+    models[0].to_string()
+}
+
 /// Each model call's `(input, output)` tokens as Cline recorded them.
 fn recorded_tokens(messages: &Path) -> Vec<(u64, u64)> {
     let file: Value = serde_json::from_slice(&std::fs::read(messages).unwrap()).unwrap();
@@ -234,6 +249,9 @@ fn a_real_cline_session_becomes_a_trace_per_turn() {
     let log = drained(&hook_dir, &rx);
     key_only_in_config(&home, &hook_dir, API_KEY);
     let (messages, session) = messages_file(&home);
+    // The model Cline recorded: its ACP session takes its own default (gpt-4o), not the one
+    // `cline auth` set, and says so in its messages file, as the provider was sent.
+    let model = recorded_model(&messages);
     let spans = rx.spans();
     let expect = Expect {
         root: "invoke_agent cline",
@@ -241,7 +259,7 @@ fn a_real_cline_session_becomes_a_trace_per_turn() {
         tool: "execute_tool run_commands",
         denied: DENIED_COMMAND,
         provider: "openai",
-        model: MODEL,
+        model: &model,
     };
     check_two_turns(
         &spans,
@@ -274,10 +292,37 @@ fn a_killed_cline_leaves_its_turn_unfinished_not_lost() {
     install_as_user(install, &["cline"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{LINGER_MARK}: wait");
     let cmd = cline_cmd(&bin, &["--json", &prompt], &home, &work, &spool);
-    // The model's answer asking for the long command is in the messages file before it runs.
-    kill_mid_call(cmd, &home.join(".cline/data/sessions"), LONG_COMMAND);
+    // Killed once the long command's `PreToolUse` is journaled: the daemon knows Cline's
+    // process from two payloads of it, and sees it gone.
+    kill_mid_call(cmd, &hook_dir, LONG_COMMAND);
+    stop_hub(&work);
     let log = drained(&hook_dir, &rx);
     check_killed(&rx.spans(), "execute_tool run_commands", &log);
+}
+
+/// Stops the hub Cline starts in a process group of its own for a session in `work`: a
+/// Cline that exits stops it, a killed one leaves it running.
+#[cfg(unix)]
+fn stop_hub(work: &Path) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let cwd = work.to_string_lossy().into_owned();
+    for p in procs.flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        if words.iter().any(|w| w == "--cline-hub-daemon") && words.contains(&cwd) {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
 }
 
 /// A hook file of the user's own under an event's name is never replaced or removed: `install`

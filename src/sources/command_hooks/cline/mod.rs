@@ -1,5 +1,5 @@
 //! Cline CLI's hook payloads and messages file to protocol records (what they carry:
-//! docs/agents/cline-cli.md).
+//! docs/agents/cline.md).
 //!
 //! Cline runs an executable named after each event in its hooks folder ([`contract::SPEC`]),
 //! and hands it a payload named by its inner event (`hookName`):

@@ -1,4 +1,4 @@
-//! What Cline CLI hands a hook script on stdin (observed: docs/agents/cline-cli.md), and what
+//! What Cline CLI hands a hook script on stdin (observed: docs/agents/cline.md), and what
 //! the hook adds before journaling it: Cline names neither the session in `session_id` nor
 //! its messages file, so the hook writes both in, from the payload's root session and the
 //! variables Cline runs its hooks with.
@@ -147,7 +147,9 @@ fn event_of(payload: &str) -> &'static str {
         Some("tool_call") => "PreToolUse",
         Some("tool_result") => "PostToolUse",
         Some("prompt_submit") => "UserPromptSubmit",
-        Some("session_shutdown") => "SessionShutdown",
+        // The daemon's name for a session's end: the journal goes once the turn is out (a
+        // session that goes on after it gets a journal again, as a resumed one does).
+        Some("session_shutdown") => "SessionEnd",
         _ => "other",
     }
 }

@@ -1,4 +1,4 @@
-//! Cline's payloads and messages file, as the real CLI wrote them (docs/agents/cline-cli.md),
+//! Cline's payloads and messages file, as the real CLI wrote them (docs/agents/cline.md),
 //! to records.
 
 use super::*;
