@@ -45,9 +45,17 @@ fn cline_cmd(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) 
         .env("CLINE_PROVIDER", "openai-compatible")
         .env("CLINE_MODEL", MODEL)
         .env("CLINE_API_KEY", "dummy")
+        // Cline starts a hub on a fixed port, in a process group of its own, and leaves it
+        // running: a port of the test's own keeps tests apart, and `stop_hub` stops it.
+        .env("CLINE_HUB_PORT", free_port().to_string())
         // The user's shell's variables, meant for other programs.
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
     cmd
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
 }
 
 /// Points Cline at the scripted provider, as its user would.
@@ -245,6 +253,8 @@ fn a_real_cline_session_becomes_a_trace_per_turn() {
     let second = acp.request("session/prompt", prompt(&format!("{DENY_MARK}: push it")));
     assert_eq!(second["stopReason"], "cancelled");
     acp.close();
+    #[cfg(unix)]
+    stop_hub(&work);
 
     let log = drained(&hook_dir, &rx);
     key_only_in_config(&home, &hook_dir, API_KEY);
