@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Promise, Script, Step, SESSION};
+use crate::sources::command_hooks::steps::{
+    iso, Model, Promise, Script, Step, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Cline {
@@ -118,6 +120,21 @@ impl Script for Cline {
         vec![payload]
     }
 
+    /// No hook: Cline writes a model call into the messages file as one assistant message,
+    /// with its model, tokens and time, once its answer has come.
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        if let Model::Answered(id) = step {
+            let (input, output) = ANSWER_TOKENS;
+            self.messages.push(json!({"id": format!("msg_{id}"), "role": "assistant",
+                "content": [{"type": "text", "text": "thinking it over"}], "ts": at_ms,
+                "modelInfo": {"id": "claude-sonnet-4.5", "provider": "anthropic"},
+                "metrics": {"inputTokens": input, "outputTokens": output,
+                    "cacheReadTokens": 0, "cacheWriteTokens": 0}}));
+            self.write(at_ms, log);
+        }
+        Some(Vec::new())
+    }
+
     /// A long command's output: Cline writes it into the file with the call's result.
     fn filler(&mut self, bytes: usize, _: u64, _: &mut String) {
         self.output.push_str(&"x".repeat(bytes));
@@ -127,6 +144,11 @@ impl Script for Cline {
         match promise {
             Promise::SubagentsSideBySide | Promise::SubagentCallsStayTheirs => Some(
                 "Cline's sub-agents (`spawn_agent`) are not traced yet: their hooks are left out",
+            ),
+            Promise::KilledTurnKeepsItsModelCall => Some(
+                "Cline records a model call only as its answer (an assistant message with its model, \
+                 tokens and time in the messages file), and no hook is sent for it: one in flight \
+                 when Cline dies has no record of when it was sent or to which model",
             ),
             _ => None,
         }
