@@ -66,7 +66,10 @@ const AGENT_FILES: &[AgentFile] = &[
         // One of the scripts, one per event, that install writes into Cline's hooks folder.
         file: ".cline/hooks/TaskStart",
         original: None,
-        beside: Some((".cline/hooks/TaskStart.sh", "#!/bin/sh\necho '{\"cancel\": false}'\n")),
+        beside: Some((
+            ".cline/hooks/TaskStart.sh",
+            "#!/bin/sh\necho '{\"cancel\": false}'\n",
+        )),
         doctor: "Cline CLI (user)",
     },
 ];

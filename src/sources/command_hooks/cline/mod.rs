@@ -27,13 +27,12 @@ pub mod scripts;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-
 pub use payload::{journaled, root_session, Payload};
 
 use super::files::{FileCursor, Transcripts};
-use super::records::{raw, record, rfc3339_ms, session_opened, Ended, Outcome};
-use crate::protocol::{Call, Event, Record};
+use super::records::{record, rfc3339_ms, session_opened, Outcome};
+use super::turn::{OpenTurn, Why};
+use crate::protocol::{Event, Record};
 
 /// The agent name on Cline's turns.
 pub const AGENT: &str = "cline";
@@ -54,33 +53,17 @@ pub const HOOK_EVENTS: &[&str] = &[
 /// hook, and runs that hook without waiting for it.
 const READ_GRACE_MS: u64 = 1_000;
 
-/// A call `tool_call` started and no `tool_result` has ended yet.
-#[derive(Debug)]
-struct Pending {
-    id: String,
-    name: String,
-    input: Option<Box<RawValue>>,
-    at_ms: u64,
-}
-
-/// A turn's end, held until its messages are written.
-#[derive(Debug, Clone, Copy)]
-struct Stop {
-    at_ms: u64,
-    reason: &'static str,
-    /// How the calls still pending ended: a hook refused the one the turn stopped on.
-    pending: Outcome,
-    /// The session ended with the turn (`session_shutdown`).
+/// What Cline alone keeps of an open turn: how its held end ends it.
+#[derive(Debug, Default)]
+struct Held {
+    /// The session ended with the turn (`session_shutdown`), at the held stop's time.
     closes: bool,
 }
 
 #[derive(Debug, Default)]
 struct Session {
     started: bool,
-    turn_open: bool,
-    turn_start: u64,
-    pending: Vec<Pending>,
-    stop: Option<Stop>,
+    turn: Option<OpenTurn<Held>>,
     /// The session's messages file, as the hook named it.
     messages: Option<String>,
     /// How far the turns read so far reach into it, and the last message's time there.
@@ -88,6 +71,32 @@ struct Session {
     last_ts: Option<u64>,
     /// Where an earlier daemon had read it to.
     resumed: Option<FileCursor>,
+}
+
+impl Session {
+    /// The open turn, opened without a prompt if there is none (a call whose `TaskStart` an
+    /// earlier daemon read).
+    fn turn(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        out: &mut Vec<Record<'static>>,
+    ) -> &mut OpenTurn<Held> {
+        if self.turn.is_none() {
+            out.push(prompted(sid, at_ms));
+        }
+        self.turn.get_or_insert_with(|| OpenTurn::new(at_ms))
+    }
+}
+
+fn prompted(sid: &str, at_ms: u64) -> Record<'static> {
+    record(
+        sid,
+        Event::Prompted {
+            at_ms,
+            text: Cow::Borrowed(""),
+        },
+    )
 }
 
 #[derive(Debug, Default)]
@@ -100,16 +109,13 @@ impl Adapter {
         Adapter::default()
     }
 
-    /// Sessions with a turn open or not yet read.
+    /// Sessions with a turn open (its end held or not).
     pub fn open_turns(&self) -> usize {
-        let open = |s: &&Session| s.turn_open || s.stop.is_some();
-        self.sessions.values().filter(open).count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions
-            .get(id)
-            .is_none_or(|s| !s.turn_open && s.stop.is_none())
+        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -137,65 +143,44 @@ impl Adapter {
         match p.hook_name.as_str() {
             "agent_start" | "agent_resume" => {
                 finish(sid, s, at_ms, files, out);
-                s.turn_open = true;
-                s.turn_start = at_ms;
-                out.push(record(
-                    sid,
-                    Event::Prompted {
-                        at_ms,
-                        text: Cow::Borrowed(""),
-                    },
-                ));
+                s.turn = Some(OpenTurn::new(at_ms));
+                out.push(prompted(sid, at_ms));
             }
             "tool_call" => {
+                let Some(c) = &p.tool_call else { return };
+                let turn = s.turn(sid, at_ms, out);
                 // A turn whose end was held went on (nothing blocks Cline's, but a late end
                 // must not cut the turn).
-                s.stop = None;
-                let Some(c) = &p.tool_call else { return };
-                s.pending.push(Pending {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    input: c.input.clone(),
-                    at_ms,
-                });
-                out.push(record(
-                    sid,
-                    Event::Calling {
-                        at_ms,
-                        call: Call {
-                            id: Cow::Owned(c.id.clone()),
-                            name: Cow::Owned(c.name.clone()),
-                            arguments: raw(&c.input),
-                            within: None,
-                        },
-                    },
-                ));
+                turn.went_on();
+                let (id, name) = (Some(c.id.clone()), c.name.clone());
+                turn.start_call(sid, id, name, c.input.clone(), None, at_ms, out);
             }
             "tool_result" => {
                 let Some(r) = &p.tool_result else { return };
-                let Some(i) = s.pending.iter().position(|c| c.id == r.id) else {
+                let Some(turn) = s.turn.as_mut() else { return };
+                let Some(i) = turn.pending.iter().position(|c| c.id == r.id) else {
                     return;
                 };
-                let pre = s.pending.remove(i);
-                let started = r.started_at.as_deref().and_then(rfc3339_ms);
+                // The times the tool itself ran, within the turn's view of it.
+                let pre = &mut turn.pending[i];
+                if let Some(started) = r.started_at.as_deref().and_then(rfc3339_ms) {
+                    pre.at_ms = started.max(pre.at_ms);
+                }
+                if pre.input.is_none() {
+                    pre.input = r.input.clone();
+                }
                 let ended = r.ended_at.as_deref().and_then(rfc3339_ms);
                 let failed = r.error.as_ref().is_some_and(|e| e.get() != "null");
-                out.push(
-                    Ended {
-                        session: sid,
-                        id: pre.id,
-                        name: pre.name,
-                        arguments: raw(&pre.input).or_else(|| raw(&r.input)),
-                        output: raw(&r.output).or_else(|| raw(&r.error)),
-                        started_ms: started.map_or(pre.at_ms, |t| t.max(pre.at_ms)),
-                    }
-                    .record(ended.unwrap_or(at_ms), Outcome::of(false, failed)),
-                );
+                let output = r.output.clone().or_else(|| r.error.clone());
+                let outcome = Outcome::of(false, failed);
+                turn.end_call(sid, i, output, outcome, ended.unwrap_or(at_ms), out);
             }
-            "agent_end" => hold(s, at_ms, "end_turn", Outcome::Refused, false),
-            "agent_error" => hold(s, at_ms, "error", Outcome::Failed, false),
-            "agent_abort" => hold(s, at_ms, "interrupted", Outcome::Failed, false),
-            "session_shutdown" => hold(s, at_ms, "cancelled", Outcome::Refused, true),
+            "agent_end" => hold(s, at_ms, "end_turn", false, false),
+            // A call still pending when the task failed or was cancelled was cut short.
+            "agent_error" => hold(s, at_ms, "error", true, false),
+            "agent_abort" => hold(s, at_ms, "interrupted", true, false),
+            // A hook that cancelled a call ends the session: that call was refused.
+            "session_shutdown" => hold(s, at_ms, "cancelled", false, true),
             _ => {}
         }
     }
@@ -209,15 +194,19 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
-            let Some(stop) = s
-                .stop
-                .filter(|st| now_ms >= st.at_ms.saturating_add(READ_GRACE_MS))
-            else {
+            let Some(turn) = s.turn.as_ref() else {
                 continue;
             };
+            let Some((stop_at, _)) = turn.stop else {
+                continue;
+            };
+            if now_ms < stop_at.saturating_add(READ_GRACE_MS) {
+                continue;
+            }
+            let closes = turn.own.closes;
             finish(sid, s, now_ms, files, out);
-            if stop.closes {
-                out.push(record(sid, Event::Closed { at_ms: stop.at_ms }));
+            if closes {
+                out.push(record(sid, Event::Closed { at_ms: stop_at }));
                 closed.push(sid.clone());
             }
         }
@@ -238,36 +227,47 @@ impl Adapter {
         let Some(mut s) = self.sessions.remove(id) else {
             return;
         };
-        let closed_at = match s.stop {
-            Some(stop) => {
+        let held = s
+            .turn
+            .as_ref()
+            .and_then(|t| t.stop.map(|(at, _)| (at, t.own.closes)));
+        let closed_at = match held {
+            Some((stop_at, closes)) => {
                 finish(id, &mut s, at_ms, files, out);
-                if stop.closes {
-                    stop.at_ms
+                if closes {
+                    stop_at
                 } else {
                     at_ms
                 }
             }
-            // Cline was alive when it wrote its last message.
-            None if s.turn_open => at_ms.max(read_calls(id, &mut s, u64::MAX, files, out)),
-            None => at_ms,
+            None => match s.turn.take() {
+                Some(turn) => {
+                    // Cline was alive when it wrote its last message.
+                    let last = read_calls(id, &mut s, turn.at_ms, u64::MAX, files, out);
+                    let at = at_ms.max(last);
+                    turn.flush(id, at, Why::Unseen, out);
+                    at
+                }
+                None => at_ms,
+            },
         };
         out.push(record(id, Event::Closed { at_ms: closed_at }));
     }
 }
 
-fn hold(s: &mut Session, at_ms: u64, reason: &'static str, pending: Outcome, closes: bool) {
-    if s.turn_open {
-        s.stop = Some(Stop {
-            at_ms,
-            reason,
-            pending,
-            closes,
-        });
+/// Holds the open turn's end at `at_ms`: `cut` when the calls still pending were cut short
+/// rather than refused, `closes` when the session ends with it.
+fn hold(s: &mut Session, at_ms: u64, reason: &'static str, cut: bool, closes: bool) {
+    if let Some(turn) = s.turn.as_mut() {
+        turn.hold(at_ms, reason);
+        // A pending call fails rather than being refused, as where an agent reports refusals.
+        turn.reports_refusals = cut;
+        turn.own.closes = closes;
     }
 }
 
 /// Ends session `sid`'s turn, at its held end, or (with none) at `at_ms` as interrupted: its
-/// model calls from the messages file up to `at_ms`, its calls still pending as the end says.
+/// model calls from the messages file up to `at_ms`, then the one flush.
 fn finish(
     sid: &str,
     s: &mut Session,
@@ -275,43 +275,22 @@ fn finish(
     files: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
 ) {
-    if !std::mem::take(&mut s.turn_open) {
-        s.stop = None;
+    let Some(turn) = s.turn.take() else {
         return;
+    };
+    read_calls(sid, s, turn.at_ms, at_ms, files, out);
+    match turn.stop {
+        Some((stop_at, reason)) => turn.flush(sid, stop_at, Why::Stopped(reason), out),
+        None => turn.flush(sid, at_ms, Why::Interrupted, out),
     }
-    let stop = s.stop.take().unwrap_or(Stop {
-        at_ms,
-        reason: "interrupted",
-        pending: Outcome::Failed,
-        closes: false,
-    });
-    read_calls(sid, s, at_ms, files, out);
-    for pre in s.pending.drain(..) {
-        out.push(
-            Ended {
-                session: sid,
-                id: pre.id,
-                name: pre.name,
-                arguments: raw(&pre.input),
-                output: None,
-                started_ms: pre.at_ms,
-            }
-            .record(stop.at_ms, stop.pending),
-        );
-    }
-    out.push(record(
-        sid,
-        Event::TurnEnded {
-            at_ms: stop.at_ms,
-            reason: Some(Cow::Borrowed(stop.reason)),
-        },
-    ));
 }
 
-/// The open turn's model calls, from its start to `to`; returns when the last ended (0: none).
+/// The model calls of a turn begun at `from`, up to `to`; returns when the last ended (0:
+/// none).
 fn read_calls(
     sid: &str,
     s: &mut Session,
+    from: u64,
     to: u64,
     files: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
@@ -320,7 +299,7 @@ fn read_calls(
         return 0;
     };
     let at = s.read.take().or_else(|| s.resumed.take());
-    let read = messages::read(&path, at.as_ref(), s.last_ts, s.turn_start, to, files);
+    let read = messages::read(&path, at.as_ref(), s.last_ts, from, to, files);
     s.read = Some(read.cursor);
     s.last_ts = read.last_ts;
     let mut last = 0;

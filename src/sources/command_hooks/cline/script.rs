@@ -125,7 +125,8 @@ impl Script for Cline {
     fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
         if let Model::Answered(id) = step {
             let (input, output) = ANSWER_TOKENS;
-            self.messages.push(json!({"id": format!("msg_{id}"), "role": "assistant",
+            self.messages
+                .push(json!({"id": format!("msg_{id}"), "role": "assistant",
                 "content": [{"type": "text", "text": "thinking it over"}], "ts": at_ms,
                 "modelInfo": {"id": "claude-sonnet-4.5", "provider": "anthropic"},
                 "metrics": {"inputTokens": input, "outputTokens": output,
