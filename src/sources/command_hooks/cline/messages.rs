@@ -98,8 +98,7 @@ pub(super) fn read(
         };
     };
     let mut done = base + pos as u64;
-    loop {
-        let Some(i) = skip_ws(&bytes, pos) else { break };
+    while let Some(i) = skip_ws(&bytes, pos) {
         pos = match bytes[i] {
             b',' => i + 1,
             b'{' => i,

@@ -116,7 +116,7 @@ fn a_turn_has_its_tool_call_and_its_model_calls_from_the_messages_file() {
     let calls: Vec<(u64, u64, Usage)> = out
         .iter()
         .filter_map(|r| match &r.event {
-            Event::CallSent(c) => Some((c.started_ms, c.finished_ms, c.usage.clone())),
+            Event::CallSent(c) => Some((c.started_ms, c.finished_ms, c.usage)),
             _ => None,
         })
         .collect();
