@@ -151,7 +151,18 @@ pub(super) fn save(
 ) -> Result<bool> {
     let mut text = serde_json::to_string_pretty(settings)?;
     text.push('\n');
-    if before == Some(text.as_str()) {
+    save_text(file, before, &text, backup)
+}
+
+/// Writes `text` to `file` unless it is what the file holds (`before`), a backup of `before`
+/// first; returns whether it wrote.
+pub(super) fn save_text(
+    file: &Path,
+    before: Option<&str>,
+    text: &str,
+    backup: &Backup,
+) -> Result<bool> {
+    if before == Some(text) {
         return Ok(false);
     }
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -243,6 +254,9 @@ fn make_old_backups_private(file: &Path, name: &str) {
 pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
     if let Form::Plugin(p) = form {
         return super::plugin::commands(file, p);
+    }
+    if let Form::TomlTables(_) = form {
+        return super::toml_hooks::commands(file);
     }
     let Ok((_, settings)) = load(file) else {
         return Vec::new();

@@ -71,6 +71,20 @@ pub enum Form {
     /// Our entries listed directly under each event of a `{"version": N, "hooks": …}` file,
     /// `{"command": …}` each, with no groups (Cursor's `hooks.json`).
     Flat(Flat),
+    /// Our `[[hooks]]` tables in the agent's TOML configuration, `event`, `command` and
+    /// `timeout` each (Kimi Code's `config.toml`), among the user's own tables.
+    TomlTables(TomlTables),
+}
+
+/// How a TOML configuration takes our hook: a `[[hooks]]` table per event (Kimi Code's).
+#[derive(Debug, Clone, Copy)]
+pub struct TomlTables {
+    /// The events the hook goes in for.
+    pub events: &'static [&'static str],
+    /// Events whose tables match on the tool name (`matcher = ".*"`).
+    pub tool_events: &'static [&'static str],
+    /// The hook's `timeout`, in seconds.
+    pub timeout: u64,
 }
 
 /// A plugin file of albedo-otel's own: its text comes from the agent's folder, which alone
@@ -122,6 +136,7 @@ impl Form {
             Form::Hooks(h) => h.events,
             Form::Plugin(p) => p.events,
             Form::Flat(f) => f.events,
+            Form::TomlTables(t) => t.events,
         }
     }
 }
