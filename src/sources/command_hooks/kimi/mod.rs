@@ -113,7 +113,7 @@ impl Adapter {
                 // cut short. (With none open, the wire's older lines are the turns before,
                 // which the reads from this prompt's time on leave out.)
                 if s.turn_open {
-                    read(sid, s, files, out);
+                    read(sid, s, at_ms, files, out);
                 }
                 if s.turn_open {
                     end_turn(sid, s, at_ms, "interrupted", out);
@@ -137,7 +137,7 @@ impl Adapter {
             "SessionEnd" => {
                 s.closing = Some(at_ms);
                 if s.turn_open {
-                    read(sid, s, files, out);
+                    read(sid, s, at_ms, files, out);
                 }
                 if s.turn_open {
                     let why = s.stop.map_or("interrupted", |(_, why)| why);
@@ -184,7 +184,7 @@ impl Adapter {
             return;
         };
         if s.turn_open {
-            read(id, &mut s, files, out);
+            read(id, &mut s, u64::MAX, files, out);
         }
         // Kimi's wire says it was alive when it last wrote there.
         let seen = s.reader.as_ref().map_or(0, |r| r.last_work);
@@ -237,7 +237,7 @@ fn settle(
     files: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
 ) {
-    read(sid, s, files, out);
+    read(sid, s, now_ms, files, out);
     if let Some((end, reason)) = s.reader.as_mut().and_then(|r| r.ended.take()) {
         end_turn(sid, s, end, reason, out);
         return;
@@ -259,13 +259,20 @@ fn settle(
 }
 
 /// Reads what the session's main wire has that is new, finding it first if need be.
-fn read(sid: &str, s: &mut Session, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+/// `now`: the daemon's time, or `u64::MAX` when nothing more is coming.
+fn read(
+    sid: &str,
+    s: &mut Session,
+    now: u64,
+    files: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
     if s.reader.is_none() {
         s.reader = find(sid, s, files);
     }
     let from = s.turn_start;
     if let Some(r) = s.reader.as_mut() {
-        r.read(from, files, out);
+        r.read(from, now, files, out);
     }
 }
 

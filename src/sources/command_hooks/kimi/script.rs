@@ -1,6 +1,6 @@
 //! Kimi Code's payloads and `wire.jsonl` lines for the conformance suite's steps (test only):
 //! its hooks mark a turn's start and stop, and its calls are in the wire, as Kimi 2.1.0
-//! writes them (docs/agents/kimi-code.md). The suite hands every path one log, so the
+//! writes them (docs/agents/kimi.md). The suite hands every path one log, so the
 //! session index's line is in it too, and each sub-agent's lines (Kimi's own file per agent
 //! holds the same lines, each with its `agentId`).
 

@@ -15,9 +15,12 @@ const SUB: &str = include_str!("../../../../tests/fixtures/kimi/agent-0.wire.jso
 const SESSION: &str = "session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
 const DIR: &str = "/home/u/.kimi-code/sessions/wd_work_0/session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
 
-/// Kimi's files as they were at `now` (every line written by then).
+/// Kimi's files as they were at `now` (every line written by then; the sub-agent's only
+/// those written `lag` ms before: Kimi writes each agent's file on its own, and the parent's
+/// can be ahead).
 struct Recorded {
     now: u64,
+    lag: u64,
 }
 
 impl Transcripts for Recorded {
@@ -26,7 +29,7 @@ impl Transcripts for Recorded {
         let text = match path {
             "/home/u/.kimi-code/session_index.jsonl" => index,
             p if p == wire_of(DIR, "main") => written(MAIN, self.now),
-            p if p == wire_of(DIR, "agent-0") => written(SUB, self.now),
+            p if p == wire_of(DIR, "agent-0") => written(SUB, self.now.saturating_sub(self.lag)),
             _ => String::new(),
         };
         text.as_bytes()[(offset as usize).min(text.len())..].to_vec()
@@ -45,8 +48,8 @@ fn written(wire: &str, now: u64) -> String {
 }
 
 /// The recorded hooks, each at its time, with a tick every 100 ms between them (`late`: the
-/// daemon sees the files only as they were at the end).
-fn replay(late: bool) -> Vec<Span> {
+/// daemon sees the files only as they were at the end; `lag`: see [`Recorded`]).
+fn replay(late: bool, lag: u64) -> Vec<Span> {
     let end = u64::MAX / 4;
     let mut a = Adapter::new();
     let mut out = Vec::new();
@@ -55,17 +58,20 @@ fn replay(late: bool) -> Vec<Span> {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let at = v["received_ms"].as_u64().unwrap();
         let p: Payload = serde_json::from_value(v["payload"].clone()).unwrap();
-        let files = &mut Recorded { now: if late { end } else { at } };
+        let files = &mut Recorded {
+            now: if late { end } else { at },
+            lag,
+        };
         let mut t = if last == 0 { at } else { last + 100 };
         while t < at {
-            a.tick(t, &mut Recorded { now: t }, &mut out);
+            a.tick(t, &mut Recorded { now: t, lag }, &mut out);
             t += 100;
         }
         a.push(at, &p, files, &mut out);
         last = at;
     }
-    a.tick(last + 60_000, &mut Recorded { now: end }, &mut out);
-    a.abandon(SESSION, last + 70_000, &mut Recorded { now: end }, &mut out);
+    a.tick(last + 60_000, &mut Recorded { now: end, lag: 0 }, &mut out);
+    a.abandon(SESSION, last + 70_000, &mut Recorded { now: end, lag: 0 }, &mut out);
     let mut asm = Assembler::new(AssembleConfig::default());
     let mut assembled = Output::default();
     for r in &out {
@@ -102,8 +108,18 @@ fn shape(spans: &[Span]) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn a_recorded_session_is_a_turn_a_prompt_with_its_calls_read_as_the_wire_grew() {
-    let spans = replay(false);
-    let turns = shape(&spans);
+    check(&replay(false, 0));
+}
+
+/// Seen live: the parent's `subagent.completed` on disk while the sub-agent's file still
+/// lacked its last model call and its `turn.ended`.
+#[test]
+fn a_sub_agents_file_that_lags_its_parents_still_gives_all_its_calls() {
+    check(&replay(false, 300));
+}
+
+fn check(spans: &[Span]) {
+    let turns = shape(spans);
     let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
         turns,
@@ -131,6 +147,8 @@ fn a_recorded_session_is_a_turn_a_prompt_with_its_calls_read_as_the_wire_grew() 
         .find(|s| s.parent_span_id == Some(agent.span_id))
         .expect("the sub-agent under its call");
     assert!(sub.start_ns >= agent.start_ns && sub.end_ns <= agent.end_ns);
+    // It ends at its own `turn.ended`, not at its parent's word that it completed.
+    assert_eq!(sub.end_ns, 1_796_313_560_590_000_000);
     let inside: Vec<&str> = spans
         .iter()
         .filter(|s| s.parent_span_id == Some(sub.span_id))
@@ -146,5 +164,5 @@ fn a_recorded_session_is_a_turn_a_prompt_with_its_calls_read_as_the_wire_grew() 
 
 #[test]
 fn a_daemon_that_reads_the_whole_wire_late_makes_the_same_turns() {
-    assert_eq!(shape(&replay(true)), shape(&replay(false)));
+    assert_eq!(shape(&replay(true, 0)), shape(&replay(false, 0)));
 }

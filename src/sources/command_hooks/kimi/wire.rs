@@ -25,6 +25,10 @@ use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::{record, Ended, Outcome};
 use crate::sources::command_hooks::session_key;
 
+/// How long a sub-agent's end in its parent's file waits for the sub-agent's own file to
+/// catch up (see [`Reader::waits_for`]).
+const SUB_GRACE_MS: u64 = 2_000;
+
 /// A model call between its `llm.request` and its `step.end`.
 #[derive(Debug)]
 struct Pending {
@@ -86,16 +90,26 @@ impl Reader {
     }
 
     /// Reads what was appended since the last read, taking events from `from` ms on, and
-    /// what the open sub-agents appended to theirs.
-    pub fn read(&mut self, from: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+    /// what the open sub-agents appended to theirs; `now` is the daemon's time (see
+    /// [`Reader::waits_for`]).
+    pub fn read(
+        &mut self,
+        from: u64,
+        now: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let bytes = files.read_from(&self.path, self.offset);
         let mut pos = 0;
         while let Some(n) = bytes[pos..].iter().position(|b| *b == b'\n') {
             let line = &bytes[pos..pos + n];
-            pos += n + 1;
             if let Ok(v) = serde_json::from_slice::<Value>(line) {
-                self.take(&v, from, files, out);
+                if self.waits_for(&v, now, files, out) {
+                    break;
+                }
+                self.take(&v, from, now, files, out);
             }
+            pos += n + 1;
             // The main agent's turn ends here: the lines after it are the next turn's, for
             // the next read (a daemon catching up reads several turns' lines at once).
             if self.ended.is_some() && self.agent == "main" {
@@ -105,14 +119,38 @@ impl Reader {
         self.offset += pos as u64;
         self.identity = files.identity(&self.path);
         for child in &mut self.children {
-            child.read(0, files, out);
+            child.read(0, now, files, out);
         }
+    }
+
+    /// Whether this line, a sub-agent's end, must wait: Kimi writes each agent's file on its
+    /// own, and the parent's `subagent.completed` can be on disk before the sub-agent's last
+    /// lines (its last model call, its `turn.ended`). The line is read again at the next read,
+    /// until the sub-agent's file has its end, or for [`SUB_GRACE_MS`] after the line's time.
+    fn waits_for(
+        &mut self,
+        v: &Value,
+        now: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> bool {
+        if !matches!(v["type"].as_str(), Some("subagent.completed" | "subagent.failed")) {
+            return false;
+        }
+        let id = v["subagentId"].as_str().unwrap_or_default();
+        let Some(child) = self.children.iter_mut().find(|c| c.agent == id) else {
+            return false;
+        };
+        child.read(0, now, files, out);
+        let at = v["time"].as_u64().unwrap_or(0);
+        child.ended.is_none() && now < at.saturating_add(SUB_GRACE_MS)
     }
 
     fn take(
         &mut self,
         v: &Value,
         from: u64,
+        now: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
@@ -159,7 +197,7 @@ impl Reader {
                 let id = v["subagentId"].as_str().unwrap_or_default();
                 if let Some(i) = self.children.iter().position(|c| c.agent == id) {
                     let mut child = self.children.remove(i);
-                    child.read(0, files, out);
+                    child.read(0, now, files, out);
                     let failed = v["type"] == "subagent.failed";
                     child.finish(at, if failed { "error" } else { "end_turn" }, out);
                 }
