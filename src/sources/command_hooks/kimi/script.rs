@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{Model, Script, Step, Sub, ANSWER_TOKENS, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Kimi {
@@ -94,6 +94,42 @@ impl Script for Kimi {
             // blocks the stop keeps it going, so the step's stop is the hook alone.
             Step::Stop => hook("Stop", json!({"stop_hook_active": false})),
         }
+    }
+
+    /// As Kimi 2.1.0 writes a model call in the wire, and no hook for it: `llm.request` when
+    /// it is sent; `usage.record` when its answer is in, then the step's `step.end` (an answer
+    /// that asks for no tool ends its step at once).
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        match step {
+            Model::Asked(_) => line(
+                log,
+                Some("main"),
+                at_ms,
+                json!({"type": "llm.request", "kind": "loop", "provider": "openai",
+                    "model": "kimi-test", "modelAlias": "local", "maxTokens": 100000}),
+            ),
+            Model::Answered(id) => {
+                let (input, output) = ANSWER_TOKENS;
+                let usage = json!({"inputOther": input, "output": output, "inputCacheRead": 0,
+                    "inputCacheCreation": 0});
+                line(
+                    log,
+                    Some("main"),
+                    at_ms,
+                    json!({"type": "usage.record", "model": "local", "usage": usage,
+                        "usageScope": "turn"}),
+                );
+                line(
+                    log,
+                    Some("main"),
+                    at_ms,
+                    json!({"type": "context.append_loop_event", "event": {"type": "step.end",
+                        "finishReason": "end_turn", "usage": usage, "messageId": id,
+                        "llmFirstTokenLatencyMs": 1}}),
+                );
+            }
+        }
+        Some(Vec::new())
     }
 
     /// A long command's output, as a tool's result in the wire.
