@@ -153,7 +153,12 @@ fn every_agents_install_keeps_the_users_own_and_uninstall_gives_it_back() {
         match a.original {
             // TOML is given back to the byte: comments and layout are the user's.
             Some(original) if a.file.ends_with(".toml") => {
-                assert_eq!(std::fs::read_to_string(&file).unwrap(), original, "{}", a.agent)
+                assert_eq!(
+                    std::fs::read_to_string(&file).unwrap(),
+                    original,
+                    "{}",
+                    a.agent
+                )
             }
             Some(original) => assert_eq!(
                 serde_json::from_str::<Value>(&std::fs::read_to_string(&file).unwrap()).unwrap(),

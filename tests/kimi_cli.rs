@@ -146,7 +146,11 @@ fn exported(hook_dir: &Path, rx: &Receiver, turns: usize) -> String {
         std::time::Duration::from_secs(60),
         "the turns to be exported and the daemon to exit",
         || {
-            let roots = rx.spans().iter().filter(|s| s.span.parent_span_id.is_empty()).count();
+            let roots = rx
+                .spans()
+                .iter()
+                .filter(|s| s.span.parent_span_id.is_empty())
+                .count();
             roots >= turns && !daemon::running(hook_dir)
         },
     );
@@ -171,8 +175,14 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
     let install = albedo_otel(kimi_env, &home, &spool);
     install_as_user(install, &["kimi"], &hook_dir, &rx, API_KEY);
     let config = std::fs::read_to_string(home.join(".kimi-code/config.toml")).unwrap();
-    assert!(config.starts_with(&users), "the user's file, as it was, first:\n{config}");
-    assert!(config.contains("--agent kimi") && !config.contains(API_KEY), "{config}");
+    assert!(
+        config.starts_with(&users),
+        "the user's file, as it was, first:\n{config}"
+    );
+    assert!(
+        config.contains("--agent kimi") && !config.contains(API_KEY),
+        "{config}"
+    );
 
     let session = run_kimi(&bin, &["-p", "run the command"], &home, &work, &spool);
     let push = format!("{DENY_MARK}: push it");
@@ -187,15 +197,26 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
     let spans = rx.spans();
     let tree = render_trees(
         &spans,
-        &["gen_ai.tool.call.id", "gen_ai.usage.input_tokens", "error.type"],
+        &[
+            "gen_ai.tool.call.id",
+            "gen_ai.usage.input_tokens",
+            "error.type",
+        ],
     );
     eprintln!("{tree}");
-    assert_eq!(check_invariants(&spans), 3, "one root a turn:\n{tree}\n{log}");
+    assert_eq!(
+        check_invariants(&spans),
+        3,
+        "one root a turn:\n{tree}\n{log}"
+    );
     for root in spans.iter().filter(|s| s.span.parent_span_id.is_empty()) {
         assert_eq!(root.span.name, "invoke_agent kimi", "{tree}");
         assert_eq!(root.attr("session.id").as_deref(), Some(session.as_str()));
         assert!(root.attr("albedo.unfinished").is_none(), "{tree}");
-        for s in spans.iter().filter(|s| s.span.trace_id == root.span.trace_id) {
+        for s in spans
+            .iter()
+            .filter(|s| s.span.trace_id == root.span.trace_id)
+        {
             assert!(
                 s.span.start_time_unix_nano >= root.span.start_time_unix_nano
                     && s.span.end_time_unix_nano <= root.span.end_time_unix_nano,
@@ -204,9 +225,8 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
             );
         }
     }
-    let named = |name: &str| -> Vec<&FlatSpan> {
-        spans.iter().filter(|s| s.span.name == name).collect()
-    };
+    let named =
+        |name: &str| -> Vec<&FlatSpan> { spans.iter().filter(|s| s.span.name == name).collect() };
     let shells = named("execute_tool Bash");
     assert_eq!(shells.len(), 3, "{tree}");
     let errors: Vec<&&FlatSpan> = shells
@@ -216,11 +236,19 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
     let [denied] = errors.as_slice() else {
         panic!("one shell call failed, the denied one:\n{tree}");
     };
-    let args = denied.attr("gen_ai.tool.call.arguments").unwrap_or_default();
+    let args = denied
+        .attr("gen_ai.tool.call.arguments")
+        .unwrap_or_default();
     assert!(args.contains(DENIED_COMMAND), "{tree}");
-    for slept in shells.iter().filter(|s| s.span.span_id != denied.span.span_id) {
+    for slept in shells
+        .iter()
+        .filter(|s| s.span.span_id != denied.span.span_id)
+    {
         let took = slept.span.end_time_unix_nano - slept.span.start_time_unix_nano;
-        assert!(took >= 1_000_000_000, "the call slept 1 s; its span says {took} ns:\n{tree}");
+        assert!(
+            took >= 1_000_000_000,
+            "the call slept 1 s; its span says {took} ns:\n{tree}"
+        );
     }
     // The sub-agent's turn is under the `Agent` call that started it, inside it, with its
     // own shell call and model call.
@@ -247,19 +275,46 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
 
     let traced = chat_tokens(&spans);
     let recorded = wire_tokens(&home);
-    assert_eq!(traced.len(), 8, "eight model calls (two a turn, two of the sub-agent):\n{tree}");
-    assert_eq!(sorted(traced.clone()), sorted(recorded), "as Kimi recorded them:\n{tree}");
-    let sent = api.sent().iter().map(|s| (s.prompt_tokens, s.output_tokens)).collect();
-    assert_eq!(sorted(traced), sorted(sent), "as the API sent them:\n{tree}");
+    assert_eq!(
+        traced.len(),
+        8,
+        "eight model calls (two a turn, two of the sub-agent):\n{tree}"
+    );
+    assert_eq!(
+        sorted(traced.clone()),
+        sorted(recorded),
+        "as Kimi recorded them:\n{tree}"
+    );
+    let sent = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert_eq!(
+        sorted(traced),
+        sorted(sent),
+        "as the API sent them:\n{tree}"
+    );
     for c in spans
         .iter()
         .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
     {
-        assert_eq!(c.attr("gen_ai.provider.name").as_deref(), Some("openai"), "{tree}");
-        assert_eq!(c.attr("gen_ai.request.model").as_deref(), Some(MODEL), "{tree}");
+        assert_eq!(
+            c.attr("gen_ai.provider.name").as_deref(),
+            Some("openai"),
+            "{tree}"
+        );
+        assert_eq!(
+            c.attr("gen_ai.request.model").as_deref(),
+            Some(MODEL),
+            "{tree}"
+        );
     }
     // The call ids are Kimi's own, from its wire.
-    let ids: Vec<String> = shells.iter().filter_map(|s| s.attr("gen_ai.tool.call.id")).collect();
+    let ids: Vec<String> = shells
+        .iter()
+        .filter_map(|s| s.attr("gen_ai.tool.call.id"))
+        .collect();
     assert!(ids.iter().all(|i| i.starts_with("call_")), "{ids:?}");
 
     // Uninstall takes ours out and leaves the user's file as it was.
@@ -284,7 +339,11 @@ fn a_killed_kimi_leaves_its_turn_unfinished_not_lost() {
     install_as_user(install, &["kimi"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{LINGER_MARK}: wait");
     let cmd = kimi_cmd(&bin, &["-p", &prompt], &home, &work, &spool);
-    kill_mid_call(cmd, &home.join(".kimi-code/sessions"), "\"type\":\"tool.call\"");
+    kill_mid_call(
+        cmd,
+        &home.join(".kimi-code/sessions"),
+        "\"type\":\"tool.call\"",
+    );
     let log = drained(&hook_dir, &rx);
     check_killed(&rx.spans(), "execute_tool Bash", &log);
 }

@@ -51,7 +51,12 @@ async fn completions(
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         format!("data: {c}\n\n")
     };
-    let text = |m: &Value| m["content"].as_str().map(str::to_string).unwrap_or_else(|| m["content"].to_string());
+    let text = |m: &Value| {
+        m["content"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| m["content"].to_string())
+    };
     let user = messages
         .iter()
         .rev()

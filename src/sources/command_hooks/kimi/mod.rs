@@ -26,8 +26,8 @@ mod wire;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-pub use payload::{with_home, Payload};
 use payload::{dir_of_wire, session_dir, wire_of};
+pub use payload::{with_home, Payload};
 use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
@@ -242,7 +242,10 @@ fn settle(
         end_turn(sid, s, end, reason, out);
         return;
     }
-    let Some((at, why)) = s.stop.filter(|(at, _)| now_ms >= at.saturating_add(STOP_GRACE_MS)) else {
+    let Some((at, why)) = s
+        .stop
+        .filter(|(at, _)| now_ms >= at.saturating_add(STOP_GRACE_MS))
+    else {
         return;
     };
     // A sub-agent's stop comes under this session's id too; and a stop another hook blocked

@@ -48,8 +48,10 @@ pub fn with_home(payload: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<
     let home = set("KIMI_CODE_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| set("HOME").map(|h| std::path::Path::new(&h).join(".kimi-code")))?;
-    v.as_object_mut()?
-        .insert("kimi_home".into(), Value::String(home.to_str()?.to_string()));
+    v.as_object_mut()?.insert(
+        "kimi_home".into(),
+        Value::String(home.to_str()?.to_string()),
+    );
     Some(v.to_string())
 }
 
@@ -73,9 +75,9 @@ pub(super) fn session_dir(index: &[u8], session: &str) -> Option<String> {
     }
     index
         .split(|b| *b == b'\n')
+        .rev()
         .filter_map(|line| serde_json::from_slice::<Entry>(line).ok())
-        .filter(|e| e.session_id == session && std::path::Path::new(&e.session_dir).is_absolute())
-        .last()
+        .find(|e| e.session_id == session && std::path::Path::new(&e.session_dir).is_absolute())
         .map(|e| e.session_dir)
 }
 

@@ -13,7 +13,8 @@ const HOOKS: &str = include_str!("../../../../tests/fixtures/kimi/hooks.jsonl");
 const MAIN: &str = include_str!("../../../../tests/fixtures/kimi/main.wire.jsonl");
 const SUB: &str = include_str!("../../../../tests/fixtures/kimi/agent-0.wire.jsonl");
 const SESSION: &str = "session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
-const DIR: &str = "/home/u/.kimi-code/sessions/wd_work_0/session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
+const DIR: &str =
+    "/home/u/.kimi-code/sessions/wd_work_0/session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
 
 /// Kimi's files as they were at `now` (every line written by then; the sub-agent's only
 /// those written `lag` ms before: Kimi writes each agent's file on its own, and the parent's
@@ -71,7 +72,12 @@ fn replay(late: bool, lag: u64) -> Vec<Span> {
         last = at;
     }
     a.tick(last + 60_000, &mut Recorded { now: end, lag: 0 }, &mut out);
-    a.abandon(SESSION, last + 70_000, &mut Recorded { now: end, lag: 0 }, &mut out);
+    a.abandon(
+        SESSION,
+        last + 70_000,
+        &mut Recorded { now: end, lag: 0 },
+        &mut out,
+    );
     let mut asm = Assembler::new(AssembleConfig::default());
     let mut assembled = Output::default();
     for r in &out {
@@ -91,7 +97,10 @@ fn op(s: &Span) -> &str {
 
 /// The trace's shape: each turn's root, with its direct children's names.
 fn shape(spans: &[Span]) -> Vec<(String, Vec<String>)> {
-    let mut roots: Vec<&Span> = spans.iter().filter(|s| s.parent_span_id.is_none()).collect();
+    let mut roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .collect();
     roots.sort_by_key(|r| r.start_ns);
     roots
         .iter()
@@ -101,7 +110,10 @@ fn shape(spans: &[Span]) -> Vec<(String, Vec<String>)> {
                 .filter(|s| s.parent_span_id == Some(r.span_id))
                 .collect();
             kids.sort_by_key(|s| s.start_ns);
-            (r.name.to_string(), kids.iter().map(|s| s.name.to_string()).collect())
+            (
+                r.name.to_string(),
+                kids.iter().map(|s| s.name.to_string()).collect(),
+            )
         })
         .collect()
 }
@@ -124,9 +136,18 @@ fn check(spans: &[Span]) {
     assert_eq!(
         turns,
         [
-            ("invoke_agent kimi".to_string(), names(&["chat kimi-test", "execute_tool Bash", "chat kimi-test"])),
-            ("invoke_agent kimi".to_string(), names(&["chat kimi-test", "execute_tool Bash", "chat kimi-test"])),
-            ("invoke_agent kimi".to_string(), names(&["chat kimi-test", "execute_tool Agent", "chat kimi-test"])),
+            (
+                "invoke_agent kimi".to_string(),
+                names(&["chat kimi-test", "execute_tool Bash", "chat kimi-test"])
+            ),
+            (
+                "invoke_agent kimi".to_string(),
+                names(&["chat kimi-test", "execute_tool Bash", "chat kimi-test"])
+            ),
+            (
+                "invoke_agent kimi".to_string(),
+                names(&["chat kimi-test", "execute_tool Agent", "chat kimi-test"])
+            ),
         ]
     );
     // Tokens as Kimi recorded them: input with the cache, as the API counted it.
@@ -141,7 +162,10 @@ fn check(spans: &[Span]) {
         .collect();
     assert_eq!(input, [1017, 2017, 3017, 4017, 5017, 6017, 7017, 8017]);
     // The sub-agent, under its `Agent` call, inside it, with its own calls.
-    let agent = spans.iter().find(|s| s.name == "execute_tool Agent").unwrap();
+    let agent = spans
+        .iter()
+        .find(|s| s.name == "execute_tool Agent")
+        .unwrap();
     let sub = spans
         .iter()
         .find(|s| s.parent_span_id == Some(agent.span_id))
@@ -157,9 +181,20 @@ fn check(spans: &[Span]) {
     assert_eq!(inside.len(), 3, "{inside:?}");
     assert!(inside.contains(&OP_EXECUTE_TOOL));
     // The denied call is an error; the slept one took its second.
-    let shells: Vec<&Span> = spans.iter().filter(|s| s.name == "execute_tool Bash").collect();
-    assert_eq!(shells.iter().filter(|s| matches!(s.status, crate::assemble::span::Status::Error(_))).count(), 1);
-    assert!(shells.iter().any(|s| s.end_ns - s.start_ns >= 1_000_000_000));
+    let shells: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool Bash")
+        .collect();
+    assert_eq!(
+        shells
+            .iter()
+            .filter(|s| matches!(s.status, crate::assemble::span::Status::Error(_)))
+            .count(),
+        1
+    );
+    assert!(shells
+        .iter()
+        .any(|s| s.end_ns - s.start_ns >= 1_000_000_000));
 }
 
 #[test]

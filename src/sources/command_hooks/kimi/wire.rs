@@ -134,7 +134,10 @@ impl Reader {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> bool {
-        if !matches!(v["type"].as_str(), Some("subagent.completed" | "subagent.failed")) {
+        if !matches!(
+            v["type"].as_str(),
+            Some("subagent.completed" | "subagent.failed")
+        ) {
             return false;
         }
         let id = v["subagentId"].as_str().unwrap_or_default();
@@ -329,7 +332,13 @@ impl Reader {
         if self.prompted {
             let (end, reason) = self.ended.unwrap_or((at, why));
             let reason = Some(Cow::Borrowed(reason));
-            out.push(record(&self.session, Event::TurnEnded { at_ms: end.min(at), reason }));
+            out.push(record(
+                &self.session,
+                Event::TurnEnded {
+                    at_ms: end.min(at),
+                    reason,
+                },
+            ));
         }
         out.push(record(&self.session, Event::Closed { at_ms: at }));
     }
@@ -411,7 +420,8 @@ fn call_sent(
             usage,
             started_ms: p.started,
             finished_ms: finished.max(p.started),
-            first_token_ms: first_token.map(|t| p.started.saturating_add(t).min(finished.max(p.started))),
+            first_token_ms: first_token
+                .map(|t| p.started.saturating_add(t).min(finished.max(p.started))),
             error: if answered {
                 None
             } else {
