@@ -1,5 +1,6 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Cline CLI), as a user runs them under a clean HOME: the user's own hooks
+//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code), as a user runs them under a clean HOME: the
+//! user's own hooks
 //! and files kept, a second install a no-op, a test trace through the installed route, and
 //! what the user had given back.
 
@@ -71,6 +72,16 @@ const AGENT_FILES: &[AgentFile] = &[
             "#!/bin/sh\necho '{\"cancel\": false}'\n",
         )),
         doctor: "Cline CLI (user)",
+    },
+    AgentFile {
+        agent: "kimi",
+        file: ".kimi-code/config.toml",
+        // Kimi's one file holds its providers and keys too: all of it must come back as written.
+        original: Some(
+            "# my Kimi settings\ndefault_model = \"k2\" # the fast one\n\n[providers.moonshot]\ntype = \"kimi\"\napi_key = \"sk-kept-as-is\"\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"my-guard\"\ntimeout = 5\n",
+        ),
+        beside: None,
+        doctor: "Kimi Code (user)",
     },
 ];
 
@@ -152,6 +163,15 @@ fn every_agents_install_keeps_the_users_own_and_uninstall_gives_it_back() {
 
         run(&["uninstall", a.agent]);
         match a.original {
+            // TOML is given back to the byte: comments and layout are the user's.
+            Some(original) if a.file.ends_with(".toml") => {
+                assert_eq!(
+                    std::fs::read_to_string(&file).unwrap(),
+                    original,
+                    "{}",
+                    a.agent
+                )
+            }
             Some(original) => assert_eq!(
                 serde_json::from_str::<Value>(&std::fs::read_to_string(&file).unwrap()).unwrap(),
                 serde_json::from_str::<Value>(original).unwrap(),
@@ -210,6 +230,10 @@ fn flags_that_do_not_fit_the_host_are_refused_and_help_lists_every_agent() {
         (
             &["uninstall", "albedo", "--settings", "f.json"][..],
             "albedo has one hooks file",
+        ),
+        (
+            &["install", "kimi", "--project"][..],
+            "Kimi Code has no project scope",
         ),
     ] {
         let out = run(args);

@@ -9,6 +9,7 @@ pub mod exporter;
 pub mod gemini_api;
 pub mod hooks;
 pub mod in_process;
+pub mod kimi_api;
 mod mock_server;
 pub mod openai_chat;
 pub mod openai_responses;

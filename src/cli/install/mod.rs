@@ -21,6 +21,7 @@ mod project;
 mod scope;
 mod scripts;
 mod settings;
+mod toml_hooks;
 
 use std::path::PathBuf;
 
@@ -96,7 +97,7 @@ fn albedo_hooks() -> Hooks {
             events: ALBEDO_EVENTS,
             ..h
         },
-        Form::Plugin(_) | Form::Flat(_) | Form::Scripts(_) => {
+        Form::Plugin(_) | Form::Flat(_) | Form::Scripts(_) | Form::TomlTables(_) => {
             unreachable!("Claude Code has a hooks file")
         }
     }
@@ -168,8 +169,12 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let is_plugin = matches!(form, Form::Plugin(_) | Form::Scripts(_));
-    let (before, mut settings) = if is_plugin {
+    // A plugin, hook scripts or TOML tables are read and written by their own writers.
+    let own_writer = matches!(
+        form,
+        Form::Plugin(_) | Form::Scripts(_) | Form::TomlTables(_)
+    );
+    let (before, mut settings) = if own_writer {
         Default::default()
     } else {
         load(&file)?
@@ -269,12 +274,28 @@ pub fn install(target: &Target) -> Result<i32> {
         }
         return Ok(0);
     }
+    if let Form::TomlTables(t) = &form {
+        let changed = toml_hooks::install(&file, t, &command, &target.backup_of(&file)?)?;
+        println!(
+            "{} {}: `{command}` on {}",
+            if changed {
+                "installed in"
+            } else {
+                "already installed in"
+            },
+            file.display(),
+            form.events().join(", ")
+        );
+        return Ok(0);
+    }
     let edited_from = settings.clone();
     remove_ours(&mut settings);
     match form {
         Form::Hooks(hooks) => add_ours(&mut settings, &hooks, &command)?,
         Form::Flat(flat) => add_flat(&mut settings, &flat, &command)?,
-        Form::Plugin(_) | Form::Scripts(_) => unreachable!("a plugin or scripts returned above"),
+        Form::Plugin(_) | Form::Scripts(_) | Form::TomlTables(_) => {
+            unreachable!("their writers returned above")
+        }
     }
     let backup = target.backup_of(&file)?;
     let changed = save(&file, before.as_deref(), &settings, &backup)?;
@@ -351,6 +372,13 @@ pub fn uninstall(target: &Target) -> Result<i32> {
         }
         for k in kept {
             println!("left {}: not albedo-otel's", k.display());
+        }
+        return Ok(0);
+    }
+    if let Form::TomlTables(_) = &form {
+        match toml_hooks::uninstall(&file, &target.backup_of(&file)?)? {
+            0 => println!("nothing to remove in {}", file.display()),
+            n => println!("removed {n} albedo-otel hooks from {}", file.display()),
         }
         return Ok(0);
     }

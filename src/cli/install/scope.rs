@@ -28,6 +28,12 @@ impl Target {
         let install = &agent.spec().install;
         let file = match (&self.settings, project.unwrap_or(self.project)) {
             (Some(f), _) => f.clone(),
+            (None, true) if install.project_file.is_empty() => anyhow::bail!(
+                "{} has no project scope: it reads hooks from the user's file alone ({}); run `albedo-otel install {}` without --project",
+                agent.title(),
+                install.about,
+                agent.name()
+            ),
             (None, true) => PathBuf::from(install.project_file),
             (None, false) => (install.user_file)(&|k| std::env::var(k).ok())
                 .with_context(|| format!("{} is not set", install.user_needs))?,

@@ -151,7 +151,18 @@ pub(super) fn save(
 ) -> Result<bool> {
     let mut text = serde_json::to_string_pretty(settings)?;
     text.push('\n');
-    if before == Some(text.as_str()) {
+    save_text(file, before, &text, backup)
+}
+
+/// Writes `text` to `file` unless it is what the file holds (`before`), a backup of `before`
+/// first; returns whether it wrote.
+pub(super) fn save_text(
+    file: &Path,
+    before: Option<&str>,
+    text: &str,
+    backup: &Backup,
+) -> Result<bool> {
+    if before == Some(text) {
         return Ok(false);
     }
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -244,6 +255,7 @@ pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
     match form {
         Form::Plugin(p) => return super::plugin::commands(file, p),
         Form::Scripts(s) => return super::scripts::commands(file, s),
+        Form::TomlTables(_) => return super::toml_hooks::commands(file),
         Form::Hooks(_) | Form::Flat(_) => {}
     }
     let Ok((_, settings)) = load(file) else {

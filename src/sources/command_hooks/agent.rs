@@ -2,7 +2,7 @@
 //! written into its journal line, and read by the daemon, with the [`Spec`] its folder writes.
 
 pub use super::spec::{
-    as_sent, own_journal, Env, Flat, Form, Hooks, Install, Plugin, Scripts, Spec,
+    as_sent, own_journal, Env, Flat, Form, Hooks, Install, Plugin, Scripts, Spec, TomlTables,
 };
 
 /// Makes [`Agent`] from the list below: its variants, [`Agent::ALL`], and for each agent its
@@ -65,6 +65,7 @@ agents! {
     Cursor: cursor,
     // A script per event in its hooks folder.
     Cline: cline,
+    Kimi: kimi,
 }
 
 impl Agent {

@@ -33,6 +33,7 @@ pub mod foreign;
 pub mod gemini;
 mod held;
 pub mod journal;
+pub mod kimi;
 pub mod opencode;
 pub mod oversized;
 mod profiles;

@@ -74,6 +74,9 @@ pub enum Form {
     /// An executable script of our own per event, named after it, in the agent's hooks
     /// folder (Cline's): the install's file is that folder.
     Scripts(Scripts),
+    /// Our `[[hooks]]` tables in the agent's TOML configuration, `event`, `command` and
+    /// `timeout` each (Kimi Code's `config.toml`), among the user's own tables.
+    TomlTables(TomlTables),
 }
 
 /// Hook scripts of albedo-otel's own, one per event: their text comes from the agent's
@@ -87,6 +90,17 @@ pub struct Scripts {
     /// The command a script's text runs, if the text is our script's; `install` and
     /// `uninstall` touch no file but ours.
     pub command_in: fn(text: &str) -> Option<Vec<String>>,
+}
+
+/// How a TOML configuration takes our hook: a `[[hooks]]` table per event (Kimi Code's).
+#[derive(Debug, Clone, Copy)]
+pub struct TomlTables {
+    /// The events the hook goes in for.
+    pub events: &'static [&'static str],
+    /// Events whose tables match on the tool name (`matcher = ".*"`).
+    pub tool_events: &'static [&'static str],
+    /// The hook's `timeout`, in seconds.
+    pub timeout: u64,
 }
 
 /// A plugin file of albedo-otel's own: its text comes from the agent's folder, which alone
@@ -139,6 +153,7 @@ impl Form {
             Form::Plugin(p) => p.events,
             Form::Flat(f) => f.events,
             Form::Scripts(s) => s.events,
+            Form::TomlTables(t) => t.events,
         }
     }
 }

@@ -1,0 +1,98 @@
+//! Kimi Code's adapter under the contract every agent keeps ([`AgentAdapter`]): its turns'
+//! calls are read from the session's `wire.jsonl` files, handed as `files`; and its spec:
+//! `[[hooks]]` tables in Kimi's `config.toml`.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Kimi Code.
+pub const SPEC: Spec = Spec {
+    name: "kimi",
+    title: "Kimi Code",
+    // Kimi runs its hooks with its own whole environment: its `OTEL_*` are the user's shell's.
+    passes_its_environment: true,
+    streams: false,
+    journal_under: spec::own_journal,
+    rewrite: super::with_home,
+    install: spec::Install {
+        about: "Kimi Code: [[hooks]] tables in $KIMI_CODE_HOME/config.toml (default ~/.kimi-code); Kimi has no project scope",
+        user_file: |env| match env("KIMI_CODE_HOME").filter(|h| !h.is_empty()) {
+            Some(home) => Some(std::path::Path::new(&home).join("config.toml")),
+            None => spec::under_home(env, ".kimi-code/config.toml"),
+        },
+        user_needs: "KIMI_CODE_HOME or HOME",
+        // Kimi reads hooks from its home's `config.toml` alone.
+        project_file: "",
+        form: spec::Form::TomlTables(spec::TomlTables {
+            events: super::HOOK_EVENTS,
+            tool_events: &[],
+            timeout: 10,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
+};
+
+/// The daemon's adapter for this agent, for the list in `agent.rs`.
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::new())
+}
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        Adapter::cursor(self, id)
+    }
+
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        Adapter::resume(self, id, at);
+    }
+
+    fn open_turns(&self) -> usize {
+        Adapter::open_turns(self)
+    }
+
+    fn kept(&self) -> usize {
+        Adapter::kept(self)
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        Adapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, files, out);
+    }
+}
