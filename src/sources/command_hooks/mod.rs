@@ -32,6 +32,7 @@ pub mod foreign;
 pub mod gemini;
 mod held;
 pub mod journal;
+pub mod kilo;
 pub mod opencode;
 pub mod oversized;
 mod profiles;
