@@ -63,11 +63,12 @@ fn kilo_cmd(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Path) -
         .env("KILO_DISABLE_LSP_DOWNLOAD", "1")
         .env("KILO_DISABLE_SHARE", "1")
         .env("KILO_DISABLE_SESSION_INGEST", "1")
-        .env("KILO_DISABLE_CODEBASE_INDEXING", "1")
+        // Anything but `all` turns its PostHog telemetry off, whose flush offline holds the
+        // exit a second or two.
         .env("KILO_TELEMETRY_LEVEL", "off")
-        // A config folder with a plugin gets `@kilocode/plugin` npm-installed into it first, in
-        // the background (the registry has no such version: it fails, and Kilo goes on).
-        // Offline, npm must know it is offline.
+        // A config folder with a plugin file (ours) gets `@kilocode/plugin` npm-installed into
+        // it before the plugins load. The registry has no such version: online that fails at
+        // once and Kilo goes on; offline it stalls about 70 s unless npm knows it is offline.
         .env("npm_config_offline", "true")
         // The user's shell's variables, meant for other programs.
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
