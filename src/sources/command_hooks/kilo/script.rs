@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::opencode::script::Opencode;
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Promise, Script, Step, Sub};
+use crate::sources::command_hooks::steps::{Model, Promise, Script, Step, Sub};
 
 #[derive(Default)]
 pub(crate) struct Kilo(Opencode);
@@ -21,6 +21,10 @@ impl Script for Kilo {
 
     fn sub_agent(&mut self, step: Sub<'_>, at: u64, log: &mut String) -> Option<Vec<Value>> {
         self.0.sub_agent(step, at, log)
+    }
+
+    fn model(&mut self, step: Model<'_>, at: u64, log: &mut String) -> Option<Vec<Value>> {
+        self.0.model(step, at, log)
     }
 
     fn filler(&mut self, bytes: usize, at: u64, log: &mut String) {
