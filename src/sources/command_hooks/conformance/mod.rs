@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 use super::files::Transcripts;
 use super::registry::{Adapters, Agent};
 use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
+use crate::assemble::semconv::GEN_AI_OPERATION_NAME;
+use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
@@ -209,6 +211,28 @@ fn each_agent(promise: Promise, check: impl Fn(&mut Run) -> Result<(), String>) 
 }
 
 /// The agent a script speaks for, by its spec's name.
+/// The turns' roots, oldest first, each with the spans of its trace whose operation is `op`.
+fn turns<'a>(spans: &'a [Span], op: &str) -> Vec<(&'a Span, Vec<&'a Span>)> {
+    let mut roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .collect();
+    roots.sort_by_key(|r| r.start_ns);
+    roots
+        .into_iter()
+        .map(|root| {
+            let of_op = spans
+                .iter()
+                .filter(|s| {
+                    s.trace_id == root.trace_id
+                        && s.attr(GEN_AI_OPERATION_NAME).and_then(Value::as_str) == Some(op)
+                })
+                .collect();
+            (root, of_op)
+        })
+        .collect()
+}
+
 fn agent_of(script: &dyn Script) -> Agent {
     Agent::from_name(script.spec().name).expect("every script's spec is a registered agent's")
 }

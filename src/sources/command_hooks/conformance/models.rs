@@ -2,37 +2,14 @@
 //! stay in it however it ends (H1: Claude Code lost an interrupted turn's model calls, and
 //! gave them to the next), and a call in flight when the agent dies is not lost (M4).
 
-use super::{each_agent, Run};
+use super::{each_agent, turns, Run};
 use crate::assemble::semconv::{
-    ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME, GEN_AI_USAGE_INPUT_TOKENS,
-    GEN_AI_USAGE_OUTPUT_TOKENS, OP_CHAT,
+    ALBEDO_UNFINISHED, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS, OP_CHAT,
 };
 use crate::assemble::span::{Span, Status, Value};
 use crate::sources::command_hooks::steps::{Model, Promise, Step, ANSWER_TOKENS, T0};
 
 const MS: u64 = 1_000_000;
-
-/// The turns' roots, oldest first, each with the model-call spans of its trace.
-fn turns(spans: &[Span]) -> Vec<(&Span, Vec<&Span>)> {
-    let mut roots: Vec<&Span> = spans
-        .iter()
-        .filter(|s| s.parent_span_id.is_none())
-        .collect();
-    roots.sort_by_key(|r| r.start_ns);
-    roots
-        .into_iter()
-        .map(|root| {
-            let chats = spans
-                .iter()
-                .filter(|s| {
-                    s.trace_id == root.trace_id
-                        && s.attr(GEN_AI_OPERATION_NAME).and_then(Value::as_str) == Some(OP_CHAT)
-                })
-                .collect();
-            (root, chats)
-        })
-        .collect()
-}
 
 fn tokens(span: &Span) -> (Option<&Value>, Option<&Value>) {
     (
@@ -55,7 +32,7 @@ fn an_interrupted_turn_keeps_its_model_calls_and_the_next_gets_only_its_own() {
             run.steps(&[(2_500, Step::Stop)]);
             run.tick(60_000);
             let spans = run.spans();
-            let turns = turns(&spans);
+            let turns = turns(&spans, OP_CHAT);
             let [(first, mine), (second, theirs)] = turns.as_slice() else {
                 return Err(format!("{} turns, not 2", turns.len()));
             };
@@ -97,7 +74,7 @@ fn a_killed_agents_model_call_in_flight_is_kept_until_it_was_last_seen() {
         run.tick(3_000);
         run.abandon(9_000);
         let spans = run.spans();
-        let turns = turns(&spans);
+        let turns = turns(&spans, OP_CHAT);
         let [(root, chats)] = turns.as_slice() else {
             return Err(format!("{} turns, not 1", turns.len()));
         };
