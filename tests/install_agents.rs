@@ -1,8 +1,7 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code), as a user runs them under a clean HOME: the
-//! user's own hooks
-//! and files kept, a second install a no-op, a test trace through the installed route, and
-//! what the user had given back.
+//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI), as a user runs them under a
+//! clean HOME: the user's own hooks and files kept, a second install a no-op, a test trace
+//! through the installed route, and what the user had given back.
 
 mod support;
 
@@ -61,6 +60,16 @@ const AGENT_FILES: &[AgentFile] = &[
             "export const Mine = async () => ({});\n",
         )),
         doctor: "opencode (user)",
+    },
+    AgentFile {
+        agent: "kilo",
+        file: ".config/kilo/plugin/albedo-otel.js",
+        original: None,
+        beside: Some((
+            ".config/kilo/plugin/mine.js",
+            "export const Mine = async () => ({});\n",
+        )),
+        doctor: "Kilo Code CLI (user)",
     },
     AgentFile {
         agent: "cline",

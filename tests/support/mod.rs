@@ -13,6 +13,7 @@ pub mod kimi_api;
 mod mock_server;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod opencode_export;
 pub mod otlp_json;
 pub mod prometheus;
 mod receiver;

@@ -63,6 +63,8 @@ agents! {
     // A plugin, not a command hook: it streams its events to one hook process.
     Opencode: opencode,
     Cursor: cursor,
+    // opencode's plugin and adapter, under Kilo's name.
+    Kilo: kilo,
     // A script per event in its hooks folder.
     Cline: cline,
     Kimi: kimi,

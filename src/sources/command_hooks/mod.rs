@@ -34,6 +34,7 @@ pub mod gemini;
 mod held;
 pub mod journal;
 pub mod kimi;
+pub mod kilo;
 pub mod opencode;
 pub mod oversized;
 mod profiles;

@@ -73,7 +73,7 @@ fn chosen_payload(c: &mut Choices<'_>, agent: Agent, now: u64) -> Value {
         p["agent_id"] = format!("a{n}").into();
         p["error"] = "boom".into();
     }
-    if agent == Agent::Opencode {
+    if matches!(agent, Agent::Opencode | Agent::Kilo) {
         p["at_ms"] = now.into();
         p["properties"] = opencode_properties(c, event, session, now);
     }

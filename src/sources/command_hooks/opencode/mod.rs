@@ -91,14 +91,30 @@ struct Session {
 }
 
 /// Turns opencode's events into protocol records; see the module docs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Adapter {
     sessions: HashMap<String, Session>,
+    /// The agent name on the sessions: opencode's, or a fork's that shares its plugin API.
+    agent: &'static str,
+}
+
+impl Default for Adapter {
+    fn default() -> Self {
+        Adapter::named(AGENT)
+    }
 }
 
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
+    }
+
+    /// For a fork of opencode with its plugin API (Kilo Code), under its own name.
+    pub fn named(agent: &'static str) -> Self {
+        Adapter {
+            sessions: HashMap::new(),
+            agent,
+        }
     }
 
     /// Sessions with a turn open.

@@ -1,5 +1,6 @@
 // albedo-otel's opencode plugin: opencode's turns, model calls and tool calls as OpenTelemetry
-// traces. Written by `albedo-otel install opencode`, removed by `albedo-otel uninstall opencode`.
+// traces. Written by `albedo-otel install opencode`, removed by `albedo-otel uninstall opencode`;
+// Kilo Code, a fork of opencode with its plugin API, takes the same file (`install kilo`).
 //
 // It hands the events that make a trace to one `albedo-otel-hook` process, a JSON line each,
 // through that process's stdin: the hook journals them and an albedo-otel daemon exports them.

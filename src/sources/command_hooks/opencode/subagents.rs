@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::super::records::{record, session_opened};
-use super::{Adapter, AGENT};
+use super::Adapter;
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
 impl Adapter {
@@ -67,7 +67,7 @@ impl Adapter {
                 sid,
                 Event::Session(SessionInfo {
                     at_ms,
-                    agent: Some(Cow::Borrowed(AGENT)),
+                    agent: Some(Cow::Borrowed(self.agent)),
                     model: None,
                     workspace: cwd.map(Cow::Owned),
                     parent: Some(ParentRef {
@@ -76,7 +76,7 @@ impl Adapter {
                     }),
                 }),
             )),
-            None => out.push(session_opened(sid, at_ms, AGENT, cwd.as_deref())),
+            None => out.push(session_opened(sid, at_ms, self.agent, cwd.as_deref())),
         }
     }
 }

@@ -1,0 +1,40 @@
+//! Kilo Code CLI's spec, and its adapter under the contract every agent keeps: opencode's
+//! ([`AgentAdapter`](super::super::adapter::AgentAdapter) is implemented there) under Kilo's
+//! name.
+
+use super::{opencode, AGENT};
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Kilo Code CLI.
+pub const SPEC: Spec = Spec {
+    name: AGENT,
+    title: "Kilo Code CLI",
+    // Kilo runs plugins in its own process: the hook they start has its whole environment.
+    passes_its_environment: true,
+    streams: true,
+    journal_under: spec::own_journal,
+    rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "Kilo Code CLI: a plugin of albedo-otel's own (opencode's), $XDG_CONFIG_HOME/kilo/plugin/albedo-otel.js (default ~/.config), or ./.kilo/plugin/albedo-otel.js",
+        // Kilo takes the XDG layout everywhere, macOS too, as opencode does.
+        user_file: |env| match env("XDG_CONFIG_HOME").filter(|h| !h.is_empty()) {
+            Some(dir) => Some(std::path::Path::new(&dir).join("kilo/plugin/albedo-otel.js")),
+            None => spec::under_home(env, ".config/kilo/plugin/albedo-otel.js"),
+        },
+        user_needs: "XDG_CONFIG_HOME or HOME",
+        project_file: ".kilo/plugin/albedo-otel.js",
+        form: spec::Form::Plugin(spec::Plugin {
+            events: opencode::HOOK_EVENTS,
+            text: opencode::plugin,
+            command_in: opencode::plugin_command,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
+};
+
+/// The daemon's adapter for this agent, for the list in `agent.rs`: opencode's, naming its
+/// sessions `kilo`. No stop is held, so `grace_ms` is unused.
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(opencode::Adapter::named(AGENT))
+}
