@@ -61,6 +61,8 @@ agents! {
     // A plugin, not a command hook: it streams its events to one hook process.
     Opencode: opencode,
     Cursor: cursor,
+    // An extension, not a command hook: it streams its events to one hook process.
+    Pi: pi,
 }
 
 impl Agent {

@@ -34,6 +34,7 @@ mod held;
 pub mod journal;
 pub mod opencode;
 pub mod oversized;
+pub mod pi;
 mod profiles;
 mod records;
 pub mod registry;
