@@ -1,5 +1,5 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode), as a user runs them under a clean HOME: the user's own hooks
+//! CLI, Copilot CLI, opencode, Pi), as a user runs them under a clean HOME: the user's own hooks
 //! and files kept, a second install a no-op, a test trace through the installed route, and
 //! what the user had given back.
 
@@ -60,6 +60,16 @@ const AGENT_FILES: &[AgentFile] = &[
             "export const Mine = async () => ({});\n",
         )),
         doctor: "opencode (user)",
+    },
+    AgentFile {
+        agent: "pi",
+        file: ".pi/agent/extensions/albedo-otel.js",
+        original: None,
+        beside: Some((
+            ".pi/agent/extensions/mine.ts",
+            "export default function (pi) {}\n",
+        )),
+        doctor: "Pi (user)",
     },
 ];
 
