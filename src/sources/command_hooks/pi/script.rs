@@ -24,8 +24,8 @@ impl Script for Pi {
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         match promise {
             Promise::BlockedStopStaysOneTurn => Some(
-                "Pi sends no stop that is then blocked: an extension that goes on does so before \
-                 `agent_settled`, the turn's end, so its continuation is in the turn as Pi sends it",
+                "its turn ends at `agent_settled`, which comes only once no extension goes on \
+                 (`agent_before_settle`): there is no stop to block after the fact",
             ),
             Promise::SubagentsSideBySide | Promise::SubagentCallsStayTheirs => {
                 Some("Pi has no sub-agents")
