@@ -96,11 +96,23 @@ export default function albedoOtel(pi) {
   on("before_provider_request", (_e, ctx) =>
     send("before_provider_request", ctx, { provider: ctx?.model?.provider, model: ctx?.model?.id }),
   );
+  // The response's headers came: the assistant message begins.
+  let streaming = false;
   on("message_start", (e, ctx) => {
-    if (e.message?.role === "assistant") send("message_start", ctx, { message: call(e.message) });
+    if (e.message?.role !== "assistant") return;
+    streaming = true;
+    send("message_start", ctx, { message: call(e.message) });
+  });
+  // Its first streamed chunk only: the rest (one a chunk) say nothing a trace needs.
+  on("message_update", (e, ctx) => {
+    if (!streaming || e.message?.role !== "assistant") return;
+    streaming = false;
+    send("message_update", ctx, {});
   });
   on("message_end", (e, ctx) => {
-    if (e.message?.role === "assistant") send("message_end", ctx, { message: call(e.message) });
+    if (e.message?.role !== "assistant") return;
+    streaming = false;
+    send("message_end", ctx, { message: call(e.message) });
   });
   on("tool_execution_start", (e, ctx) =>
     send("tool_execution_start", ctx, {

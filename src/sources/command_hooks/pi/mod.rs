@@ -5,9 +5,10 @@
 //! like any agent's payloads. A turn is what the user asked, from `before_agent_start` to
 //! `agent_settled` (Pi's own `turn_start`/`turn_end` are one model call each, and `agent_end`
 //! comes again when Pi retries or goes on):
-//! - `before_provider_request` starts a model call, `message_start` of the assistant message
-//!   is its first streamed chunk, and `message_end` ends it with the message's own times
-//!   (`timestamp`, `durationMs`), its tokens and its stop reason;
+//! - `before_provider_request` starts a model call, the assistant message's first
+//!   `message_update` is its first streamed chunk (`message_start` is the response's headers),
+//!   and `message_end` ends it with the message's own times (`timestamp`, `durationMs`), its
+//!   tokens and its stop reason;
 //! - `tool_execution_start` and `_end` are a tool call. A call that ended in an error without
 //!   running (`durationMs` absent) was refused by an extension's `tool_call` gate, unless its
 //!   error is Pi's own (aborted, unknown tool, invalid arguments);
@@ -51,6 +52,7 @@ pub const HOOK_EVENTS: &[&str] = &[
     "before_agent_start",
     "before_provider_request",
     "message_start",
+    "message_update",
     "message_end",
     "tool_execution_start",
     "tool_execution_end",
@@ -138,7 +140,8 @@ impl Adapter {
                 let provider = p.provider.clone().unwrap_or_default();
                 self.on_request(sid, at, model, provider, out);
             }
-            "message_start" => self.on_first_chunk(sid, at, p.message.as_ref(), out),
+            "message_start" => self.on_response(sid, at, p.message.as_ref(), out),
+            "message_update" => self.on_first_chunk(sid, at, out),
             "message_end" => {
                 if let Some(m) = &p.message {
                     self.on_message(sid, at, m, out);

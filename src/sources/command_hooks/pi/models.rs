@@ -1,5 +1,5 @@
-//! Pi's model calls: `before_provider_request` sends one, the assistant message's
-//! `message_start` is its first streamed chunk, and its `message_end` ends it with Pi's own
+//! Pi's model calls: `before_provider_request` sends one, the assistant message's first
+//! `message_update` is its first streamed chunk, and its `message_end` ends it with Pi's own
 //! times, tokens and stop reason (the same message Pi writes to its session file).
 
 use std::borrow::Cow;
@@ -29,7 +29,9 @@ impl Adapter {
         });
     }
 
-    pub(super) fn on_first_chunk(
+    /// The response's headers: the message begins (a call whose request the extension did
+    /// not see starts at the message's own `timestamp`).
+    pub(super) fn on_response(
         &mut self,
         sid: &str,
         at_ms: u64,
@@ -37,14 +39,19 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let turn = self.turn(sid, at_ms, out);
-        let start = turn.model.get_or_insert_with(|| ModelStart {
+        turn.model.get_or_insert_with(|| ModelStart {
             at_ms: message.and_then(|m| m.timestamp).unwrap_or(at_ms),
             model: message.and_then(|m| m.model.clone()).unwrap_or_default(),
             provider: provider_name(message.and_then(|m| m.provider.as_deref()).unwrap_or(""))
                 .to_string(),
             first_chunk_ms: None,
         });
-        start.first_chunk_ms.get_or_insert(at_ms);
+    }
+
+    pub(super) fn on_first_chunk(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        if let Some(start) = self.turn(sid, at_ms, out).model.as_mut() {
+            start.first_chunk_ms.get_or_insert(at_ms);
+        }
     }
 
     pub(super) fn on_message(

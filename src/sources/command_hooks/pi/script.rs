@@ -54,6 +54,7 @@ impl Script for Pi {
                     json!({"message": {"provider": "mock", "model": "mock-model",
                         "stopReason": "pending", "timestamp": at}}),
                 ),
+                event("message_update", json!({})),
             ]
         };
         let answered = |s: &mut Pi, stop: &str| {

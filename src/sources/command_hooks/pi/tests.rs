@@ -25,7 +25,8 @@ fn usage(input: u64, output: u64, read: u64) -> Value {
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
 }
 
-/// One model call: sent at `sent`, first chunk at `chunk`, ended at `end`.
+/// One model call: sent at `sent`, first chunk at `chunk`, ended at `end`, as Pi's events say
+/// (its message's `timestamp` is 10 ms before the extension saw the request go).
 fn model_call(n: u64, sent: u64, chunk: u64, end: u64, tokens: Value, stop: &str) -> Vec<Payload> {
     let pending = json!({"provider": "mock", "model": "mock-model", "stopReason": "pending",
         "timestamp": T0 + sent - 10});
@@ -38,7 +39,9 @@ fn model_call(n: u64, sent: u64, chunk: u64, end: u64, tokens: Value, stop: &str
             sent,
             json!({"provider": "mock", "model": "mock-model"}),
         ),
-        event("message_start", chunk, json!({ "message": pending })),
+        // The response's headers, then its first chunk.
+        event("message_start", chunk - 3, json!({ "message": pending })),
+        event("message_update", chunk, json!({})),
         event("message_end", end, json!({ "message": done })),
     ]
 }
