@@ -34,14 +34,13 @@ pub(crate) mod script;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::value::RawValue;
-
 pub use extension::{extension, extension_command, EXTENSION, EXTENSION_COMMAND_MARK};
 pub use payload::Payload;
 
 use super::records::{raw, record, session_opened, Ended, Outcome};
 pub use super::stream::EXITED;
-use crate::protocol::{Call, Event, Json, Record};
+use super::turn::{OpenTurn, Why};
+use crate::protocol::{Event, Json, Record};
 
 /// The agent name on Pi's turns.
 pub const AGENT: &str = "pi";
@@ -69,30 +68,14 @@ const PI_OWN: &[&str] = &[
     "Validation failed for tool ",
 ];
 
-/// A model call sent and not yet answered.
-#[derive(Debug)]
-struct ModelStart {
-    at_ms: u64,
-    model: String,
-    provider: String,
-    first_chunk_ms: Option<u64>,
-}
-
-/// A tool call that is running.
-#[derive(Debug)]
-struct Running {
-    name: String,
-    input: Option<Box<RawValue>>,
-    at_ms: u64,
-}
-
+/// What Pi alone keeps of an open turn: the calls already ended, so that an event seen twice
+/// (an extension reloaded mid-run hands on what it sees again) makes no second span.
 #[derive(Debug, Default)]
-struct Turn {
-    model: Option<ModelStart>,
-    running: HashMap<String, Running>,
-    /// Calls already ended.
-    ended: HashSet<String>,
+struct Own {
+    calls: HashSet<String>,
 }
+
+type Turn = OpenTurn<Own>;
 
 #[derive(Debug, Default)]
 struct Session {
@@ -132,7 +115,7 @@ impl Adapter {
             "session_start" => self.open_session(sid, at, p.cwd.as_deref(), out),
             "before_agent_start" => {
                 // A turn that never settled (Pi was stopped mid-run) ends where the next begins.
-                self.end_turn(sid, at, "interrupted", out);
+                self.end_turn(sid, at, Why::Interrupted, out);
                 self.begin(sid, at, p.prompt.clone().unwrap_or_default(), out);
             }
             "before_provider_request" => {
@@ -150,8 +133,12 @@ impl Adapter {
             "tool_execution_start" => self.on_tool_start(sid, at, p, out),
             "tool_execution_end" => self.on_tool_end(sid, at, p, out),
             "agent_settled" => {
-                let reason = if p.aborted { "interrupted" } else { "end_turn" };
-                self.end_turn(sid, at, reason, out);
+                let why = if p.aborted {
+                    Why::Interrupted
+                } else {
+                    Why::Stopped("end_turn")
+                };
+                self.end_turn(sid, at, why, out);
             }
             EXITED => self.abandon(sid, at, out),
             // `session_shutdown`: the hook's input closes right after, and it says EXITED.
@@ -176,7 +163,11 @@ impl Adapter {
     fn begin(&mut self, sid: &str, at_ms: u64, text: String, out: &mut Vec<Record<'static>>) {
         self.open_session(sid, at_ms, None, out);
         let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn = Some(Turn::default());
+        let mut turn = Turn::new(at_ms);
+        // Pi reports every call it ends, a refused one too (`tool_execution_end` with the
+        // gate's error): a call still running when the turn ends failed.
+        turn.reports_refusals = true;
+        s.turn = Some(turn);
         out.push(record(
             sid,
             Event::Prompted {
@@ -202,29 +193,17 @@ impl Adapter {
         };
         let name = p.tool_name.clone().unwrap_or_default();
         let turn = self.turn(sid, at, out);
-        if turn.running.contains_key(&id) || turn.ended.contains(&id) {
+        if turn.pending.iter().any(|c| c.id == id) || turn.own.calls.contains(&id) {
             return;
         }
-        turn.running.insert(
-            id.clone(),
-            Running {
-                name: name.clone(),
-                input: p.args.clone(),
-                at_ms: at,
-            },
-        );
-        out.push(record(
-            sid,
-            Event::Calling {
-                at_ms: at,
-                call: Call {
-                    id: Cow::Owned(id),
-                    name: Cow::Owned(name),
-                    arguments: raw(&p.args),
-                    within: p.parent_tool_call_id.clone().map(Cow::Owned),
-                },
-            },
-        ));
+        turn.start_call(sid, Some(id), name, p.args.clone(), None, at, out);
+        // A tool called by a tool (Pi's `parentToolCallId`) nests under its caller.
+        if let (Some(parent), Some(Event::Calling { call, .. })) = (
+            p.parent_tool_call_id.clone(),
+            out.last_mut().map(|r| &mut r.event),
+        ) {
+            call.within = Some(Cow::Owned(parent));
+        }
     }
 
     fn on_tool_end(&mut self, sid: &str, at: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
@@ -232,90 +211,55 @@ impl Adapter {
             return;
         };
         let turn = self.turn(sid, at, out);
-        if !turn.ended.insert(id.clone()) {
+        if !turn.own.calls.insert(id.clone()) {
             return;
         }
-        let pre = turn.running.remove(&id);
-        // A call whose start the extension never saw ran for the time Pi measured.
-        let started = pre
-            .as_ref()
-            .map_or(at.saturating_sub(p.duration_ms.unwrap_or(0)), |r| r.at_ms);
         let text = p.text();
         let never_ran = p.is_error && p.duration_ms.is_none();
         let refused = never_ran
             && !text
                 .as_deref()
                 .is_some_and(|t| PI_OWN.iter().any(|own| t.starts_with(own)));
-        let (name, input) = match pre {
-            Some(r) => (r.name, r.input),
-            None => (p.tool_name.clone().unwrap_or_default(), p.args.clone()),
-        };
+        let outcome = Outcome::of(refused, p.is_error && !refused);
+        let output = text
+            .and_then(|t| Json::of(&t).ok())
+            .map(|j| j.0.into_owned());
+        if let Some(i) = turn.pending.iter().position(|c| c.id == id) {
+            turn.end_call(sid, i, output, outcome, at, out);
+            return;
+        }
+        // A call whose start the extension never saw ran for the time Pi measured.
         out.push(
             Ended {
                 session: sid,
                 id,
-                name,
-                arguments: raw(&input),
-                output: text.and_then(|t| Json::of(&t).ok()),
-                started_ms: started,
+                name: p.tool_name.clone().unwrap_or_default(),
+                arguments: raw(&p.args),
+                output: raw(&output),
+                started_ms: at.saturating_sub(p.duration_ms.unwrap_or(0)),
             }
-            .record(at, Outcome::of(refused, p.is_error && !refused)),
+            .record(at, outcome),
         );
     }
 
-    fn end_turn(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        reason: &'static str,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let Some(mut turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) else {
-            return;
-        };
-        models::unanswered(
-            sid,
-            &mut turn,
-            at_ms,
-            "the turn ended before the model call did",
-            out,
-        );
-        let mut running: Vec<_> = turn.running.into_iter().collect();
-        running.sort_by_key(|(_, r)| r.at_ms);
-        for (id, r) in running {
-            out.push(
-                Ended {
-                    session: sid,
-                    id,
-                    name: r.name,
-                    arguments: raw(&r.input),
-                    output: Json::of("the turn ended before the call did").ok(),
-                    started_ms: r.at_ms,
-                }
-                .record(at_ms, Outcome::Failed),
-            );
+    fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
+            turn.flush(sid, at_ms, why, out);
         }
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed(reason)),
-            },
-        ));
     }
 
     /// Gives up on a session that will send nothing more (Pi is gone, or on to another
     /// session): its open turn is exported, marked unfinished, and the session is forgotten.
     /// A later `pi --session` opens it again.
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        let Some(mut s) = self.sessions.remove(id) else {
+        let Some(s) = self.sessions.remove(id) else {
             return;
         };
         if !s.started {
             return;
         }
-        if let Some(turn) = s.turn.as_mut() {
-            models::unanswered(id, turn, at_ms, "Pi ended before the model call did", out);
+        if let Some(turn) = s.turn {
+            turn.flush(id, at_ms, Why::Unseen, out);
         }
         out.push(record(id, Event::Closed { at_ms }));
     }

@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 
 use super::payload::Message;
-use super::{Adapter, ModelStart, Turn};
+use super::Adapter;
 use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
-use crate::sources::command_hooks::records::{record, Unanswered};
+use crate::sources::command_hooks::records::record;
 
 impl Adapter {
     pub(super) fn on_request(
@@ -20,13 +20,8 @@ impl Adapter {
     ) {
         let turn = self.turn(sid, at_ms, out);
         // A request whose answer never came (Pi retries) is lost, not silently replaced.
-        unanswered(sid, turn, at_ms, "Pi sent the request again", out);
-        turn.model = Some(ModelStart {
-            at_ms,
-            model,
-            provider: provider_name(&provider).to_string(),
-            first_chunk_ms: None,
-        });
+        turn.unanswered(sid, at_ms, "Pi sent the request again", out);
+        turn.start_model(None, model, provider_name(&provider), None, at_ms);
     }
 
     /// The response's headers: the message begins (a call whose request the extension did
@@ -39,18 +34,20 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let turn = self.turn(sid, at_ms, out);
-        turn.model.get_or_insert_with(|| ModelStart {
-            at_ms: message.and_then(|m| m.timestamp).unwrap_or(at_ms),
-            model: message.and_then(|m| m.model.clone()).unwrap_or_default(),
-            provider: provider_name(message.and_then(|m| m.provider.as_deref()).unwrap_or(""))
-                .to_string(),
-            first_chunk_ms: None,
-        });
+        if turn.models.is_empty() {
+            turn.start_model(
+                None,
+                message.and_then(|m| m.model.clone()).unwrap_or_default(),
+                provider_name(message.and_then(|m| m.provider.as_deref()).unwrap_or("")),
+                None,
+                message.and_then(|m| m.timestamp).unwrap_or(at_ms),
+            );
+        }
     }
 
     pub(super) fn on_first_chunk(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        if let Some(start) = self.turn(sid, at_ms, out).model.as_mut() {
-            start.first_chunk_ms.get_or_insert(at_ms);
+        if let Some(start) = self.turn(sid, at_ms, out).models.last_mut() {
+            start.first_token_ms.get_or_insert(at_ms);
         }
     }
 
@@ -62,11 +59,11 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let turn = self.turn(sid, at_ms, out);
-        let pending = turn.model.take();
+        let pending = turn.models.pop();
         // Pi's own times: when it began the request, and how long the request took.
         let started = m
             .timestamp
-            .or(pending.as_ref().map(|p| p.at_ms))
+            .or(pending.as_ref().map(|p| p.started_ms))
             .unwrap_or(at_ms);
         let finished = m
             .duration_ms
@@ -81,10 +78,10 @@ impl Adapter {
             || {
                 pending
                     .as_ref()
-                    .map(|p| p.provider.clone())
+                    .map(|p| p.provider.clone().into_owned())
                     .unwrap_or_default()
             },
-            |p| provider_name(p).to_string(),
+            |p| provider_name(p).into_owned(),
         );
         let u = m.usage.unwrap_or_default();
         let reasoning = u.reasoning.unwrap_or(0);
@@ -128,7 +125,7 @@ impl Adapter {
                 started_ms: started,
                 finished_ms: finished,
                 first_token_ms: pending
-                    .and_then(|p| p.first_chunk_ms)
+                    .and_then(|p| p.first_token_ms)
                     .map(|f| f.clamp(started, finished)),
                 error: error.flatten(),
             }),
@@ -136,34 +133,10 @@ impl Adapter {
     }
 }
 
-/// The turn's model call still waiting for its answer, out as an error ending at `at_ms`.
-pub(super) fn unanswered(
-    sid: &str,
-    turn: &mut Turn,
-    at_ms: u64,
-    why: &'static str,
-    out: &mut Vec<Record<'static>>,
-) {
-    let Some(m) = turn.model.take() else { return };
-    let call = Unanswered {
-        id: format!("{sid}:{}", m.at_ms),
-        model: m.model,
-        provider: "pi",
-        max_tokens: None,
-        started_ms: m.at_ms,
-        first_token_ms: m.first_chunk_ms,
-    };
-    let mut r = call.record(sid, at_ms, why);
-    if let Event::CallSent(c) = &mut r.event {
-        c.request.provider = (!m.provider.is_empty()).then_some(Cow::Owned(m.provider));
-    }
-    out.push(r);
-}
-
 /// `gen_ai.provider.name` for a Pi provider id: the GenAI conventions' name where there is
 /// one, else Pi's own id (a provider of the user's own keeps its name).
-fn provider_name(id: &str) -> &str {
-    match id {
+fn provider_name(id: &str) -> Cow<'static, str> {
+    Cow::Borrowed(match id {
         "anthropic" => "anthropic",
         "openai" | "openai-codex" => "openai",
         "google" | "google-gemini-cli" => "gcp.gemini",
@@ -175,6 +148,6 @@ fn provider_name(id: &str) -> &str {
         "deepseek" => "deepseek",
         "xai" => "x_ai",
         "cohere" => "cohere",
-        other => other,
-    }
+        other => return Cow::Owned(other.to_string()),
+    })
 }

@@ -289,9 +289,10 @@ fn pi_gone_mid_call_leaves_the_turn_unfinished_with_what_it_had() {
 fn a_request_unanswered_when_pi_is_gone_goes_out_as_an_error() {
     let mut events = vec![event("before_agent_start", 0, json!({"prompt": "x"}))];
     events.extend(
+        // Sent, the response's headers, its first chunk; no end.
         model_call(1, 10, 20, 30, usage(1, 1, 0), "toolUse")
             .into_iter()
-            .take(2),
+            .take(3),
     );
     events.push(event(EXITED, 900, json!({})));
     let (_, records) = run(&events);
