@@ -3,6 +3,7 @@
 //! ([`Script`], one per agent folder), the records are assembled, and the traces checked.
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
+mod models;
 mod promises;
 mod readme;
 mod restart;
@@ -12,7 +13,9 @@ use serde_json::value::RawValue;
 
 use super::files::Transcripts;
 use super::registry::{Adapters, Agent};
-use super::steps::{Promise, Script, Step, Sub, SESSION, T0};
+use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
+use crate::assemble::semconv::GEN_AI_OPERATION_NAME;
+use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
@@ -77,6 +80,22 @@ impl Run {
             let payloads = self
                 .script
                 .sub_agent(*step, at, &mut self.log)
+                .ok_or_else(|| {
+                    format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
+                })?;
+            self.feed(payloads, at);
+        }
+        Ok(())
+    }
+
+    /// Drives the model-call steps, between `steps`; an error if the script has no payloads
+    /// for them.
+    fn models(&mut self, steps: &[(u64, Model<'_>)]) -> Result<(), String> {
+        for (ms, step) in steps {
+            let at = T0 + ms;
+            let payloads = self
+                .script
+                .model(*step, at, &mut self.log)
                 .ok_or_else(|| {
                     format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
                 })?;
@@ -192,6 +211,28 @@ fn each_agent(promise: Promise, check: impl Fn(&mut Run) -> Result<(), String>) 
 }
 
 /// The agent a script speaks for, by its spec's name.
+/// The turns' roots, oldest first, each with the spans of its trace whose operation is `op`.
+fn turns<'a>(spans: &'a [Span], op: &str) -> Vec<(&'a Span, Vec<&'a Span>)> {
+    let mut roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .collect();
+    roots.sort_by_key(|r| r.start_ns);
+    roots
+        .into_iter()
+        .map(|root| {
+            let of_op = spans
+                .iter()
+                .filter(|s| {
+                    s.trace_id == root.trace_id
+                        && s.attr(GEN_AI_OPERATION_NAME).and_then(Value::as_str) == Some(op)
+                })
+                .collect();
+            (root, of_op)
+        })
+        .collect()
+}
+
 fn agent_of(script: &dyn Script) -> Agent {
     Agent::from_name(script.spec().name).expect("every script's spec is a registered agent's")
 }

@@ -1,36 +1,11 @@
 //! Each promise, one test, run against every agent's adapter.
 
-use super::{each_agent, Run};
-use crate::assemble::semconv::{
-    ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL,
-};
+use super::{each_agent, turns, Run};
+use crate::assemble::semconv::{ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, OP_EXECUTE_TOOL};
 use crate::assemble::span::{Span, Value};
 use crate::sources::command_hooks::steps::{Promise, Step, T0};
 
 const MS: u64 = 1_000_000;
-
-/// The turns' roots, oldest first, each with the tool spans of its trace.
-fn turns(spans: &[Span]) -> Vec<(&Span, Vec<&Span>)> {
-    let mut roots: Vec<&Span> = spans
-        .iter()
-        .filter(|s| s.parent_span_id.is_none())
-        .collect();
-    roots.sort_by_key(|r| r.start_ns);
-    roots
-        .into_iter()
-        .map(|root| {
-            let tools = spans
-                .iter()
-                .filter(|s| {
-                    s.trace_id == root.trace_id
-                        && s.attr(GEN_AI_OPERATION_NAME).and_then(Value::as_str)
-                            == Some(OP_EXECUTE_TOOL)
-                })
-                .collect();
-            (root, tools)
-        })
-        .collect()
-}
 
 fn unfinished(span: &Span) -> bool {
     span.attr(ALBEDO_UNFINISHED) == Some(&Value::Bool(true))
@@ -67,7 +42,7 @@ fn an_interrupted_turn_keeps_its_calls_and_the_next_gets_only_its_own() {
         ]);
         run.tick(60_000);
         let spans = run.spans();
-        let turns = turns(&spans);
+        let turns = turns(&spans, OP_EXECUTE_TOOL);
         let calls: Vec<usize> = turns.iter().map(|(_, t)| t.len()).collect();
         if calls != [1, 1] {
             return Err(format!("calls per turn {calls:?}, not [1, 1]"));
@@ -88,7 +63,7 @@ fn a_killed_agents_turn_keeps_its_running_call_until_it_was_last_seen() {
         run.tick(3_000);
         run.abandon(9_000);
         let spans = run.spans();
-        let turns = turns(&spans);
+        let turns = turns(&spans, OP_EXECUTE_TOOL);
         let [(root, tools)] = turns.as_slice() else {
             return Err(format!("{} turns, not 1", turns.len()));
         };
@@ -127,7 +102,7 @@ fn a_blocked_stop_keeps_its_continuation_in_the_same_turn() {
         run.steps(&[(40_000, Step::ToolEnd("call_2")), (40_100, Step::Stop)]);
         run.tick(90_000);
         let spans = run.spans();
-        let turns = turns(&spans);
+        let turns = turns(&spans, OP_EXECUTE_TOOL);
         let calls: Vec<usize> = turns.iter().map(|(_, t)| t.len()).collect();
         if calls != [2] {
             return Err(format!("calls per turn {calls:?}, not [2]"));
