@@ -1,5 +1,5 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Pi), as a user runs them under a clean HOME: the user's own hooks
+//! CLI, Copilot CLI, opencode, Pi, Cline CLI), as a user runs them under a clean HOME: the user's own hooks
 //! and files kept, a second install a no-op, a test trace through the installed route, and
 //! what the user had given back.
 
@@ -70,6 +70,17 @@ const AGENT_FILES: &[AgentFile] = &[
             "export default function (pi) {}\n",
         )),
         doctor: "Pi (user)",
+    },
+    AgentFile {
+        agent: "cline",
+        // One of the scripts, one per event, that install writes into Cline's hooks folder.
+        file: ".cline/hooks/TaskStart",
+        original: None,
+        beside: Some((
+            ".cline/hooks/TaskStart.sh",
+            "#!/bin/sh\necho '{\"cancel\": false}'\n",
+        )),
+        doctor: "Cline CLI (user)",
     },
 ];
 

@@ -46,8 +46,11 @@ enum Lookup {
 pub struct Pricer {
     /// By model, then by provider: looked up with the call's own strings, so a call that
     /// was priced before allocates nothing to find out how.
-    lookups: HashMap<Box<str>, Vec<(Option<Box<str>>, Lookup)>, foldhash::fast::RandomState>,
+    lookups: HashMap<Box<str>, ByProvider, foldhash::fast::RandomState>,
 }
+
+/// A model's lookups, by the provider the call named (if it named one).
+type ByProvider = Vec<(Option<Box<str>>, Lookup)>;
 
 impl Pricer {
     /// The price of a call to `model` (of `provider`, the `gen_ai.provider.name` value, when

@@ -8,7 +8,7 @@
 //! nowhere) gets a text answer and is counted apart; a prompt with [`DELEGATE_MARK`] asks for
 //! a `task` call that starts a sub-agent, and the sub-agent's prompt ([`SUBTASK_MARK`]) gets a
 //! text answer. Copilot's `task` (it takes an `agent_type`) gets a prompt with no mark, so its
-//! sub-agent runs the sleep.
+//! sub-agent runs the sleep. Cline, whose shell is `run_commands`, gets its command there.
 
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
@@ -119,6 +119,9 @@ async fn completions(
                    "subagent_type": "general"})
         };
         out += &call("task", args);
+    } else if tools.iter().any(|t| t == "run_commands") {
+        // Cline's shell: a list of commands.
+        out += &call("run_commands", json!({"commands": [command_for(&user)]}));
     } else {
         let command = command_for(&user);
         out += &call(

@@ -19,6 +19,7 @@ mod command;
 mod plugin;
 mod project;
 mod scope;
+mod scripts;
 mod settings;
 
 use std::path::PathBuf;
@@ -95,7 +96,9 @@ fn albedo_hooks() -> Hooks {
             events: ALBEDO_EVENTS,
             ..h
         },
-        Form::Plugin(_) | Form::Flat(_) => unreachable!("Claude Code has a hooks file"),
+        Form::Plugin(_) | Form::Flat(_) | Form::Scripts(_) => {
+            unreachable!("Claude Code has a hooks file")
+        }
     }
 }
 
@@ -165,7 +168,7 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let is_plugin = matches!(form, Form::Plugin(_));
+    let is_plugin = matches!(form, Form::Plugin(_) | Form::Scripts(_));
     let (before, mut settings) = if is_plugin {
         Default::default()
     } else {
@@ -249,12 +252,29 @@ pub fn install(target: &Target) -> Result<i32> {
         }
         return Ok(0);
     }
+    if let Form::Scripts(s) = &form {
+        let changed = scripts::install(&file, s, &command)?;
+        println!(
+            "{} {}: a script per event ({}) that runs `{command}`",
+            if changed > 0 {
+                "installed in"
+            } else {
+                "already installed in"
+            },
+            file.display(),
+            form.events().join(", ")
+        );
+        if let Some(warning) = target.both_scopes(&file, &command) {
+            println!("warning: {warning}");
+        }
+        return Ok(0);
+    }
     let edited_from = settings.clone();
     remove_ours(&mut settings);
     match form {
         Form::Hooks(hooks) => add_ours(&mut settings, &hooks, &command)?,
         Form::Flat(flat) => add_flat(&mut settings, &flat, &command)?,
-        Form::Plugin(_) => unreachable!("a plugin returned above"),
+        Form::Plugin(_) | Form::Scripts(_) => unreachable!("a plugin or scripts returned above"),
     }
     let backup = target.backup_of(&file)?;
     let changed = save(&file, before.as_deref(), &settings, &backup)?;
@@ -316,6 +336,21 @@ pub fn uninstall(target: &Target) -> Result<i32> {
             println!("removed albedo-otel's plugin {}", file.display());
         } else {
             println!("nothing to remove at {}", file.display());
+        }
+        return Ok(0);
+    }
+    if let Form::Scripts(s) = &form {
+        let (removed, kept) = scripts::uninstall(&file, s)?;
+        if removed > 0 {
+            println!(
+                "removed {removed} albedo-otel hook scripts from {}",
+                file.display()
+            );
+        } else {
+            println!("nothing to remove in {}", file.display());
+        }
+        for k in kept {
+            println!("left {}: not albedo-otel's", k.display());
         }
         return Ok(0);
     }

@@ -241,8 +241,10 @@ fn make_old_backups_private(file: &Path, name: &str) {
 /// Our hook commands in `file`, which takes our hook as `form` says (one per event, usually
 /// the same), for `doctor`.
 pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
-    if let Form::Plugin(p) = form {
-        return super::plugin::commands(file, p);
+    match form {
+        Form::Plugin(p) => return super::plugin::commands(file, p),
+        Form::Scripts(s) => return super::scripts::commands(file, s),
+        Form::Hooks(_) | Form::Flat(_) => {}
     }
     let Ok((_, settings)) = load(file) else {
         return Vec::new();

@@ -258,8 +258,8 @@ impl Recorder {
         }
         // Series whose texts are equal but were different strings become one, in a stable
         // order: once an interval, not once a span.
-        let mut merged: BTreeMap<(Kind, Vec<(&'static str, String)>), (Labels, Row)> =
-            BTreeMap::new();
+        type ByText = (Kind, Vec<(&'static str, String)>);
+        let mut merged: BTreeMap<ByText, (Labels, Row)> = BTreeMap::new();
         for ((kind, labels), row) in std::mem::take(&mut self.series) {
             match merged.entry((kind, labels.by_text())) {
                 std::collections::btree_map::Entry::Occupied(mut o) => o.get_mut().1.merge(row),

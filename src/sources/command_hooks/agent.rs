@@ -1,7 +1,9 @@
 //! Which agent's hooks a payload comes from: named on the hook's command line (`--agent`),
 //! written into its journal line, and read by the daemon, with the [`Spec`] its folder writes.
 
-pub use super::spec::{as_sent, own_journal, Env, Flat, Form, Hooks, Install, Plugin, Spec};
+pub use super::spec::{
+    as_sent, own_journal, Env, Flat, Form, Hooks, Install, Plugin, Scripts, Spec,
+};
 
 /// Makes [`Agent`] from the list below: its variants, [`Agent::ALL`], and for each agent its
 /// folder's [`Spec`], adapter and conformance script, so that nothing else lists agents.
@@ -63,6 +65,8 @@ agents! {
     Cursor: cursor,
     // An extension, not a command hook: it streams its events to one hook process.
     Pi: pi,
+    // A script per event in its hooks folder.
+    Cline: cline,
 }
 
 impl Agent {

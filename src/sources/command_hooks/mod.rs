@@ -20,6 +20,7 @@
 pub mod adapter;
 pub mod agent;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 #[cfg(test)]
 mod conformance;

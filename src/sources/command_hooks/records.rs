@@ -6,6 +6,31 @@ use serde_json::value::RawValue;
 
 use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, SessionInfo, Usage};
 
+/// Token counts as an agent reports them when its input counts its cache reads too (Codex,
+/// Gemini and Copilot do, as OpenAI's and Gemini's APIs do). The protocol keeps cache reads
+/// apart from the input, as Anthropic's API does; a cached count above the input is all of it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CachedWithin {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub cache_write: u64,
+    pub reasoning: Option<u64>,
+}
+
+impl CachedWithin {
+    pub fn usage(self) -> Usage {
+        let cached = self.cached.min(self.input);
+        Usage {
+            input_tokens: self.input - cached,
+            output_tokens: self.output,
+            cache_read_tokens: cached,
+            cache_write_tokens: self.cache_write,
+            reasoning_tokens: self.reasoning,
+        }
+    }
+}
+
 pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
     Record {
         session: Cow::Owned(session.to_string()),
@@ -132,4 +157,32 @@ impl Unanswered {
 pub(super) fn rfc3339_ms(s: &str) -> Option<u64> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CachedWithin;
+
+    #[test]
+    fn cache_reads_counted_within_the_input_are_taken_out_of_it() {
+        let u = CachedWithin {
+            input: 1_001,
+            cached: 101,
+            output: 21,
+            cache_write: 3,
+            reasoning: Some(7),
+        }
+        .usage();
+        let got = (u.input_tokens, u.cache_read_tokens, u.output_tokens);
+        assert_eq!(got, (900, 101, 21));
+        assert_eq!((u.cache_write_tokens, u.reasoning_tokens), (3, Some(7)));
+        // A count that says more was cached than was sent is read as all of it.
+        let u = CachedWithin {
+            input: 10,
+            cached: 50,
+            ..Default::default()
+        }
+        .usage();
+        assert_eq!((u.input_tokens, u.cache_read_tokens), (0, 10));
+    }
 }

@@ -71,6 +71,22 @@ pub enum Form {
     /// Our entries listed directly under each event of a `{"version": N, "hooks": …}` file,
     /// `{"command": …}` each, with no groups (Cursor's `hooks.json`).
     Flat(Flat),
+    /// An executable script of our own per event, named after it, in the agent's hooks
+    /// folder (Cline's): the install's file is that folder.
+    Scripts(Scripts),
+}
+
+/// Hook scripts of albedo-otel's own, one per event: their text comes from the agent's
+/// folder, which alone knows what the agent asks of a hook's output.
+#[derive(Debug, Clone, Copy)]
+pub struct Scripts {
+    /// The events, each a script of that name.
+    pub events: &'static [&'static str],
+    /// A script's text, running `command` (its words).
+    pub text: fn(command: &[String]) -> String,
+    /// The command a script's text runs, if the text is our script's; `install` and
+    /// `uninstall` touch no file but ours.
+    pub command_in: fn(text: &str) -> Option<Vec<String>>,
 }
 
 /// A plugin file of albedo-otel's own: its text comes from the agent's folder, which alone
@@ -122,6 +138,7 @@ impl Form {
             Form::Hooks(h) => h.events,
             Form::Plugin(p) => p.events,
             Form::Flat(f) => f.events,
+            Form::Scripts(s) => s.events,
         }
     }
 }

@@ -92,6 +92,7 @@ impl<E: Default> OpenTurn<E> {
 
 impl<E> OpenTurn<E> {
     /// Starts a tool call (`id`, else the next number); returns its id.
+    #[allow(clippy::too_many_arguments)] // the call's own fields, then where and when
     pub fn start_call(
         &mut self,
         session: &str,

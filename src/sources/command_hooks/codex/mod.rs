@@ -34,8 +34,8 @@ pub use payload::{ModelHook, Payload};
 
 use super::claude_code;
 use super::files;
-use super::records::{record, Unanswered};
-use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
+use super::records::{record, CachedWithin, Unanswered};
+use crate::protocol::{CallSent, Event, Json, Record, Request, Response};
 
 /// The agent name on Codex CLI's turns.
 pub const AGENT: &str = "codex";
@@ -208,9 +208,6 @@ impl Adapter {
             model: m.model.clone().unwrap_or_default(),
         });
         let usage = m.token_usage.unwrap_or_default();
-        let input = usage.input_tokens.unwrap_or(0);
-        // Codex counts cached tokens inside the input's; the protocol keeps them apart.
-        let cached = usage.cached_input_tokens.unwrap_or(0).min(input);
         let failed = m.status.as_deref() == Some("failed");
         out.push(record(
             &target,
@@ -229,13 +226,14 @@ impl Adapter {
                     stop_reason: None,
                     content: None,
                 }),
-                usage: Usage {
-                    input_tokens: input - cached,
-                    output_tokens: usage.output_tokens.unwrap_or(0),
-                    cache_read_tokens: cached,
-                    cache_write_tokens: usage.cache_write_input_tokens.unwrap_or(0),
-                    reasoning_tokens: usage.reasoning_output_tokens,
-                },
+                usage: CachedWithin {
+                    input: usage.input_tokens.unwrap_or(0),
+                    cached: usage.cached_input_tokens.unwrap_or(0),
+                    output: usage.output_tokens.unwrap_or(0),
+                    cache_write: usage.cache_write_input_tokens.unwrap_or(0),
+                    reasoning: usage.reasoning_output_tokens,
+                }
+                .usage(),
                 started_ms: start.at_ms,
                 finished_ms: at_ms.max(start.at_ms),
                 first_token_ms: None,

@@ -109,5 +109,5 @@ impl Script for Codex {
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
-    Box::new(Codex::default())
+    Box::new(Codex)
 }

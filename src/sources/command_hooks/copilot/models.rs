@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use super::payload::UsageRecord;
-use crate::protocol::{CallSent, Json, Request, Response, Usage};
+use crate::protocol::{CallSent, Json, Request, Response};
+use crate::sources::command_hooks::records::CachedWithin;
 
 /// An `assistant.message` as an OpenAI chat message: its text and the calls it asked for.
 /// Exported only with message capture on, like every message.
@@ -32,9 +33,6 @@ pub(super) fn answer_of(data: &serde_json::Value) -> Option<Json<'static>> {
 
 pub(super) fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {
     let started = end_ms.saturating_sub(u.duration.unwrap_or(0.0).max(0.0) as u64);
-    let input = u.input_tokens.unwrap_or(0);
-    // Copilot counts cached tokens inside the input's; the protocol keeps them apart.
-    let cached = u.cache_read_tokens.unwrap_or(0).min(input);
     let model = u.model.unwrap_or_default();
     let provider = match u.provider_type.as_deref() {
         Some("anthropic") => "anthropic",
@@ -57,13 +55,14 @@ pub(super) fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {
             stop_reason: u.finish_reason.map(Cow::Owned),
             content: None,
         }),
-        usage: Usage {
-            input_tokens: input - cached,
-            output_tokens: u.output_tokens.unwrap_or(0),
-            cache_read_tokens: cached,
-            cache_write_tokens: u.cache_write_tokens.unwrap_or(0),
-            reasoning_tokens: None,
-        },
+        usage: CachedWithin {
+            input: u.input_tokens.unwrap_or(0),
+            cached: u.cache_read_tokens.unwrap_or(0),
+            output: u.output_tokens.unwrap_or(0),
+            cache_write: u.cache_write_tokens.unwrap_or(0),
+            reasoning: None,
+        }
+        .usage(),
         started_ms: started,
         finished_ms: end_ms,
         first_token_ms: u

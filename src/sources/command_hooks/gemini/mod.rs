@@ -31,9 +31,9 @@ use std::collections::HashMap;
 
 pub use payload::{slim, Payload};
 
-use super::records::{record, session_opened, Outcome};
+use super::records::{record, session_opened, CachedWithin, Outcome};
 use super::turn::{OpenTurn, Why};
-use crate::protocol::{CallSent, Event, Record, Request, Response, Usage};
+use crate::protocol::{CallSent, Event, Record, Request, Response};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -208,9 +208,6 @@ impl Adapter {
             .as_ref()
             .and_then(|r| r.usage_metadata)
             .unwrap_or_default();
-        // Gemini counts cached tokens inside the prompt's; the protocol keeps them apart.
-        let prompt = usage.prompt_token_count.unwrap_or(0);
-        let cached = usage.cached_content_token_count.unwrap_or(0).min(prompt);
         let model = p
             .llm_request
             .as_ref()
@@ -233,18 +230,19 @@ impl Adapter {
                     stop_reason: Some(Cow::Owned(reason.to_string())),
                     content: None,
                 }),
-                usage: Usage {
-                    input_tokens: prompt - cached,
+                usage: CachedWithin {
+                    input: usage.prompt_token_count.unwrap_or(0),
+                    cached: usage.cached_content_token_count.unwrap_or(0),
                     // Gemini bills its thoughts as output, and counts them apart from the
                     // candidates; the protocol's output is what was billed as completion.
-                    output_tokens: usage
+                    output: usage
                         .candidates_token_count
                         .unwrap_or(0)
                         .saturating_add(usage.thoughts_token_count.unwrap_or(0)),
-                    cache_read_tokens: cached,
-                    cache_write_tokens: 0,
-                    reasoning_tokens: usage.thoughts_token_count,
-                },
+                    cache_write: 0,
+                    reasoning: usage.thoughts_token_count,
+                }
+                .usage(),
                 started_ms: start.started_ms,
                 finished_ms: at_ms.max(start.started_ms),
                 first_token_ms: start.first_token_ms.map(|t| t.max(start.started_ms)),

@@ -103,5 +103,5 @@ fn stamped(mut p: Value, at_ms: u64) -> Value {
 
 /// This agent's script, for the conformance suite's list in `agent.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
-    Box::new(Gemini::default())
+    Box::new(Gemini)
 }

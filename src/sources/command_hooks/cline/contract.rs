@@ -1,0 +1,99 @@
+//! Cline CLI's adapter under the contract every agent keeps ([`AgentAdapter`]): its turns'
+//! model calls are read from the session's messages file it is handed as `files`.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Cline CLI.
+pub const SPEC: Spec = Spec {
+    name: "cline",
+    title: "Cline CLI",
+    // Cline runs its hooks with its own whole environment.
+    passes_its_environment: true,
+    streams: false,
+    journal_under: super::root_session,
+    rewrite: super::journaled,
+    install: spec::Install {
+        about: "Cline CLI: a script per event in ~/.cline/hooks/ (default; $CLINE_DIR/hooks when set) or ./.cline/hooks/",
+        user_file: |env| match env("CLINE_DIR").filter(|d| !d.is_empty()) {
+            Some(dir) => Some(std::path::Path::new(&dir).join("hooks")),
+            None => spec::under_home(env, ".cline/hooks"),
+        },
+        user_needs: "CLINE_DIR or HOME",
+        project_file: ".cline/hooks",
+        form: spec::Form::Scripts(spec::Scripts {
+            events: super::HOOK_EVENTS,
+            text: super::scripts::text,
+            command_in: super::scripts::command_in,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
+};
+
+/// The daemon's adapter for this agent, for the list in `agent.rs`.
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::new())
+}
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        p.session()
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        let s = self.sessions.get(id)?;
+        s.read.clone().or_else(|| s.resumed.clone())
+    }
+
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        if at.offset > 0 {
+            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
+        }
+    }
+
+    fn open_turns(&self) -> usize {
+        Adapter::open_turns(self)
+    }
+
+    fn kept(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        Adapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, files, out);
+    }
+}

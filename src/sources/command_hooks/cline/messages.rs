@@ -1,0 +1,204 @@
+//! Cline's model calls, as its session's messages file records them: each assistant message
+//! carries the model (`modelInfo`), its tokens (`metrics`) and when it was written (`ts`), the
+//! end of its call; the message before it (the prompt, or the tools' results) was the last
+//! thing sent, so its `ts` is the call's start.
+//!
+//! Cline rewrites the whole file, pretty-printed, each time a message is added; the messages
+//! before stay byte for byte as they were. So a reader keeps the byte offset just past the last
+//! message it took, and reads on from there: what is new, and the few keys after the list.
+//! A file that was written anew (a check at that offset fails) is read from its start, and the
+//! calls before the turn's start are left out.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::super::files::{FileCursor, Transcripts};
+use crate::protocol::{CallSent, Request, Response, Usage};
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    id: String,
+    role: String,
+    #[serde(default)]
+    ts: Option<u64>,
+    #[serde(default, rename = "modelInfo")]
+    model_info: Option<ModelInfo>,
+    #[serde(default)]
+    metrics: Option<Metrics>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct ModelInfo {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    provider: Option<String>,
+}
+
+/// Cline's token counts: `inputTokens` includes the cache's (as the OpenAI API counts them).
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Metrics {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
+}
+
+/// What a read found: the model calls between `from` and `to`, where the file was read to,
+/// and the time of the last message taken (the next call's start).
+pub(super) struct Read {
+    pub calls: Vec<CallSent<'static>>,
+    pub cursor: FileCursor,
+    pub last_ts: Option<u64>,
+}
+
+/// Reads `path` on from `at` (where the last read stopped, if it was this file): the calls of
+/// the messages timed from `from` to `to`; the first message after `to` and those behind it
+/// are left for the next read. `last_ts`: the time of the message before `at`.
+pub(super) fn read(
+    path: &str,
+    at: Option<&FileCursor>,
+    mut last_ts: Option<u64>,
+    from: u64,
+    to: u64,
+    files: &mut dyn Transcripts,
+) -> Read {
+    let held = at
+        .filter(|c| c.path == path || c.path.is_empty())
+        .map_or(0, |c| c.offset);
+    let mut base = held.saturating_sub(1);
+    let mut bytes = if held > 0 {
+        files.read_from(path, base)
+    } else {
+        Vec::new()
+    };
+    // Read on only from just past a message's `}`, with the list going on or closing after it.
+    let mut pos = match bytes.first() {
+        Some(b'}') if matches!(next_token(&bytes, 1), Some(b',' | b']')) => Some(1),
+        _ => None,
+    };
+    if pos.is_none() {
+        base = 0;
+        last_ts = None;
+        bytes = files.read_from(path, 0);
+        pos = list_start(&bytes);
+    }
+    let mut calls = Vec::new();
+    let Some(mut pos) = pos else {
+        return Read {
+            calls,
+            cursor: at.cloned().unwrap_or_default(),
+            last_ts,
+        };
+    };
+    let mut done = base + pos as u64;
+    while let Some(i) = skip_ws(&bytes, pos) {
+        pos = match bytes[i] {
+            b',' => i + 1,
+            b'{' => i,
+            _ => break,
+        };
+        let mut stream = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Message>();
+        let Some(Ok(m)) = stream.next() else { break };
+        let ts = m.ts.unwrap_or(0);
+        if ts > to {
+            break;
+        }
+        pos += stream.byte_offset();
+        done = base + pos as u64;
+        if m.role == "assistant" && ts >= from {
+            if let Some(c) = call_of(m, last_ts.unwrap_or(from).max(from)) {
+                calls.push(c);
+            }
+        }
+        last_ts = Some(ts);
+    }
+    Read {
+        calls,
+        cursor: FileCursor {
+            path: path.to_string(),
+            offset: done,
+            // The file is replaced on every write: its inode says nothing of its bytes.
+            identity: None,
+        },
+        last_ts,
+    }
+}
+
+fn skip_ws(bytes: &[u8], from: usize) -> Option<usize> {
+    (from..bytes.len()).find(|&i| !bytes[i].is_ascii_whitespace())
+}
+
+fn next_token(bytes: &[u8], from: usize) -> Option<u8> {
+    skip_ws(bytes, from).map(|i| bytes[i])
+}
+
+/// Just inside the `messages` list: the first key of that name is the list's, as Cline
+/// writes the session's own keys before it.
+fn list_start(bytes: &[u8]) -> Option<usize> {
+    let key = b"\"messages\"";
+    let at = bytes.windows(key.len()).position(|w| w == key)? + key.len();
+    let colon = skip_ws(bytes, at).filter(|&i| bytes[i] == b':')?;
+    let open = skip_ws(bytes, colon + 1).filter(|&i| bytes[i] == b'[')?;
+    Some(open + 1)
+}
+
+/// An assistant message with its tokens, as a model call started at `started`.
+fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
+    let metrics = m.metrics?;
+    let end = m.ts.unwrap_or(started).max(started);
+    let info = m.model_info.unwrap_or_default();
+    let model = info.id.unwrap_or_default();
+    let input = metrics.input_tokens.unwrap_or(0);
+    // Cline counts the cache's tokens inside the input's; the protocol keeps them apart.
+    let cached = metrics.cache_read_tokens.unwrap_or(0).min(input);
+    Some(CallSent {
+        id: Some(Cow::Owned(m.id.clone())),
+        request: Request {
+            model: Cow::Owned(model.clone()),
+            provider: Some(provider(info.provider.as_deref())),
+            max_tokens: None,
+            messages: None,
+            system: None,
+        },
+        response: Some(Response {
+            id: Some(Cow::Owned(m.id)),
+            model: Some(Cow::Owned(model)),
+            stop_reason: None,
+            content: None,
+        }),
+        usage: Usage {
+            input_tokens: input - cached,
+            output_tokens: metrics.output_tokens.unwrap_or(0),
+            cache_read_tokens: cached,
+            cache_write_tokens: metrics.cache_write_tokens.unwrap_or(0),
+            reasoning_tokens: None,
+        },
+        started_ms: started,
+        finished_ms: end,
+        first_token_ms: None,
+        error: None,
+    })
+}
+
+/// `gen_ai.provider.name` for Cline's provider ids, as the GenAI conventions name them where
+/// they do; Cline's own id otherwise.
+fn provider(id: Option<&str>) -> Cow<'static, str> {
+    match id.unwrap_or("cline") {
+        "anthropic" => Cow::Borrowed("anthropic"),
+        "openai" | "openai-native" | "openai-compatible" => Cow::Borrowed("openai"),
+        "gemini" => Cow::Borrowed("gcp.gemini"),
+        "bedrock" => Cow::Borrowed("aws.bedrock"),
+        "vertex" => Cow::Borrowed("gcp.vertex_ai"),
+        "deepseek" => Cow::Borrowed("deepseek"),
+        "xai" => Cow::Borrowed("x_ai"),
+        "mistral" => Cow::Borrowed("mistral_ai"),
+        other => Cow::Owned(other.to_string()),
+    }
+}
