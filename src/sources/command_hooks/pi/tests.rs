@@ -242,7 +242,7 @@ fn pi_s_own_errors_of_a_call_that_never_ran_are_failures_not_refusals() {
             tool_start("c", 10, "x"),
             tool_end("c", 20, true, None, text),
         ]);
-        let Some(Event::Called(c)) = records.iter().map(|r| &r.event).last() else {
+        let Some(Event::Called(c)) = records.iter().map(|r| &r.event).next_back() else {
             panic!("{records:?}")
         };
         assert!(c.failed && !c.refused, "{text}: {c:?}");
@@ -253,7 +253,7 @@ fn pi_s_own_errors_of_a_call_that_never_ran_are_failures_not_refusals() {
         tool_start("c", 10, "false"),
         tool_end("c", 20, true, Some(8), "Command exited with code 1"),
     ]);
-    let Some(Event::Called(c)) = records.iter().map(|r| &r.event).last() else {
+    let Some(Event::Called(c)) = records.iter().map(|r| &r.event).next_back() else {
         panic!()
     };
     assert!(c.failed && !c.refused);
