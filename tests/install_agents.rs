@@ -1,7 +1,7 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI), as a user runs them under a
-//! clean HOME: the user's own hooks and files kept, a second install a no-op, a test trace
-//! through the installed route, and what the user had given back.
+//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI, Pi), as a user runs them
+//! under a clean HOME: the user's own hooks and files kept, a second install a no-op, a test
+//! trace through the installed route, and what the user had given back.
 
 mod support;
 
@@ -70,6 +70,16 @@ const AGENT_FILES: &[AgentFile] = &[
             "export const Mine = async () => ({});\n",
         )),
         doctor: "Kilo Code CLI (user)",
+    },
+    AgentFile {
+        agent: "pi",
+        file: ".pi/agent/extensions/albedo-otel.js",
+        original: None,
+        beside: Some((
+            ".pi/agent/extensions/mine.ts",
+            "export default function (pi) {}\n",
+        )),
+        doctor: "Pi (user)",
     },
     AgentFile {
         agent: "cline",

@@ -83,8 +83,8 @@ enum Command {
     },
     /// Write the settings in force (flags and environment, headers included) into the
     /// configuration file, and add albedo-otel's hook to the agent's hooks file (or, for
-    /// opencode, a plugin of its own; for Kimi Code, `[[hooks]]` tables in its config.toml),
-    /// keeping every other hook (a backup is written first).
+    /// opencode, Kilo Code and Pi, a plugin or extension of its own; for Kimi Code, `[[hooks]]`
+    /// tables in its config.toml), keeping every other hook (a backup is written first).
     /// The hook command names the file; it carries no secret.
     Install(install::Target),
     /// Remove albedo-otel's command hook, and only it.

@@ -65,6 +65,8 @@ agents! {
     Cursor: cursor,
     // opencode's plugin and adapter, under Kilo's name.
     Kilo: kilo,
+    // An extension, not a command hook: it streams its events to one hook process.
+    Pi: pi,
     // A script per event in its hooks folder.
     Cline: cline,
     Kimi: kimi,

@@ -37,6 +37,7 @@ pub mod kimi;
 pub mod kilo;
 pub mod opencode;
 pub mod oversized;
+pub mod pi;
 mod profiles;
 mod records;
 pub mod registry;
