@@ -61,6 +61,7 @@ agents! {
     // A plugin, not a command hook: it streams its events to one hook process.
     Opencode: opencode,
     Cursor: cursor,
+    Qwen: qwen,
 }
 
 impl Agent {

@@ -35,6 +35,7 @@ pub mod journal;
 pub mod opencode;
 pub mod oversized;
 mod profiles;
+pub mod qwen;
 mod records;
 pub mod registry;
 pub mod session_key;
