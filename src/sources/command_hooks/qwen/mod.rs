@@ -91,6 +91,8 @@ struct Session {
     transcript: Option<String>,
     offset: u64,
     identity: Option<u64>,
+    /// Model calls that ended before this are not this adapter's to export.
+    since: u64,
     /// Where an earlier daemon left the transcript: the first read goes on from there if it
     /// is still that file.
     resumed: Option<FileCursor>,
@@ -146,6 +148,12 @@ impl Adapter {
         let s = self.sessions.entry(sid.to_string()).or_default();
         if !s.started {
             s.started = true;
+            // A session met anew (`--resume` in a new process, a new daemon with no resume
+            // point) takes none of the calls its transcript held before: they were exported
+            // with their turns.
+            if s.resumed.is_none() {
+                s.since = at_ms;
+            }
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
         if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {

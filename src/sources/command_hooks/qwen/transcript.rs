@@ -55,16 +55,20 @@ impl Adapter {
         let (events, whole) = api_events(&bytes);
         s.offset = s.offset.saturating_add(whole as u64);
         s.identity = files.identity(&path);
+        let since = s.since;
         for e in events {
-            self.model_call(sid, e, out);
+            self.model_call(sid, since, e, out);
         }
     }
 
-    fn model_call(&mut self, sid: &str, e: ApiEvent, out: &mut Vec<Record<'static>>) {
+    fn model_call(&mut self, sid: &str, since: u64, e: ApiEvent, out: &mut Vec<Record<'static>>) {
         // A call that cannot be placed in time cannot be placed in a turn.
         let Some(end) = e.timestamp.as_deref().and_then(rfc3339_ms) else {
             return;
         };
+        if end < since {
+            return;
+        }
         let start = end.saturating_sub(e.duration_ms.unwrap_or(0));
         let target = match e.subagent_id.as_deref() {
             None => sid.to_string(),
