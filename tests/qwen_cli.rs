@@ -23,7 +23,7 @@ use support::agent_trace::{
 };
 use support::openai_chat::{
     MockChat, CHAT_MARK, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, FAILING_COMMAND, FAIL_MARK,
-    LINGER_MARK, LONG_COMMAND,
+    LINGER_MARK, QWEN_LONG_COMMAND,
 };
 use support::*;
 
@@ -303,7 +303,7 @@ fn a_killed_qwen_leaves_its_turn_unfinished_not_lost() {
     let prompt = format!("{LINGER_MARK}: wait");
     let cmd = qwen_cmd(&bin, &["-p", &prompt], &home, &work, &api, &spool);
     // The hook's journal holds the long call once its `PreToolUse` has run.
-    kill_mid_call(cmd, &hook_dir, LONG_COMMAND);
+    kill_mid_call(cmd, &hook_dir, QWEN_LONG_COMMAND);
     let log = drained(&hook_dir, &rx);
     check_killed(&rx.spans(), SHELL, &log);
 }

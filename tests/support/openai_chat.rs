@@ -32,6 +32,9 @@ pub use super::gemini_api::{
 };
 /// The sub-agent's prompt: it gets a text answer.
 pub const SUBTASK_MARK: &str = "SUBTASK";
+/// The long command for Qwen Code, which refuses a standalone `sleep 30` before any hook
+/// sees it.
+pub const QWEN_LONG_COMMAND: &str = "sleep 30; echo done";
 /// A prompt with this gets a text answer, no tool call.
 pub const CHAT_MARK: &str = "JUST-CHAT";
 
@@ -138,7 +141,11 @@ async fn completions(
                           "subagent_type": "general-purpose", "run_in_background": false});
         out += &call("agent", args);
     } else {
-        let command = command_for(&user);
+        let command = match command_for(&user) {
+            // Qwen refuses a standalone long sleep before any hook sees the call.
+            LONG_COMMAND if shell == "run_shell_command" => QWEN_LONG_COMMAND,
+            command => command,
+        };
         out += &call(
             shell,
             json!({"command": command, "description": "the test's command", "mode": "sync"}),

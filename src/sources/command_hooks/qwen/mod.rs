@@ -36,7 +36,7 @@ mod subagents;
 mod transcript;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::value::RawValue;
 
@@ -91,8 +91,12 @@ struct Session {
     transcript: Option<String>,
     offset: u64,
     identity: Option<u64>,
+    /// The provider's ids of the open turn's calls that ended.
+    ended: HashSet<String>,
     /// Model calls that ended before this are not this adapter's to export.
     since: u64,
+    /// The latest time a payload or the transcript says the agent was alive.
+    seen_ms: u64,
     /// Where an earlier daemon left the transcript: the first read goes on from there if it
     /// is still that file.
     resumed: Option<FileCursor>,
@@ -156,6 +160,7 @@ impl Adapter {
             }
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
+        s.seen_ms = s.seen_ms.max(at_ms);
         if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
             if s.transcript.as_deref() != Some(path) {
                 s.transcript = Some(path.to_string());
@@ -281,10 +286,10 @@ impl Adapter {
     ) {
         let Some(id) = &p.tool_use_id else { return };
         let failed = p.hook_event_name == "PostToolUseFailure";
-        let pending = self
-            .sessions
-            .get_mut(sid)
-            .and_then(|s| s.pending.remove(id));
+        let pending = self.sessions.get_mut(sid).and_then(|s| {
+            s.ended.extend(p.tool_call_id.clone());
+            s.pending.remove(id)
+        });
         let (session, started, input) = match pending {
             Some(pre) => (pre.session, pre.at_ms, pre.input),
             None => (target.to_string(), at_ms, None),
@@ -308,11 +313,41 @@ impl Adapter {
     }
 
     /// A call still pending when its batch is over never ran: a hook or a permission rule
-    /// denied it (the batch says `not_started`), or it was cancelled.
+    /// denied it (the batch says `not_started`), or it was cancelled. A call the CLI itself
+    /// refused (a standalone long `sleep`) had no hook before: the batch is all there is of
+    /// it, so it is a refused call that starts and ends there. After a `Stop`, a batch is a
+    /// background agent's (it names no agent), not the turn's.
     fn on_batch(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
+        if s.turn_open && s.stop_at.is_none() {
+            for c in p.tool_calls.iter().flatten() {
+                let id = c.tool_call_id.as_ref().or(c.tool_use_id.as_ref());
+                let Some(id) = id.filter(|id| !s.ended.contains(*id)) else {
+                    continue;
+                };
+                let known = s
+                    .pending
+                    .values()
+                    .any(|pre| pre.call_id.as_ref() == Some(id));
+                if known || c.status.as_deref() != Some("error") {
+                    continue;
+                }
+                s.ended.insert(id.clone());
+                out.push(
+                    Ended {
+                        session: sid,
+                        id: id.clone(),
+                        name: c.tool_name.clone().unwrap_or_default(),
+                        arguments: raw(&c.tool_input),
+                        output: raw(&c.tool_response),
+                        started_ms: at_ms,
+                    }
+                    .record(at_ms, Outcome::Refused),
+                );
+            }
+        }
         for c in p.tool_calls.iter().flatten() {
             let Some(id) = s
                 .pending
@@ -326,6 +361,7 @@ impl Adapter {
                 continue;
             };
             let pre = s.pending.remove(&id).expect("found above");
+            s.ended.extend(pre.call_id.clone());
             let outcome = match c.status.as_deref() {
                 Some("success") => Outcome::Ran,
                 Some("cancelled") => Outcome::Failed,
@@ -384,6 +420,7 @@ impl Adapter {
             out.push(ended.record(at_ms, Outcome::Failed));
         }
         s.turn_open = false;
+        s.ended.clear();
         s.prompt_id = None;
         s.stop_at = None;
         s.agent_calls.clear();
@@ -422,6 +459,12 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         self.read(id, files, out);
+        // The daemon last saw the agent alive up to a second before what its last payload
+        // says it did: the session closes no earlier than that.
+        let at_ms = self
+            .sessions
+            .get(id)
+            .map_or(at_ms, |s| at_ms.max(s.seen_ms));
         self.end_held(id, out);
         self.close_children(id, at_ms, out);
         if self.sessions.remove(id).is_some() {

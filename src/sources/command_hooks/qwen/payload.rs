@@ -59,6 +59,10 @@ pub struct Payload {
 #[derive(Debug, Deserialize)]
 pub struct BatchCall {
     #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Box<RawValue>>,
+    #[serde(default)]
     pub tool_call_id: Option<String>,
     #[serde(default)]
     pub tool_use_id: Option<String>,

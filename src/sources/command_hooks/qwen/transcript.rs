@@ -69,6 +69,9 @@ impl Adapter {
         if end < since {
             return;
         }
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.seen_ms = s.seen_ms.max(end);
+        }
         let start = end.saturating_sub(e.duration_ms.unwrap_or(0));
         let target = match e.subagent_id.as_deref() {
             None => sid.to_string(),
