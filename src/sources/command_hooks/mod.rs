@@ -43,6 +43,7 @@ pub mod spec;
 #[cfg(test)]
 mod steps;
 pub mod stream;
+mod turn;
 
 use std::borrow::Cow;
 use std::io::{Read, Write};

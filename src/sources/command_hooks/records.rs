@@ -92,10 +92,11 @@ impl Ended<'_> {
 
 /// A model call whose answer never came (the stream broke, the agent was stopped): still a
 /// model call, with an error and no usage, rather than lost.
+#[derive(Debug)]
 pub(super) struct Unanswered {
     pub id: String,
     pub model: String,
-    pub provider: &'static str,
+    pub provider: Cow<'static, str>,
     pub max_tokens: Option<u64>,
     pub started_ms: u64,
     pub first_token_ms: Option<u64>,
@@ -110,7 +111,7 @@ impl Unanswered {
                 id: Some(Cow::Owned(self.id)),
                 request: Request {
                     model: Cow::Owned(self.model),
-                    provider: Some(Cow::Borrowed(self.provider)),
+                    provider: Some(self.provider),
                     max_tokens: self.max_tokens,
                     messages: None,
                     system: None,

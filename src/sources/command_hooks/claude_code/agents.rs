@@ -8,6 +8,7 @@ use super::payload::AgentInput;
 use super::records::record;
 use super::{Adapter, Payload, Spawned, Transcripts};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+use crate::sources::command_hooks::turn::{OpenTurn, Why};
 
 impl Adapter {
     /// Call `call` of `session` (in `sid`'s family) is starting a sub-agent with `prompt`,
@@ -88,7 +89,7 @@ impl Adapter {
                 let call = (!s.agent_calls.is_empty()).then(|| s.agent_calls.remove(0));
                 let prompt = call
                     .as_ref()
-                    .and_then(|c| s.pending.get(c))
+                    .and_then(|c| s.turn.as_ref()?.pending.iter().find(|p| &p.id == c))
                     .and_then(|pre| pre.input.as_ref())
                     .and_then(|i| serde_json::from_str::<AgentInput>(i.get()).ok())
                     .and_then(|i| i.prompt)
@@ -121,7 +122,7 @@ impl Adapter {
         ));
         let c = self.sessions.entry(child).or_default();
         c.started = true;
-        c.turn_open = true;
+        c.turn = Some(OpenTurn::new(at_ms));
     }
 
     pub(super) fn on_subagent_stop(
@@ -149,21 +150,19 @@ impl Adapter {
                 held: 0,
             },
         ));
-        out.push(record(
-            &child,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed("end_turn")),
-            },
-        ));
+        // Its one turn ends as every turn does, and the sub-agent with it.
+        if let Some(turn) = self.sessions.remove(&child).and_then(|c| c.turn) {
+            turn.flush(&child, at_ms, Why::Stopped("end_turn"), out);
+        }
         out.push(record(&child, Event::Closed { at_ms }));
-        self.sessions.remove(&child);
         // The parent stopped while this one ran: now its turn may end (unless it answers
         // again, which puts the end off once more).
         if let Some(s) = self.sessions.get_mut(sid) {
             if s.agents.is_empty() && s.stop_after_agents {
                 s.stop_after_agents = false;
-                s.stop_at = Some(at_ms);
+                s.turn
+                    .get_or_insert_with(|| OpenTurn::new(at_ms))
+                    .hold(at_ms, "end_turn");
             }
         }
     }

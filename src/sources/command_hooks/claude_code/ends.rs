@@ -2,11 +2,10 @@
 //! blocks goes on), cut short by the next prompt or the agent's end (what the transcript holds
 //! goes with it), or with its session.
 
-use std::borrow::Cow;
-
 use super::records::record;
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::turn::Why;
 
 impl Adapter {
     pub(super) fn on_session_end(
@@ -29,37 +28,36 @@ impl Adapter {
         }
     }
 
-    /// A turn that ends with no `Stop`: what its transcript holds goes out with it, and calls
-    /// still pending are left to the turn's end, unfinished (no hook says how they ended).
+    /// A turn that ends with no `Stop` (if one is open): what its transcript holds goes out
+    /// with it, and it ends unseen: its calls still pending are left to the turn's end,
+    /// unfinished (no hook says how they ended).
     pub(super) fn cut_short(
         &mut self,
         sid: &str,
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        let path = self
-            .sessions
-            .get(sid)
-            .and_then(|s| s.transcript_path.clone());
+        let Some(s) = self.sessions.get(sid).filter(|s| s.turn.is_some()) else {
+            return;
+        };
+        let path = s.transcript_path.clone();
         self.read_transcript(sid, path.as_deref(), transcripts, out);
-        if let Some(s) = self.sessions.get_mut(sid) {
-            s.pending.clear();
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
+            // Nothing in it ends at a time of its own: Claude Code's model calls are the
+            // transcript's, and its pending calls are left open.
+            let at = turn.at_ms;
+            turn.flush(sid, at, Why::Unseen, out);
         }
     }
 
     /// Ends a held-back turn, at the time of its `Stop`.
     pub(super) fn end_held(&mut self, id: &str, out: &mut Vec<Record<'static>>) {
-        if let Some(s) = self.sessions.get_mut(id) {
-            if let Some(at) = s.stop_at.take() {
-                s.turn_open = false;
-                s.stops = 0;
-                out.push(record(
-                    id,
-                    Event::TurnEnded {
-                        at_ms: at,
-                        reason: Some(Cow::Borrowed("end_turn")),
-                    },
-                ));
+        let Some(s) = self.sessions.get_mut(id) else {
+            return;
+        };
+        if let Some((at, reason)) = s.turn.as_ref().and_then(|t| t.stop) {
+            if let Some(turn) = s.turn.take() {
+                turn.flush(id, at, Why::Stopped(reason), out);
             }
         }
     }
@@ -68,7 +66,7 @@ impl Adapter {
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
         let due =
             crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-                s.stop_at
+                s.turn.as_ref()?.stop.map(|(at, _)| at)
             });
         for id in due {
             self.end_held(&id, out);
@@ -95,9 +93,7 @@ impl Adapter {
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        if self.sessions.get(id).is_some_and(|s| s.turn_open) {
-            self.cut_short(id, transcripts, out);
-        }
+        self.cut_short(id, transcripts, out);
         let Some(s) = self.sessions.remove(id) else {
             return;
         };

@@ -34,9 +34,8 @@ pub mod transcript;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-
 use super::files::{FileCursor, Transcripts};
+use super::turn::OpenTurn;
 pub use payload::{BatchCall, Payload};
 use records::{call_sent, record};
 use transcript::TranscriptCursor;
@@ -68,20 +67,12 @@ const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.
 const TASK_NOTIFICATION: &str = "<task-notification>";
 
-/// A call announced by `PreToolUse` and not ended yet.
-#[derive(Debug)]
-struct Pending {
-    at_ms: u64,
-    name: String,
-    input: Option<Box<RawValue>>,
-}
-
 #[derive(Debug, Default)]
 struct Session {
     started: bool,
-    turn_open: bool,
-    /// Calls announced by `PreToolUse` and not ended yet, by `tool_use_id`.
-    pending: HashMap<String, Pending>,
+    /// The open turn, its calls announced by `PreToolUse` and not ended yet, and its held
+    /// `Stop`.
+    turn: Option<OpenTurn>,
     /// `Agent` calls waiting for their `SubagentStart`, oldest first.
     agent_calls: Vec<String>,
     /// `agent_id` to the child session's id.
@@ -91,12 +82,9 @@ struct Session {
     spawning: Vec<Spawned>,
     /// Sub-agents such a call named before their `SubagentStart`, by `agent_id`.
     spawned: HashMap<String, Spawned>,
-    /// A `Stop` whose turn end is held back: when it came.
-    stop_at: Option<u64>,
     /// A `Stop` came while sub-agents ran (they run in the background): the turn is not over
     /// before they are, and the agent usually answers again once they report.
     stop_after_agents: bool,
-    stops: u32,
     transcript: TranscriptCursor,
     /// The transcript the session's payloads last named: read when a turn ends without a
     /// `Stop` (the user pressed Esc, or the agent is gone), which sends no path of its own.
@@ -143,10 +131,7 @@ impl Adapter {
 
     /// Sessions with a turn open or a stop held back.
     pub fn open_turns(&self) -> usize {
-        self.sessions
-            .values()
-            .filter(|s| s.turn_open || s.stop_at.is_some())
-            .count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     /// Sessions it keeps anything of.
@@ -158,7 +143,7 @@ impl Adapter {
     pub fn at_rest(&self, id: &str) -> bool {
         self.sessions
             .get(id)
-            .is_none_or(|s| !s.turn_open && s.stop_at.is_none() && s.agents.is_empty())
+            .is_none_or(|s| s.turn.is_none() && s.agents.is_empty())
     }
 
     /// Where session `id`'s transcript has been read to (to resume after a restart).
@@ -255,8 +240,8 @@ impl Adapter {
             .as_deref()
             .is_some_and(|t| t.trim_start().starts_with(TASK_NOTIFICATION));
         if let Some(s) = self.sessions.get_mut(sid) {
-            if notification && s.turn_open {
-                s.stop_at = None;
+            if let Some(turn) = s.turn.as_mut().filter(|_| notification) {
+                turn.went_on();
                 s.stop_after_agents = false;
                 return;
             }
@@ -264,11 +249,9 @@ impl Adapter {
         self.end_held(sid, out);
         // A turn still open with no `Stop` was interrupted (Esc sends no hook at all): its
         // model calls are in the transcript now, and go in that turn, not the next.
-        if self.sessions.get(sid).is_some_and(|s| s.turn_open) {
-            self.cut_short(sid, transcripts, out);
-        }
+        self.cut_short(sid, transcripts, out);
         if let Some(s) = self.sessions.get_mut(sid) {
-            s.turn_open = true;
+            s.turn = Some(OpenTurn::new(at_ms));
         }
         out.push(record(
             sid,
@@ -289,18 +272,18 @@ impl Adapter {
     ) {
         self.read_transcript(sid, p.transcript_path.as_deref(), transcripts, out);
         let s = self.sessions.entry(sid.to_string()).or_default();
+        let turn = s.turn.get_or_insert_with(|| OpenTurn::new(at_ms));
         out.push(record(
             sid,
             Event::Stopping {
                 at_ms,
                 reply: Cow::Owned(p.last_assistant_message.clone().unwrap_or_default()),
-                held: s.stops,
+                held: turn.stops,
             },
         ));
-        s.stops = s.stops.saturating_add(1);
-        s.turn_open = true;
+        turn.stops = turn.stops.saturating_add(1);
         if s.agents.is_empty() {
-            s.stop_at = Some(at_ms);
+            turn.hold(at_ms, "end_turn");
         } else {
             s.stop_after_agents = true;
         }

@@ -1,11 +1,10 @@
 //! Tool calls: `PreToolUse` starts one, `PostToolUse`/`PostToolUseFailure` ends it, and
 //! `PostToolBatch` ends, as refused, the ones another hook blocked.
 
-use std::borrow::Cow;
-
-use super::records::{json_text, raw, record, Ended, Outcome};
-use super::{Adapter, Payload, Pending, AGENT_TOOLS};
-use crate::protocol::{Call, Event, Record};
+use super::records::{json_text, raw, Ended, Outcome};
+use super::{Adapter, Payload, AGENT_TOOLS};
+use crate::protocol::Record;
+use crate::sources::command_hooks::turn::{OpenTurn, Pending};
 
 impl Adapter {
     pub(super) fn on_pre_tool(
@@ -22,30 +21,32 @@ impl Adapter {
         if target == sid {
             if let Some(s) = self.sessions.get_mut(sid) {
                 // A call after a `Stop`: that stop was held, the turn goes on.
-                s.stop_at = None;
                 s.stop_after_agents = false;
-                s.turn_open = true;
+                s.turn.get_or_insert_with(|| OpenTurn::new(at_ms)).went_on();
                 if AGENT_TOOLS.contains(&name.as_str()) {
                     s.agent_calls.push(id.clone());
                 }
             }
         }
-        let call = Call {
-            id: Cow::Owned(id.clone()),
-            name: Cow::Owned(name.clone()),
-            arguments: raw(&p.tool_input),
-            within: None,
-        };
-        out.push(record(target, Event::Calling { at_ms, call }));
         let s = self.sessions.entry(target.to_string()).or_default();
-        s.pending.insert(
-            id.clone(),
-            Pending {
-                at_ms,
-                name: name.clone(),
-                input: p.tool_input.clone(),
-            },
+        let turn = s.turn.get_or_insert_with(|| OpenTurn::new(at_ms));
+        let input = p.tool_input.clone();
+        turn.start_call(
+            target,
+            Some(id.clone()),
+            name.clone(),
+            input,
+            None,
+            at_ms,
+            out,
         );
+    }
+
+    /// Takes call `id` of session `target` off its turn's pending calls.
+    fn take_pending(&mut self, target: &str, id: &str) -> Option<Pending> {
+        let turn = self.sessions.get_mut(target)?.turn.as_mut()?;
+        let i = turn.pending.iter().position(|c| c.id == id)?;
+        Some(turn.pending.remove(i))
     }
 
     pub(super) fn on_post_tool(
@@ -57,10 +58,7 @@ impl Adapter {
     ) {
         let Some(id) = &p.tool_use_id else { return };
         let failed = p.hook_event_name == "PostToolUseFailure";
-        let pending = self
-            .sessions
-            .get_mut(target)
-            .and_then(|s| s.pending.remove(id));
+        let pending = self.take_pending(target, id);
         let (started, name, input) = match pending {
             Some(pre) => (pre.at_ms, pre.name, pre.input),
             None => (
@@ -101,9 +99,9 @@ impl Adapter {
     /// stop was held, and the turn goes on.
     pub(in super::super) fn stop_was_held(&mut self, target: &str) {
         if let Some(s) = self.sessions.get_mut(target) {
-            if s.stop_at.take().is_some() {
+            if let Some(turn) = s.turn.as_mut().filter(|t| t.stop.is_some()) {
+                turn.went_on();
                 s.stop_after_agents = false;
-                s.turn_open = true;
             }
         }
     }
@@ -115,16 +113,16 @@ impl Adapter {
         refused: bool,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(s) = self.sessions.get_mut(target) else {
+        let Some(turn) = self.sessions.get_mut(target).and_then(|s| s.turn.as_mut()) else {
             return;
         };
-        let mut pending: Vec<(String, Pending)> = s.pending.drain().collect();
-        pending.sort_by_key(|(_, p)| p.at_ms);
-        for (id, pre) in pending {
+        let mut pending = std::mem::take(&mut turn.pending);
+        pending.sort_by_key(|p| p.at_ms);
+        for pre in pending {
             out.push(
                 Ended {
                     session: target,
-                    id,
+                    id: pre.id,
                     name: pre.name,
                     arguments: raw(&pre.input),
                     output: None,
@@ -145,11 +143,7 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         for c in p.tool_calls.iter().flatten() {
-            let Some(pre) = self
-                .sessions
-                .get_mut(target)
-                .and_then(|s| s.pending.remove(&c.tool_use_id))
-            else {
+            let Some(pre) = self.take_pending(target, &c.tool_use_id) else {
                 continue;
             };
             if let Some(s) = self.sessions.get_mut(sid) {

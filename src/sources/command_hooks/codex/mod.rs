@@ -177,7 +177,7 @@ impl Adapter {
             let call = Unanswered {
                 id: key.1,
                 model: start.model,
-                provider: PROVIDER,
+                provider: Cow::Borrowed(PROVIDER),
                 max_tokens: None,
                 started_ms: start.at_ms,
                 first_token_ms: None,

@@ -34,6 +34,7 @@ use payload::{LogEvent, UsageRecord};
 
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, rfc3339_ms, session_opened, Ended, Outcome};
+use super::turn::{OpenTurn, Why};
 use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// The agent name on Copilot CLI's turns.
@@ -49,14 +50,12 @@ const LOG_GRACE_MS: u64 = 2_000;
 #[derive(Debug, Default)]
 struct Session {
     started: bool,
-    turn_open: bool,
-    /// When the open turn began: the log's events from then on are its.
-    turn_start: u64,
-    /// The turn's `Stop`: when it came, and the log it named.
-    stop: Option<(u64, Option<String>)>,
+    /// The open turn: the log's events from its start on are its; its held stop is its
+    /// `Stop`, read once the log has caught up.
+    turn: Option<OpenTurn>,
     /// `SessionEnd` came: the session closes once its last turn is read.
     closing: Option<u64>,
-    /// The log the last `Stop` named: a turn that ends without one (an error, a `Stop` hook
+    /// The log the last `Stop` named (or the prompt's hook added): a turn that ends without one (an error, a `Stop` hook
     /// that timed out) still reads its calls from it.
     log: Option<String>,
     /// How far into which log the turns already read reach: the next turn reads on from
@@ -79,16 +78,11 @@ impl Adapter {
 
     /// Sessions with a turn open or not yet read.
     pub fn open_turns(&self) -> usize {
-        self.sessions
-            .values()
-            .filter(|s| s.turn_open || s.stop.is_some())
-            .count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions
-            .get(id)
-            .is_none_or(|s| !s.turn_open && s.stop.is_none())
+        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -114,13 +108,12 @@ impl Adapter {
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
                 // The last turn is over now, whatever the log's delay.
-                finish(sid, s, at_ms, Some(INTERRUPTED), logs, out);
+                finish(sid, s, at_ms, Why::Interrupted, logs, out);
                 // The hook adds the log's path: a turn killed before its `Stop` reads it.
                 if s.log.is_none() {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
                 }
-                s.turn_open = true;
-                s.turn_start = at_ms;
+                s.turn = Some(OpenTurn::new(at_ms));
                 s.closing = None;
                 out.push(record(
                     sid,
@@ -130,16 +123,18 @@ impl Adapter {
                     },
                 ));
             }
-            "Stop" if s.turn_open => {
-                let log = p.transcript_path.clone().filter(|p| !p.is_empty());
-                s.log = log.or(s.log.take());
-                s.stop = Some((at_ms, s.log.clone()));
+            "Stop" => {
+                if let Some(turn) = s.turn.as_mut() {
+                    let log = p.transcript_path.clone().filter(|p| !p.is_empty());
+                    s.log = log.or(s.log.take());
+                    turn.hold(at_ms, "end_turn");
+                }
             }
             "SessionEnd" => {
                 s.closing = Some(at_ms);
                 // A turn with no Stop (the model failed) ends with the session.
-                if s.stop.is_none() {
-                    finish(sid, s, at_ms, Some(INTERRUPTED), logs, out);
+                if s.turn.as_ref().is_some_and(|t| t.stop.is_none()) {
+                    finish(sid, s, at_ms, Why::Interrupted, logs, out);
                 }
             }
             _ => {}
@@ -156,20 +151,24 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
-            if let Some((at, log)) = s
-                .stop
-                .clone()
-                .filter(|(at, _)| now_ms >= at.saturating_add(LOG_GRACE_MS))
+            if let Some(at) = s
+                .turn
+                .as_ref()
+                .and_then(|t| t.stop)
+                .map(|(at, _)| at)
+                .filter(|at| now_ms >= at.saturating_add(LOG_GRACE_MS))
             {
-                let log = log.or_else(|| s.log.clone());
+                let log = s.log.clone();
                 if log.is_some_and(|path| stops::went_on(s, at, now_ms, &path, logs)) {
                     // The stop was held: the turn goes on to the next `Stop`.
-                    s.stop = None;
+                    if let Some(turn) = s.turn.as_mut() {
+                        turn.went_on();
+                    }
                 } else {
-                    finish(sid, s, now_ms, Some(INTERRUPTED), logs, out);
+                    finish(sid, s, now_ms, Why::Interrupted, logs, out);
                 }
             }
-            if let Some(at) = s.closing.filter(|_| !s.turn_open && s.stop.is_none()) {
+            if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
                 out.push(record(sid, Event::Closed { at_ms: at }));
                 closed.push(sid.clone());
             }
@@ -192,12 +191,12 @@ impl Adapter {
             // Copilot's hooks say nothing of its calls, so the daemon may last have seen it
             // before a call its log holds began: each event logged since says it was alive
             // then.
-            let at_ms = match (&s.log, s.turn_open) {
-                (Some(path), true) => at_ms.max(last_logged(&s, path, logs)),
+            let at_ms = match (&s.log, &s.turn) {
+                (Some(path), Some(turn)) => at_ms.max(last_logged(&s, turn.at_ms, path, logs)),
                 _ => at_ms,
             };
             // A turn with no `Stop` did not end: the session's close marks it unfinished.
-            finish(id, &mut s, at_ms, None, logs, out);
+            finish(id, &mut s, at_ms, Why::Unseen, logs, out);
             // A session that said it ended (the agent exits right after) closed then.
             out.push(record(
                 id,
@@ -210,7 +209,7 @@ impl Adapter {
 }
 
 /// When the open turn's log last says anything: 0 if it says nothing since the turn began.
-fn last_logged(s: &Session, path: &str, logs: &mut dyn Transcripts) -> u64 {
+fn last_logged(s: &Session, turn_start: u64, path: &str, logs: &mut dyn Transcripts) -> u64 {
     let from = s
         .read
         .as_ref()
@@ -220,52 +219,41 @@ fn last_logged(s: &Session, path: &str, logs: &mut dyn Transcripts) -> u64 {
         .split(|b| *b == b'\n')
         .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
         .filter_map(|e| e.timestamp.as_deref().and_then(rfc3339_ms))
-        .filter(|at| *at >= s.turn_start)
+        .filter(|at| *at >= turn_start)
         .max()
         .unwrap_or(0)
 }
 
-/// Why a turn with no `Stop` ended: the next prompt came, or the session ended.
-const INTERRUPTED: &str = "interrupted";
-
 /// Ends session `sid`'s turn: a held `Stop`'s turn with what the log has of it, at the `Stop`;
-/// a turn with no `Stop` with what the log has of it by `at_ms`, ended then for `reason`, or,
-/// with none, left open for the session's close to mark unfinished.
+/// a turn with no `Stop` with what the log has of it by `at_ms`, ended then for `cut` (the next
+/// prompt, the session's end), or, the agent gone, left for the session's close to mark
+/// unfinished. Either way through the one flush every turn ends by.
 fn finish(
     sid: &str,
     s: &mut Session,
     at_ms: u64,
-    reason: Option<&'static str>,
+    cut: Why,
     logs: &mut dyn Transcripts,
     out: &mut Vec<Record<'static>>,
 ) {
-    if let Some((stop_at, log)) = s.stop.take() {
-        if let Some(path) = log {
-            read_turn(sid, s, &path, stop_at, logs, out);
-        }
-        s.turn_open = false;
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms: stop_at,
-                reason: Some(Cow::Borrowed("end_turn")),
-            },
-        ));
-    } else if std::mem::take(&mut s.turn_open) {
-        if let Some(path) = s.log.clone() {
-            read_turn(sid, s, &path, at_ms, logs, out);
-        }
-        if let Some(reason) = reason {
-            let reason = Some(Cow::Borrowed(reason));
-            out.push(record(sid, Event::TurnEnded { at_ms, reason }));
-        }
+    let Some(turn) = s.turn.take() else {
+        return;
+    };
+    let (to, why) = match turn.stop {
+        Some((stop_at, reason)) => (stop_at, Why::Stopped(reason)),
+        None => (at_ms, cut),
+    };
+    if let Some(path) = s.log.clone() {
+        read_turn(sid, s, turn.at_ms, &path, to, logs, out);
     }
+    turn.flush(sid, to, why, out);
 }
 
 /// Reads the open turn's calls from `path`, on from where the last turn read this log got to.
 fn read_turn(
     sid: &str,
     s: &mut Session,
+    turn_start: u64,
     path: &str,
     to: u64,
     logs: &mut dyn Transcripts,
@@ -289,7 +277,7 @@ fn read_turn(
         bytes = logs.read_from(path, 0);
         0
     };
-    let done = read_log(sid, s.turn_start, to, &bytes, out);
+    let done = read_log(sid, turn_start, to, &bytes, out);
     s.read = Some(FileCursor::at(path, offset + done, logs));
 }
 

@@ -37,6 +37,7 @@ use std::collections::HashMap;
 pub use payload::{conversation, journaled, Payload};
 
 use super::records::record;
+use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record, SessionInfo};
 
 /// The agent name on Cursor's turns.
@@ -83,21 +84,12 @@ pub const KNOWN_EVENTS: &[&str] = &[
 
 #[derive(Debug, Default)]
 struct Session {
-    turn_open: bool,
-    /// When the open turn began: sub-agents' session ids are made from it.
-    turn_at: u64,
-    /// Numbers for calls without an id, within the turn.
-    calls: u32,
-    pending: Vec<tools::Pending>,
+    turn: Option<OpenTurn>,
     /// Whether the conversation sends `preToolUse`: then its older shell, MCP and edit events
     /// repeat calls already made.
     generic: bool,
     /// The agent's last answer (`afterAgentResponse`), for the turn's end.
     reply: Option<String>,
-    /// Stops already seen in this turn (a stop hook's follow-up makes more).
-    stops: u32,
-    /// A `stop` whose turn end is held back: when it came, and why the turn ends.
-    stop_at: Option<(u64, &'static str)>,
     /// On a top session: its sub-agents running now.
     agents: Vec<subagents::Running>,
 }
@@ -128,11 +120,11 @@ impl Adapter {
     }
 
     pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn_open).count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| !s.turn_open)
+        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload that reached the journal at `at_ms`; appends records to `out`.
@@ -202,17 +194,14 @@ impl Adapter {
     ) {
         // A turn whose `stop` never came (the user cut it short) ends where the next begins.
         if !self.end_held(sid, out) {
-            self.end_turn(sid, at_ms, "interrupted", out);
+            self.end_turn(sid, at_ms, Why::Interrupted, out);
         }
         self.open_turn(sid, at_ms, text.unwrap_or_default(), out);
     }
 
     fn open_turn(&mut self, sid: &str, at_ms: u64, text: &str, out: &mut Vec<Record<'static>>) {
         let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn_open = true;
-        s.turn_at = at_ms;
-        s.calls = 0;
-        s.stops = 0;
+        s.turn = Some(OpenTurn::new(at_ms));
         s.reply = None;
         out.push(record(
             sid,
@@ -231,11 +220,18 @@ impl Adapter {
         }
     }
 
+    /// Session `sid`'s open turn, opened as [`Adapter::ensure_turn`] does if there is none.
+    fn turn(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> &mut OpenTurn {
+        self.ensure_turn(sid, at_ms, out);
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        s.turn.get_or_insert_with(|| OpenTurn::new(at_ms))
+    }
+
     fn on_stop(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
-        if self.at_rest(sid) {
-            return;
-        }
         let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(turn) = s.turn.as_mut() else {
             return;
         };
         out.push(record(
@@ -243,15 +239,15 @@ impl Adapter {
             Event::Stopping {
                 at_ms,
                 reply: Cow::Owned(s.reply.take().unwrap_or_default()),
-                held: s.stops,
+                held: turn.stops,
             },
         ));
-        s.stops = s.stops.saturating_add(1);
+        turn.stops = turn.stops.saturating_add(1);
         match p.status.as_deref() {
             // The user stopped it: no follow-up comes.
-            Some("aborted") => self.end_turn(sid, at_ms, "interrupted", out),
-            Some("error") => self.end_turn(sid, at_ms, "error", out),
-            _ => s.stop_at = Some((at_ms, "end_turn")),
+            Some("aborted") => self.end_turn(sid, at_ms, Why::Interrupted, out),
+            Some("error") => self.end_turn(sid, at_ms, Why::Stopped("error"), out),
+            _ => turn.hold(at_ms, "end_turn"),
         }
     }
 
@@ -265,12 +261,12 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if !self.end_held(sid, out) {
-            let reason = match p.reason.as_deref() {
-                Some("completed") | None => "end_turn",
-                Some("error") => "error",
-                Some(_) => "interrupted",
+            let why = match p.reason.as_deref() {
+                Some("completed") | None => Why::Stopped("end_turn"),
+                Some("error") => Why::Stopped("error"),
+                Some(_) => Why::Interrupted,
             };
-            self.end_turn(sid, at_ms, reason, out);
+            self.end_turn(sid, at_ms, why, out);
         }
         self.abandon(sid, at_ms, out);
     }
@@ -278,53 +274,47 @@ impl Adapter {
     /// A tool or sub-agent hook after `stop`: that stop was answered with a follow-up, and
     /// the turn goes on.
     fn went_on(&mut self, sid: &str) {
-        if let Some(s) = self.sessions.get_mut(sid) {
-            s.stop_at = None;
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
+            turn.went_on();
         }
     }
 
     /// Ends session `sid`'s turn at its held-back `stop`; whether there was one.
     fn end_held(&mut self, sid: &str, out: &mut Vec<Record<'static>>) -> bool {
-        let Some((at, reason)) = self.sessions.get_mut(sid).and_then(|s| s.stop_at.take()) else {
+        let held = self
+            .sessions
+            .get_mut(sid)
+            .and_then(|s| s.turn.as_mut()?.stop.take());
+        let Some((at, reason)) = held else {
             return false;
         };
-        self.end_turn(sid, at, reason, out);
+        self.end_turn(sid, at, Why::Stopped(reason), out);
         true
     }
 
     /// Ends the turns whose `stop` is older than the grace.
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
         let due = super::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-            s.stop_at.map(|(at, _)| at)
+            s.turn.as_ref()?.stop.map(|(at, _)| at)
         });
         for id in due {
             self.end_held(&id, out);
         }
     }
 
-    fn end_turn(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        reason: &'static str,
-        out: &mut Vec<Record<'static>>,
-    ) {
+    /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
+    /// turn itself, the one way every turn ends (`OpenTurn::flush`).
+    fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
         if self.at_rest(sid) {
             return;
         }
-        self.sub_agents_ended(sid, at_ms, out);
-        self.never_ran(sid, at_ms, out);
-        if let Some(s) = self.sessions.get_mut(sid) {
-            s.turn_open = false;
-            s.stop_at = None;
+        match why {
+            Why::Unseen => self.sub_agents_gone(sid, at_ms, out),
+            _ => self.sub_agents_ended(sid, at_ms, out),
         }
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed(reason)),
-            },
-        ));
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
+            turn.flush(sid, at_ms, why, out);
+        }
     }
 
     /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
@@ -333,6 +323,7 @@ impl Adapter {
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         // A stop held back did end its turn.
         self.end_held(id, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
         self.sub_agents_gone(id, at_ms, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));

@@ -13,6 +13,7 @@ use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 const TOOL: &str = "Task";
@@ -46,7 +47,9 @@ impl Adapter {
         let last_task = || {
             let s = self.sessions.get(sid)?;
             let taken: Vec<&str> = s.agents.iter().map(|a| a.call.as_str()).collect();
-            s.pending
+            s.turn
+                .as_ref()?
+                .pending
                 .iter()
                 .rev()
                 .find(|c| c.name == TOOL && !taken.contains(&c.id.as_str()))
@@ -65,9 +68,8 @@ impl Adapter {
             return;
         };
         let own = p.subagent_id.clone().filter(|i| !i.is_empty());
-        let key = own
-            .clone()
-            .unwrap_or_else(|| format!("{}-{call}", top.turn_at));
+        let turn_at = top.turn.as_ref().map_or(at_ms, |t| t.at_ms);
+        let key = own.clone().unwrap_or_else(|| format!("{turn_at}-{call}"));
         let child = session_key::sub_agent(sid, &key);
         top.agents.push(Running {
             session: child.clone(),
@@ -102,8 +104,7 @@ impl Adapter {
             },
         ));
         let session = Session {
-            turn_open: true,
-            turn_at: at_ms,
+            turn: Some(OpenTurn::new(at_ms)),
             ..Session::default()
         };
         self.sessions.insert(child, session);
@@ -144,11 +145,15 @@ impl Adapter {
         };
         let running = s.agents.remove(i);
         let failed = matches!(p.status.as_deref(), Some("error") | Some("aborted"));
-        let reason = if failed { "interrupted" } else { "end_turn" };
+        let why = if failed {
+            Why::Interrupted
+        } else {
+            Why::Stopped("end_turn")
+        };
         if let Some(s) = self.sessions.get_mut(&running.session) {
             s.reply = p.summary.clone();
         }
-        self.end_turn(&running.session, at_ms, reason, out);
+        self.end_turn(&running.session, at_ms, why, out);
         self.forget_child(&running, at_ms, out);
         if running.made {
             let output = p

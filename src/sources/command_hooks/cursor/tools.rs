@@ -5,24 +5,12 @@
 //! first sends the second too, for the same calls: a conversation's per-kind hooks make calls
 //! only while it has sent no `preToolUse`.
 
-use std::borrow::Cow;
-
 use serde_json::value::RawValue;
 
 use super::{Adapter, Payload};
-use crate::protocol::{Call, Event, Json, Record};
-use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
-
-/// A call started and not ended yet.
-#[derive(Debug)]
-pub(super) struct Pending {
-    pub id: String,
-    pub name: String,
-    input: Option<Box<RawValue>>,
-    pub at_ms: u64,
-    /// For a call of the per-kind hooks: the command or MCP tool its end names.
-    key: Option<String>,
-}
+use crate::protocol::{Json, Record};
+use crate::sources::command_hooks::records::Outcome;
+use crate::sources::command_hooks::turn::Pending;
 
 impl Adapter {
     pub(super) fn on_tool(
@@ -114,31 +102,8 @@ impl Adapter {
         at_ms: u64,
         out: &mut Vec<Record<'static>>,
     ) -> String {
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        s.calls += 1;
-        let id = id
-            .filter(|i| !i.is_empty())
-            .unwrap_or_else(|| format!("call-{}", s.calls));
-        out.push(record(
-            sid,
-            Event::Calling {
-                at_ms,
-                call: Call {
-                    id: Cow::Owned(id.clone()),
-                    name: Cow::Owned(name.clone()),
-                    arguments: raw(&input),
-                    within: None,
-                },
-            },
-        ));
-        s.pending.push(Pending {
-            id: id.clone(),
-            name,
-            input,
-            at_ms,
-            key,
-        });
-        id
+        let turn = self.turn(sid, at_ms, out);
+        turn.start_call(sid, id, name, input, key, at_ms, out)
     }
 
     /// A call's end: the pending call it names (by id, else by command or MCP tool, else the
@@ -152,7 +117,7 @@ impl Adapter {
         at_ms: u64,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(s) = self.sessions.get_mut(sid) else {
+        let Some(s) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
             return;
         };
         let key = match p.hook_event_name.as_str() {
@@ -211,35 +176,11 @@ impl Adapter {
         at_ms: u64,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(s) = self.sessions.get_mut(sid) else {
+        let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
             return;
         };
-        let Some(i) = s.pending.iter().position(|c| c.id == id) else {
-            return;
-        };
-        let pre = s.pending.remove(i);
-        out.push(
-            Ended {
-                session: sid,
-                id: pre.id,
-                name: pre.name,
-                arguments: raw(&pre.input),
-                output: raw(&output),
-                started_ms: pre.at_ms,
-            }
-            .record(at_ms, outcome),
-        );
-    }
-
-    /// Calls still pending when their turn ends: Cursor reports a call that ran, so these
-    /// never did (a hook denied them).
-    pub(super) fn never_ran(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        let ids: Vec<String> = match self.sessions.get(sid) {
-            Some(s) => s.pending.iter().map(|c| c.id.clone()).collect(),
-            None => return,
-        };
-        for id in ids {
-            self.finish(sid, &id, None, Outcome::Refused, at_ms, out);
+        if let Some(i) = turn.pending.iter().position(|c| c.id == id) {
+            turn.end_call(sid, i, output, outcome, at_ms, out);
         }
     }
 
@@ -277,6 +218,8 @@ impl Adapter {
     pub(super) fn pending_call(&self, sid: &str, call: &str) -> Option<&Pending> {
         self.sessions
             .get(sid)?
+            .turn
+            .as_ref()?
             .pending
             .iter()
             .find(|c| c.id == call)

@@ -29,12 +29,11 @@ mod subagents;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-
 pub use payload::{slim, Payload};
 
-use super::records::{raw, record, session_opened, Ended, Outcome, Unanswered};
-use crate::protocol::{Call, CallSent, Event, Record, Request, Response, Usage};
+use super::records::{record, session_opened, Outcome};
+use super::turn::{OpenTurn, Why};
+use crate::protocol::{CallSent, Event, Record, Request, Response, Usage};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -53,40 +52,12 @@ pub const HOOK_EVENTS: &[&str] = &[
 /// `gen_ai.provider.name` for the Gemini API, as the GenAI conventions name it.
 const PROVIDER: &str = "gcp.gemini";
 
-/// A call `BeforeTool` announced and no `AfterTool` has ended yet.
-#[derive(Debug)]
-struct Pending {
-    id: String,
-    name: String,
-    input: Option<Box<RawValue>>,
-    at_ms: u64,
-}
-
-/// A model call `BeforeModel` started.
-#[derive(Debug)]
-struct ModelStart {
-    at_ms: u64,
-    model: String,
-    max_tokens: Option<u64>,
-    first_chunk_ms: Option<u64>,
-}
-
 #[derive(Debug, Default)]
 struct Session {
     started: bool,
-    turn_open: bool,
-    /// Numbers for the calls and model calls of the current turn: ids only need to differ
-    /// within a turn, and counting from the turn's start gives the same ids on a re-read.
-    calls: u32,
-    model_calls: u32,
-    pending: Vec<Pending>,
-    model: Option<ModelStart>,
-    /// When the open turn began: sub-agents' session ids are made from it.
-    turn_at: u64,
+    turn: Option<OpenTurn>,
     /// On a top session: its sub-agents running now, the last started last.
     agents: Vec<subagents::Running>,
-    /// An `AfterAgent` whose turn end is held back (see [`stops`]): when it came.
-    stop_at: Option<u64>,
 }
 
 /// Turns Gemini CLI's hook payloads into protocol records; see the module docs.
@@ -118,12 +89,12 @@ impl Adapter {
 
     /// Sessions with a turn open.
     pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn_open).count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     /// Whether session `id` is between turns.
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| !s.turn_open)
+        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
@@ -176,13 +147,10 @@ impl Adapter {
     fn on_prompt(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
         // A turn whose AfterAgent never came (the CLI was stopped) ends where the next begins.
         if !self.end_held(sid, out) {
-            self.end_turn(sid, at_ms, "interrupted", out);
+            self.end_turn(sid, at_ms, Why::Interrupted, out);
         }
         let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn_open = true;
-        s.turn_at = at_ms;
-        s.calls = 0;
-        s.model_calls = 0;
+        s.turn = Some(OpenTurn::new(at_ms));
         out.push(record(
             sid,
             Event::Prompted {
@@ -201,16 +169,17 @@ impl Adapter {
     ) {
         // The model is asked again only once the calls it asked for are over: one still
         // pending was denied by a hook.
-        self.refuse_pending(sid, at_ms, out);
-        self.unanswered(sid, at_ms, out);
+        let turn = self.turn(sid, at_ms, out);
+        turn.refuse_pending(sid, at_ms, out);
+        turn.unanswered(sid, at_ms, NO_FINISH, out);
         let request = p.llm_request.as_ref();
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        s.model = Some(ModelStart {
+        turn.start_model(
+            None,
+            request.and_then(|r| r.model.clone()).unwrap_or_default(),
+            Cow::Borrowed(PROVIDER),
+            request.and_then(|r| r.config.as_ref()?.max_output_tokens),
             at_ms,
-            model: request.and_then(|r| r.model.clone()).unwrap_or_default(),
-            max_tokens: request.and_then(|r| r.config.as_ref()?.max_output_tokens),
-            first_chunk_ms: None,
-        });
+        );
     }
 
     fn on_model_chunk(
@@ -220,19 +189,20 @@ impl Adapter {
         p: &Payload,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(s) = self.sessions.get_mut(sid) else {
+        let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
             return;
         };
-        let Some(start) = s.model.as_mut() else {
+        let Some(start) = turn.models.last_mut() else {
             return;
         };
-        start.first_chunk_ms.get_or_insert(at_ms);
+        start.first_token_ms.get_or_insert(at_ms);
         let Some(reason) = p.finish_reason() else {
             return;
         };
-        let start = s.model.take().expect("checked above");
-        s.model_calls += 1;
-        let id = format!("model-{}", s.model_calls);
+        let Some(start) = turn.models.pop() else {
+            return;
+        };
+        let id = start.id;
         let usage = p
             .llm_response
             .as_ref()
@@ -275,9 +245,9 @@ impl Adapter {
                     cache_write_tokens: 0,
                     reasoning_tokens: usage.thoughts_token_count,
                 },
-                started_ms: start.at_ms,
-                finished_ms: at_ms.max(start.at_ms),
-                first_token_ms: start.first_chunk_ms.map(|t| t.max(start.at_ms)),
+                started_ms: start.started_ms,
+                finished_ms: at_ms.max(start.started_ms),
+                first_token_ms: start.first_token_ms.map(|t| t.max(start.started_ms)),
                 error: None,
             }),
         ));
@@ -292,53 +262,48 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) -> Option<String> {
         let name = p.tool_name.clone()?;
+        let turn = self.turn(sid, at_ms, out);
+        Some(turn.start_call(sid, None, name, p.tool_input.clone(), None, at_ms, out))
+    }
+
+    /// Session `sid`'s open turn, opened without a prompt if there is none: a model or tool
+    /// hook seen after its turn ended (past the stop's grace) still belongs to a turn.
+    fn turn(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> &mut OpenTurn {
         let s = self.sessions.entry(sid.to_string()).or_default();
-        s.calls += 1;
-        let id = format!("call-{}", s.calls);
-        s.pending.push(Pending {
-            id: id.clone(),
-            name: name.clone(),
-            input: p.tool_input.clone(),
-            at_ms,
-        });
-        out.push(record(
-            sid,
-            Event::Calling {
-                at_ms,
-                call: Call {
-                    id: Cow::Owned(id.clone()),
-                    name: Cow::Owned(name),
-                    arguments: raw(&p.tool_input),
-                    within: None,
+        if s.turn.is_none() {
+            out.push(record(
+                sid,
+                Event::Prompted {
+                    at_ms,
+                    text: Cow::Borrowed(""),
                 },
-            },
-        ));
-        Some(id)
+            ));
+        }
+        s.turn.get_or_insert_with(|| OpenTurn::new(at_ms))
     }
 
     fn on_tool_end(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
         let Some(name) = p.tool_name.as_deref() else {
             return;
         };
-        let Some(s) = self.sessions.get_mut(sid) else {
+        let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) else {
             return;
         };
         // `AfterTool` repeats its call's input: the call still running with that tool and that
         // input, else the oldest of that tool. Order alone would pair a denied call (which
         // gets no `AfterTool`) with the next call's end.
-        let same = |c: &Pending| {
+        let same = |c: &crate::sources::command_hooks::turn::Pending| {
             c.name == name
                 && c.input.as_ref().map(|i| i.get()) == p.tool_input.as_ref().map(|i| i.get())
         };
-        let Some(i) = s
+        let Some(i) = turn
             .pending
             .iter()
             .position(same)
-            .or_else(|| s.pending.iter().position(|c| c.name == name))
+            .or_else(|| turn.pending.iter().position(|c| c.name == name))
         else {
             return;
         };
-        let pre = s.pending.remove(i);
         // The CLI reports a tool that could not run as `{"error": …}`; a command that ran and
         // exited non-zero is not an error of the tool, and Gemini says so only in its text.
         let failed = p
@@ -346,60 +311,17 @@ impl Adapter {
             .as_ref()
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok())
             .is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
-        out.push(
-            Ended {
-                session: sid,
-                id: pre.id,
-                name: pre.name,
-                arguments: raw(&pre.input).or_else(|| raw(&p.tool_input)),
-                output: raw(&p.tool_response),
-                started_ms: pre.at_ms,
-            }
-            .record(at_ms, Outcome::of(false, failed)),
-        );
-    }
-
-    /// A model call whose finishing chunk never came (the stream broke, or the CLI was
-    /// stopped): it is still a model call, with an error and no usage, not lost.
-    fn unanswered(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        let Some(s) = self.sessions.get_mut(sid) else {
-            return;
-        };
-        let Some(start) = s.model.take() else {
-            return;
-        };
-        s.model_calls += 1;
-        let call = Unanswered {
-            id: format!("model-{}", s.model_calls),
-            model: start.model,
-            provider: PROVIDER,
-            max_tokens: start.max_tokens,
-            started_ms: start.at_ms,
-            first_token_ms: start.first_chunk_ms,
-        };
-        out.push(call.record(sid, at_ms, "the answer ended without a finishing chunk"));
-    }
-
-    /// Calls that never got their `AfterTool`: a hook denied them, and they never ran.
-    fn refuse_pending(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        let Some(s) = self.sessions.get_mut(sid) else {
-            return;
-        };
-        for pre in s.pending.drain(..) {
-            out.push(
-                Ended {
-                    session: sid,
-                    id: pre.id,
-                    name: pre.name,
-                    arguments: raw(&pre.input),
-                    output: None,
-                    started_ms: pre.at_ms,
-                }
-                .record(at_ms, Outcome::Refused),
-            );
+        let call = &mut turn.pending[i];
+        if call.input.is_none() {
+            call.input = p.tool_input.clone();
         }
+        let output = p.tool_response.clone();
+        turn.end_call(sid, i, output, Outcome::of(false, failed), at_ms, out);
     }
 }
+
+/// What a model call says whose finishing chunk never came, when the agent asked again.
+const NO_FINISH: &str = "the answer ended without a finishing chunk";
 
 #[cfg(test)]
 mod tests;

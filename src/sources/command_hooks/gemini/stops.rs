@@ -3,33 +3,36 @@
 //! (model and tool hooks, no new `BeforeAgent`), which belongs to the same prompt's turn, not
 //! to a second trace. A turn also ends at the next prompt, or with its session.
 
-use std::borrow::Cow;
-
 use super::Adapter;
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::turn::Why;
 
 impl Adapter {
     /// `AfterAgent`: the turn's end is held back from `at_ms`.
     pub(super) fn hold_stop(&mut self, sid: &str, at_ms: u64) {
-        if let Some(s) = self.sessions.get_mut(sid).filter(|s| s.turn_open) {
-            s.stop_at = Some(at_ms);
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
+            turn.hold(at_ms, "end_turn");
         }
     }
 
     /// A model or tool hook after `AfterAgent`: that stop was blocked, the turn goes on.
     pub(super) fn went_on(&mut self, sid: &str) {
-        if let Some(s) = self.sessions.get_mut(sid) {
-            s.stop_at = None;
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
+            turn.went_on();
         }
     }
 
     /// Ends session `sid`'s turn at its held-back `AfterAgent`; whether there was one.
     pub(super) fn end_held(&mut self, sid: &str, out: &mut Vec<Record<'static>>) -> bool {
-        let Some(at) = self.sessions.get_mut(sid).and_then(|s| s.stop_at.take()) else {
+        let held = self
+            .sessions
+            .get_mut(sid)
+            .and_then(|s| s.turn.as_mut()?.stop.take());
+        let Some((at, reason)) = held else {
             return false;
         };
-        self.end_turn(sid, at, "end_turn", out);
+        self.end_turn(sid, at, Why::Stopped(reason), out);
         true
     }
 
@@ -37,35 +40,29 @@ impl Adapter {
     pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
         let due =
             crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-                s.stop_at
+                s.turn.as_ref()?.stop.map(|(at, _)| at)
             });
         for id in due {
             self.end_held(&id, out);
         }
     }
 
+    /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
+    /// turn itself, the one way every turn ends (`OpenTurn::flush`).
     pub(super) fn end_turn(
         &mut self,
         sid: &str,
         at_ms: u64,
-        reason: &'static str,
+        why: Why,
         out: &mut Vec<Record<'static>>,
     ) {
         if self.at_rest(sid) {
             return;
         }
         self.sub_agents_stopped(sid, at_ms, out);
-        self.refuse_pending(sid, at_ms, out);
-        self.unanswered(sid, at_ms, out);
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn_open = false;
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed(reason)),
-            },
-        ));
+        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
+            turn.flush(sid, at_ms, why, out);
+        }
     }
 
     /// The session ends (its process exits); a resumed session starts again with its id. A
@@ -79,7 +76,7 @@ impl Adapter {
     pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         // A stop held back did end its turn.
         self.end_held(id, out);
-        self.sub_agents_stopped(id, at_ms, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
         if self.sessions.remove(id).is_some() {
             out.push(record(id, Event::Closed { at_ms }));
         }

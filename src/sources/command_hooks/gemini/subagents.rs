@@ -19,6 +19,7 @@ use serde::Deserialize;
 use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 pub const TOOL: &str = "invoke_agent";
@@ -82,13 +83,15 @@ impl Adapter {
         p: &Payload,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(top) = self.sessions.get_mut(sid).filter(|s| s.turn_open) else {
+        let Some(top) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(turn_at) = top.turn.as_ref().map(|t| t.at_ms) else {
             return;
         };
         // Unique across turns (call ids restart with each turn) and callers (each numbers its
         // own calls), and the same on a re-read.
-        let child =
-            super::super::session_key::sub_agent(caller, &format!("{}-{call}", top.turn_at));
+        let child = super::super::session_key::sub_agent(caller, &format!("{turn_at}-{call}"));
         top.agents.push(Running {
             session: child.clone(),
             caller: caller.to_string(),
@@ -122,8 +125,7 @@ impl Adapter {
         ));
         let session = Session {
             started: true,
-            turn_open: true,
-            turn_at: at_ms,
+            turn: Some(OpenTurn::new(at_ms)),
             ..Session::default()
         };
         self.sessions.insert(child, session);
@@ -149,7 +151,7 @@ impl Adapter {
         let Running {
             session, caller, ..
         } = s.agents.remove(i);
-        self.end_turn(&session, at_ms, "end_turn", out);
+        self.end_turn(&session, at_ms, Why::Stopped("end_turn"), out);
         self.sessions.remove(&session);
         out.push(record(&session, Event::Closed { at_ms }));
         Some(caller)
@@ -168,8 +170,8 @@ impl Adapter {
             None => return,
         };
         for child in running.into_iter().rev().map(|r| r.session) {
-            // Its model call in flight is still a call, with an error.
-            self.unanswered(&child, at_ms, out);
+            // Unfinished: its model call in flight is still a call, with an error.
+            self.end_turn(&child, at_ms, Why::Unseen, out);
             if self.sessions.remove(&child).is_some() {
                 out.push(record(&child, Event::Closed { at_ms }));
             }

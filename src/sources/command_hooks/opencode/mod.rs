@@ -35,14 +35,12 @@ mod tools;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::value::RawValue;
-
 pub use payload::Payload;
-use payload::ToolState;
 pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 
-use super::records::{record, Unanswered};
+use super::records::record;
 pub use super::stream::EXITED;
+use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on opencode's turns.
@@ -65,34 +63,19 @@ const REFUSALS: &[&str] = &[
     "The user dismissed",
 ];
 
-/// A model call: an assistant message not yet completed.
-#[derive(Debug)]
-struct ModelStart {
-    at_ms: u64,
-    model: String,
-    provider: String,
-    first_chunk_ms: Option<u64>,
-}
-
-/// A tool call that is running.
-#[derive(Debug)]
-struct Running {
-    name: String,
-    input: Option<Box<RawValue>>,
-    at_ms: u64,
-}
-
+/// What an opencode turn keeps beside what every agent's does.
 #[derive(Debug, Default)]
-struct Turn {
+struct Own {
     /// The user message that opened it (empty when a model call or a tool opened it).
     prompt: String,
-    models: HashMap<String, ModelStart>,
     /// The turn's assistant messages, ended or not: a tool part names its message.
     messages: HashSet<String>,
     /// Model calls and tool calls already ended: opencode repeats its updates.
     ended: HashSet<String>,
-    running: HashMap<String, Running>,
 }
+
+/// An opencode turn: its model calls are its assistant messages, by id.
+type Turn = OpenTurn<Own>;
 
 #[derive(Debug, Default)]
 struct Session {
@@ -167,7 +150,7 @@ impl Adapter {
                 Some(part) if part.kind == "tool" => self.on_tool(sid, seen, part, out),
                 _ => {}
             },
-            "session.idle" => self.end_turn(sid, seen, "end_turn", out),
+            "session.idle" => self.end_turn(sid, seen, Why::Stopped("end_turn"), out),
             EXITED => self.abandon(sid, seen, out),
             _ => {}
         }
@@ -185,12 +168,12 @@ impl Adapter {
         let s = self.sessions.get_mut(sid).expect("opened above");
         if s.turn
             .as_ref()
-            .is_some_and(|t| !id.is_empty() && t.prompt == id)
+            .is_some_and(|t| !id.is_empty() && t.own.prompt == id)
         {
             return;
         }
         // A turn that never went idle (opencode was stopped) ends where the next begins.
-        self.end_turn(sid, at_ms, "interrupted", out);
+        self.end_turn(sid, at_ms, Why::Interrupted, out);
         self.begin(sid, at_ms, id, text, out);
     }
 
@@ -203,10 +186,12 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let s = self.sessions.entry(sid.to_string()).or_default();
-        s.turn = Some(Turn {
-            prompt: id,
-            ..Turn::default()
-        });
+        let mut turn = Turn::new(at_ms);
+        // A call opencode refused ends as a tool part with an error: one still running when
+        // its turn ends did not end as it should have.
+        turn.reports_refusals = true;
+        turn.own.prompt = id;
+        s.turn = Some(turn);
         out.push(record(
             sid,
             Event::Prompted {
@@ -227,53 +212,17 @@ impl Adapter {
         s.turn.as_mut().expect("begun above")
     }
 
-    fn end_turn(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        reason: &'static str,
-        out: &mut Vec<Record<'static>>,
-    ) {
+    /// Ends session `sid`'s open turn (if any) at `at_ms`, the one way every turn ends
+    /// (`OpenTurn::flush`).
+    fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let Some(mut turn) = s.turn.take() else {
+        let Some(turn) = s.turn.take() else {
             return;
         };
         let child = s.parent.is_some();
-        unanswered(
-            sid,
-            &mut turn,
-            at_ms,
-            "the turn ended before the model call did",
-            out,
-        );
-        let mut running: Vec<_> = turn.running.into_iter().collect();
-        running.sort_by_key(|(_, r)| r.at_ms);
-        for (id, r) in running {
-            let state = ToolState {
-                status: "error".into(),
-                error: Some("the turn ended before the call did".into()),
-                ..ToolState::default()
-            };
-            let (name, at) = (r.name.clone(), r.at_ms);
-            out.push(tools::ended(
-                sid,
-                id,
-                Some(r),
-                name,
-                &state,
-                at,
-                at_ms.max(at),
-            ));
-        }
-        out.push(record(
-            sid,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed(reason)),
-            },
-        ));
+        turn.flush(sid, at_ms, why, out);
         // A sub-agent's session has done its one task.
         if child {
             self.abandon(sid, at_ms, out);
@@ -310,46 +259,11 @@ impl Adapter {
             if !s.started {
                 continue;
             }
-            if let Some(turn) = s.turn.as_mut() {
-                unanswered(
-                    sid,
-                    turn,
-                    at_ms,
-                    "opencode ended before the model call did",
-                    out,
-                );
+            if let Some(turn) = s.turn.take() {
+                turn.flush(sid, at_ms, Why::Unseen, out);
             }
             out.push(record(sid, Event::Closed { at_ms }));
         }
-    }
-}
-
-/// The turn's model calls still streaming, out as errors ending at `at_ms`.
-fn unanswered(
-    sid: &str,
-    turn: &mut Turn,
-    at_ms: u64,
-    why: &'static str,
-    out: &mut Vec<Record<'static>>,
-) {
-    let mut models: Vec<_> = turn.models.drain().collect();
-    models.sort_by_key(|(_, m)| m.at_ms);
-    for (id, m) in models {
-        let call = Unanswered {
-            id,
-            model: m.model,
-            provider: "opencode",
-            max_tokens: None,
-            started_ms: m.at_ms,
-            first_token_ms: m.first_chunk_ms,
-        };
-        let mut r = call.record(sid, at_ms, why);
-        if let Event::CallSent(c) = &mut r.event {
-            if !m.provider.is_empty() {
-                c.request.provider = Some(Cow::Owned(m.provider));
-            }
-        }
-        out.push(r);
     }
 }
 

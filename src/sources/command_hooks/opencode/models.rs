@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::payload::{Info, Part};
-use super::{Adapter, ModelStart};
+use super::Adapter;
 use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
 use crate::sources::command_hooks::records::record;
 
@@ -22,32 +22,36 @@ impl Adapter {
         let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
         // An update of a message this turn does not know, once it is over, is an older
         // turn's: opencode updates a message again after it has finished.
-        let known = open.is_some_and(|t| t.messages.contains(&id) && !t.ended.contains(&id));
-        let ours = open.is_some_and(|t| info.parent_id.as_deref() == Some(t.prompt.as_str()));
+        let known =
+            open.is_some_and(|t| t.own.messages.contains(&id) && !t.own.ended.contains(&id));
+        let ours = open.is_some_and(|t| info.parent_id.as_deref() == Some(t.own.prompt.as_str()));
         if completed.is_some() && !known && !ours {
             return;
         }
-        if open.is_some_and(|t| t.ended.contains(&id)) {
+        if open.is_some_and(|t| t.own.ended.contains(&id)) {
             return;
         }
         let created = info.time.created.unwrap_or(seen);
         let turn = self.turn(sid, created, out);
-        turn.messages.insert(id.clone());
-        let start = turn.models.entry(id.clone()).or_insert_with(|| ModelStart {
-            at_ms: created,
-            model: String::new(),
-            provider: String::new(),
-            first_chunk_ms: None,
-        });
+        turn.own.messages.insert(id.clone());
+        let i = match turn.models.iter().position(|m| m.id == id) {
+            Some(i) => i,
+            None => {
+                let none = Cow::Borrowed("opencode");
+                turn.start_model(Some(id.clone()), String::new(), none, None, created);
+                turn.models.len() - 1
+            }
+        };
+        let start = &mut turn.models[i];
         if let Some(m) = &info.model_id {
             start.model.clone_from(m);
         }
         if let Some(p) = &info.provider_id {
-            start.provider = provider(p).to_string();
+            start.provider = Cow::Owned(provider(p).to_string());
         }
         let Some(done) = completed else { return };
-        let start = turn.models.remove(&id).expect("inserted above");
-        turn.ended.insert(id.clone());
+        let start = turn.models.remove(i);
+        turn.own.ended.insert(id.clone());
         let t = info.tokens.unwrap_or_default();
         let reasoning = t.reasoning.unwrap_or(0);
         let error = info.error.as_ref().map(|e| Json(Cow::Owned(e.clone())));
@@ -57,7 +61,7 @@ impl Adapter {
                 id: Some(Cow::Owned(id.clone())),
                 request: Request {
                     model: Cow::Owned(start.model.clone()),
-                    provider: Some(Cow::Owned(start.provider)),
+                    provider: Some(start.provider),
                     max_tokens: None,
                     messages: None,
                     system: None,
@@ -77,11 +81,11 @@ impl Adapter {
                     cache_write_tokens: t.cache.write.unwrap_or(0),
                     reasoning_tokens: (reasoning > 0).then_some(reasoning),
                 },
-                started_ms: start.at_ms,
-                finished_ms: done.max(start.at_ms),
+                started_ms: start.started_ms,
+                finished_ms: done.max(start.started_ms),
                 first_token_ms: start
-                    .first_chunk_ms
-                    .map(|f| f.clamp(start.at_ms, done.max(start.at_ms))),
+                    .first_token_ms
+                    .map(|f| f.clamp(start.started_ms, done.max(start.started_ms))),
                 error,
             }),
         ));
@@ -94,11 +98,11 @@ impl Adapter {
         let Some(m) = part
             .message_id
             .as_ref()
-            .and_then(|m| turn.models.get_mut(m))
+            .and_then(|m| turn.models.iter_mut().find(|c| &c.id == m))
         else {
             return;
         };
-        m.first_chunk_ms.get_or_insert(seen);
+        m.first_token_ms.get_or_insert(seen);
     }
 }
 

@@ -33,14 +33,14 @@ impl Adapter {
         // Its call never named it: the latest `task` call still running without a sub-agent.
         let call = s.parent.clone().and_then(|p| {
             let ps = self.sessions.get(&p)?;
-            let (id, _) = ps
+            let call = ps
                 .turn
                 .as_ref()?
-                .running
+                .pending
                 .iter()
-                .filter(|(id, r)| r.name == "task" && !ps.spawned.contains(*id))
-                .max_by_key(|(_, r)| r.at_ms)?;
-            Some((p, id.clone()))
+                .filter(|c| c.name == "task" && !ps.spawned.contains(&c.id))
+                .max_by_key(|c| c.at_ms)?;
+            Some((p, call.id.clone()))
         });
         self.opened(sid, at_ms, cwd, call, out);
     }

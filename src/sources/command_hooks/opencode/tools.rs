@@ -1,12 +1,11 @@
 //! opencode's tool calls: a `tool` part is a call from `running` to `completed` or `error`,
 //! timed as opencode measured it; a call its permission rules refused is marked refused.
 
-use std::borrow::Cow;
-
 use super::payload::{Part, ToolState};
-use super::{Adapter, Running, REFUSALS};
-use crate::protocol::{Call, Event, Json, Record};
-use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
+use super::{Adapter, REFUSALS};
+use crate::protocol::{Json, Record};
+use crate::sources::command_hooks::records::{raw, Ended, Outcome};
+use crate::sources::command_hooks::turn::Pending;
 
 impl Adapter {
     pub(super) fn on_tool(
@@ -21,36 +20,18 @@ impl Adapter {
         };
         let name = part.tool.clone().unwrap_or_default();
         let open = self.sessions.get(sid).and_then(|s| s.turn.as_ref());
-        if open.is_some_and(|t| t.ended.contains(&id)) {
+        if open.is_some_and(|t| t.own.ended.contains(&id)) {
             return;
         }
         let start = state.time.start.unwrap_or(seen);
         match state.status.as_str() {
             "running" => {
                 let turn = self.turn(sid, start, out);
-                if turn.running.contains_key(&id) {
+                if turn.pending.iter().any(|c| c.id == id) {
                     return;
                 }
-                turn.running.insert(
-                    id.clone(),
-                    Running {
-                        name: name.clone(),
-                        input: state.input.clone(),
-                        at_ms: start,
-                    },
-                );
-                out.push(record(
-                    sid,
-                    Event::Calling {
-                        at_ms: start,
-                        call: Call {
-                            id: Cow::Owned(id.clone()),
-                            name: Cow::Owned(name),
-                            arguments: raw(&state.input),
-                            within: None,
-                        },
-                    },
-                ));
+                let input = state.input.clone();
+                turn.start_call(sid, Some(id.clone()), name, input, None, start, out);
                 // A running `task` call names the sub-agent's session it started.
                 let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
                 if let Some(child) = child {
@@ -64,18 +45,22 @@ impl Adapter {
                 // An end this turn never saw start is another turn's, unless its message is
                 // this turn's (the plugin saw no `running`, or joined late).
                 let mine = open.is_some_and(|t| {
-                    t.running.contains_key(&id)
+                    t.pending.iter().any(|c| c.id == id)
                         || part
                             .message_id
                             .as_ref()
-                            .is_some_and(|m| t.messages.contains(m))
+                            .is_some_and(|m| t.own.messages.contains(m))
                 });
                 if !mine {
                     return;
                 }
                 let turn = self.turn(sid, start, out);
-                let pre = turn.running.remove(&id);
-                turn.ended.insert(id.clone());
+                let pre = turn
+                    .pending
+                    .iter()
+                    .position(|c| c.id == id)
+                    .map(|i| turn.pending.remove(i));
+                turn.own.ended.insert(id.clone());
                 let started = pre.as_ref().map_or(start, |p| p.at_ms);
                 let end = state.time.end.unwrap_or(seen).max(started);
                 out.push(ended(sid, id, pre, name, state, started, end));
@@ -91,7 +76,7 @@ impl Adapter {
 pub(super) fn ended(
     sid: &str,
     id: String,
-    pre: Option<Running>,
+    pre: Option<Pending>,
     name: String,
     state: &ToolState,
     started_ms: u64,
