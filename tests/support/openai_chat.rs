@@ -32,9 +32,9 @@ pub use super::gemini_api::{
 };
 /// The sub-agent's prompt: it gets a text answer.
 pub const SUBTASK_MARK: &str = "SUBTASK";
-/// The long command for Qwen Code, which refuses a standalone `sleep 30` before any hook
-/// sees it.
-pub const QWEN_LONG_COMMAND: &str = "sleep 30; echo done";
+/// The long command for Qwen Code, which refuses any command that starts with a sleep of two
+/// seconds or more (`detectBlockedSleepPattern` in 0.24.4) before any hook sees it.
+pub const QWEN_LONG_COMMAND: &str = "echo waiting && sleep 30";
 /// A prompt with this gets a text answer, no tool call.
 pub const CHAT_MARK: &str = "JUST-CHAT";
 
@@ -142,7 +142,7 @@ async fn completions(
         out += &call("agent", args);
     } else {
         let command = match command_for(&user) {
-            // Qwen refuses a standalone long sleep before any hook sees the call.
+            // Qwen refuses a command that starts with a long sleep before any hook sees it.
             LONG_COMMAND if shell == "run_shell_command" => QWEN_LONG_COMMAND,
             command => command,
         };

@@ -314,7 +314,7 @@ impl Adapter {
 
     /// A call still pending when its batch is over never ran: a hook or a permission rule
     /// denied it (the batch says `not_started`), or it was cancelled. A call the CLI itself
-    /// refused (a standalone long `sleep`) had no hook before: the batch is all there is of
+    /// refused (one that starts with a long `sleep`) had no hook before: the batch is all there is of
     /// it, so it is a refused call that starts and ends there. After a `Stop`, a batch is a
     /// background agent's (it names no agent), not the turn's.
     fn on_batch(&mut self, sid: &str, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
