@@ -32,10 +32,14 @@ pub(crate) enum Promise {
     SubagentCallsStayTheirs,
     /// A new daemon resumes a session reading only what is new, in bounded memory.
     RestartReadsOnlyWhatIsNew,
+    /// A turn cut short keeps its own model calls, and the next turn gets only its own.
+    InterruptedTurnKeepsItsModelCalls,
+    /// A model call in flight when the agent dies is kept, unanswered, until it was last seen.
+    KilledTurnKeepsItsModelCall,
 }
 
 impl Promise {
-    pub(crate) const ALL: [Promise; 7] = [
+    pub(crate) const ALL: [Promise; 9] = [
         Promise::InterruptedTurnKeepsItsCalls,
         Promise::KilledTurnKeepsItsCalls,
         Promise::BlockedStopStaysOneTurn,
@@ -43,6 +47,8 @@ impl Promise {
         Promise::SubagentsSideBySide,
         Promise::SubagentCallsStayTheirs,
         Promise::RestartReadsOnlyWhatIsNew,
+        Promise::InterruptedTurnKeepsItsModelCalls,
+        Promise::KilledTurnKeepsItsModelCall,
     ];
 
     /// The promise in the README's words.
@@ -69,6 +75,12 @@ impl Promise {
             Promise::RestartReadsOnlyWhatIsNew => {
                 "a daemon restarted mid-session reads only what is new, in memory bounded whatever the log's size"
             }
+            Promise::InterruptedTurnKeepsItsModelCalls => {
+                "an interrupted turn keeps its own model calls, and the next turn gets only its own"
+            }
+            Promise::KilledTurnKeepsItsModelCall => {
+                "a killed agent's model call in flight is kept, as an error, until the agent was last seen"
+            }
         }
     }
 }
@@ -91,6 +103,18 @@ pub(crate) enum Sub<'a> {
     Returned { call: &'a str, agent: &'a str },
 }
 
+/// The model-call steps: a third set (see [`Sub`] for why apart).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Model<'a> {
+    /// Model call `id` is sent.
+    Asked(&'a str),
+    /// Its answer comes: [`ANSWER_TOKENS`] in and out.
+    Answered(&'a str),
+}
+
+/// The input and output tokens of every answer in [`Model::Answered`].
+pub(crate) const ANSWER_TOKENS: (u64, u64) = (10, 5);
+
 /// One agent's payloads for each step.
 pub(crate) trait Script {
     /// The agent's spec (from its folder), whose name says which agent it is.
@@ -101,6 +125,12 @@ pub(crate) trait Script {
     /// The payloads sub-agent step `step` makes at `at_ms` (`None`: the script has none yet,
     /// which fails the sub-agent promises until it has them or says it `cannot`).
     fn sub_agent(&mut self, step: Sub<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let _ = (step, at_ms, log);
+        None
+    }
+    /// The payloads model-call step `step` makes at `at_ms` (`None`: the script has none yet,
+    /// which fails the model-call promises until it has them or says it `cannot`).
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
         let _ = (step, at_ms, log);
         None
     }

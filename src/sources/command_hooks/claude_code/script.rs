@@ -3,7 +3,9 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Claude {
@@ -79,6 +81,30 @@ impl Script for Claude {
 
     fn sub_agent(&mut self, step: Sub<'_>, _: u64, _: &mut String) -> Option<Vec<Value>> {
         Some(vec![sub_agent_payload(step)])
+    }
+
+    /// No hook: Claude Code writes a model call to its transcript, as one assistant message,
+    /// when its answer has come.
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        if let Model::Answered(id) = step {
+            let mut line = assistant(
+                &format!("msg_{id}"),
+                json!([{"type": "text", "text": "thinking it over"}]),
+                "end_turn",
+            );
+            let (input, output) = ANSWER_TOKENS;
+            line["message"]["usage"]["input_tokens"] = input.into();
+            line["message"]["usage"]["output_tokens"] = output.into();
+            write(log, line, at_ms);
+        }
+        Some(Vec::new())
+    }
+
+    fn cannot(&self, promise: Promise) -> Option<&'static str> {
+        (promise == Promise::KilledTurnKeepsItsModelCall).then_some(
+            "a model call is written to the transcript only once answered, and no hook is \
+             sent for it: one in flight when Claude Code dies is in no file",
+        )
     }
 }
 

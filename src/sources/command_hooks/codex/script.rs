@@ -5,7 +5,9 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::claude_code::script::payload;
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Promise, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Codex;
@@ -19,6 +21,25 @@ impl Script for Codex {
         let mut p = payload(step);
         p["model"] = "gpt-5".into();
         vec![p]
+    }
+
+    /// `PreModelRequest` and `PostModelRequest`, paired by `request_id`, as Codex 0.171.0
+    /// sends them (docs/agents/codex-cli.md).
+    fn model(&mut self, step: Model<'_>, _: u64, _: &mut String) -> Option<Vec<Value>> {
+        let mut p = match step {
+            Model::Asked(id) => json!({"hook_event_name": "PreModelRequest", "request_id": id}),
+            Model::Answered(id) => {
+                let (input, output) = ANSWER_TOKENS;
+                json!({"hook_event_name": "PostModelRequest", "request_id": id,
+                    "status": "completed", "response_id": format!("resp_{id}"),
+                    "token_usage": {"input_tokens": input, "cached_input_tokens": 0,
+                        "output_tokens": output, "reasoning_output_tokens": 0}})
+            }
+        };
+        p["session_id"] = SESSION.into();
+        p["cwd"] = "/work".into();
+        p["model"] = "gpt-5".into();
+        Some(vec![p])
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

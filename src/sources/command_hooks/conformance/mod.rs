@@ -3,6 +3,7 @@
 //! ([`Script`], one per agent folder), the records are assembled, and the traces checked.
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
+mod models;
 mod promises;
 mod readme;
 mod restart;
@@ -12,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::files::Transcripts;
 use super::registry::{Adapters, Agent};
-use super::steps::{Promise, Script, Step, Sub, SESSION, T0};
+use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
@@ -77,6 +78,22 @@ impl Run {
             let payloads = self
                 .script
                 .sub_agent(*step, at, &mut self.log)
+                .ok_or_else(|| {
+                    format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
+                })?;
+            self.feed(payloads, at);
+        }
+        Ok(())
+    }
+
+    /// Drives the model-call steps, between `steps`; an error if the script has no payloads
+    /// for them.
+    fn models(&mut self, steps: &[(u64, Model<'_>)]) -> Result<(), String> {
+        for (ms, step) in steps {
+            let at = T0 + ms;
+            let payloads = self
+                .script
+                .model(*step, at, &mut self.log)
                 .ok_or_else(|| {
                     format!("its script has no payloads for {step:?}: write them in its script.rs, or say it `cannot`")
                 })?;

@@ -4,12 +4,16 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Copilot {
     /// Each sub-agent's `task` call, by its `agentId`.
     calls: Vec<(String, String)>,
+    /// When each model call was sent, by its id.
+    asked: Vec<(String, u64)>,
 }
 
 const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jsonl";
@@ -50,6 +54,38 @@ impl Script for Copilot {
             }
             Step::Stop => hook("Stop", json!({"stop_reason": "end_turn"})),
         }
+    }
+
+    /// Copilot logs a model call once answered: a `session.usage_record` with its duration
+    /// and tokens.
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        match step {
+            Model::Asked(id) => self.asked.push((id.to_string(), at_ms)),
+            Model::Answered(id) => {
+                let asked = self
+                    .asked
+                    .iter()
+                    .find(|(a, _)| a == id)
+                    .map_or(at_ms, |a| a.1);
+                let (input, output) = ANSWER_TOKENS;
+                let line = json!({"type": "session.usage_record", "id": "x",
+                    "timestamp": iso(at_ms), "data": {"usage": {"model": "gpt-4.1",
+                    "inputTokens": input, "outputTokens": output, "cacheReadTokens": 0,
+                    "cacheWriteTokens": 0, "duration": at_ms - asked, "apiCallId": id,
+                    "finishReason": "stop", "providerType": "openai"}}});
+                log.push_str(&line.to_string());
+                log.push('\n');
+            }
+        }
+        Some(Vec::new())
+    }
+
+    fn cannot(&self, promise: Promise) -> Option<&'static str> {
+        (promise == Promise::KilledTurnKeepsItsModelCall).then_some(
+            "a model call is logged only once answered (`session.usage_record`, with its \
+             duration), and no hook is sent for it: one in flight when Copilot dies is in no \
+             file",
+        )
     }
 
     /// A long command's output, as Copilot streams it into the log while the call runs.

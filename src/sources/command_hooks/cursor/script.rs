@@ -27,11 +27,18 @@ impl Script for Cursor {
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
-        (promise == Promise::SubagentCallsStayTheirs).then_some(
-            "its documentation does not say which conversation a sub-agent's own tool hooks \
-             name: those naming the sub-agent's go under it (as this script sends them), those \
-             naming the parent's stay in the parent's turn; untested against Cursor",
-        )
+        match promise {
+            Promise::SubagentCallsStayTheirs => Some(
+                "its documentation does not say which conversation a sub-agent's own tool \
+                 hooks name: those naming the sub-agent's go under it (as this script sends \
+                 them), those naming the parent's stay in the parent's turn; untested against \
+                 Cursor",
+            ),
+            Promise::InterruptedTurnKeepsItsModelCalls | Promise::KilledTurnKeepsItsModelCall => {
+                Some("no hook of Cursor's says when a model call is sent or what it used")
+            }
+            _ => None,
+        }
     }
 
     /// A sub-agent is started by a `Task` call and announced by `subagentStart` (naming that

@@ -3,7 +3,9 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Promise, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Gemini;
@@ -27,6 +29,23 @@ impl Script for Gemini {
                 "prompt_response": "done", "stop_hook_active": false}),
         };
         vec![stamped(p, at_ms)]
+    }
+
+    /// `BeforeModel` as the call is sent; its last streamed chunk's `AfterModel`, with a
+    /// finish reason and the usage, as it is answered.
+    fn model(&mut self, step: Model<'_>, at_ms: u64, _: &mut String) -> Option<Vec<Value>> {
+        let request = json!({"model": "gemini-2.5-pro", "config": {"maxOutputTokens": 8192}});
+        let p = match step {
+            Model::Asked(_) => json!({"hook_event_name": "BeforeModel", "llm_request": request}),
+            Model::Answered(_) => {
+                let (input, output) = ANSWER_TOKENS;
+                json!({"hook_event_name": "AfterModel", "llm_request": request,
+                    "llm_response": {"candidates": [{"finishReason": "STOP"}],
+                        "usageMetadata": {"promptTokenCount": input,
+                            "candidatesTokenCount": output, "totalTokenCount": input + output}}})
+            }
+        };
+        Some(vec![stamped(p, at_ms)])
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

@@ -4,14 +4,17 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Promise, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 #[derive(Default)]
 pub(crate) struct Opencode {
     /// Prompts so far: message ids are numbered by them.
     turns: u32,
-    /// When the current assistant message was created.
-    message_at: u64,
+    /// The assistant message (one model call) open now, and when it was created: opencode
+    /// creates one as it asks its model, so a turn's first is made by its first step.
+    open: Option<(String, u64)>,
     /// When each call (a sub-agent's too) started, and each sub-agent's message was created.
     started: std::collections::HashMap<String, u64>,
 }
@@ -31,35 +34,12 @@ impl Script for Opencode {
     }
 
     fn step(&mut self, step: Step<'_>, at: u64, _: &mut String) -> Vec<Value> {
-        let event = |name: &str, properties: Value| {
-            json!({"session_id": SESSION, "hook_event_name": name, "at_ms": at,
-                "properties": properties})
-        };
-        let (user, assistant) = (
-            format!("msg_u{}", self.turns),
-            format!("msg_a{}", self.turns),
-        );
-        let message = |created: u64, completed: Option<u64>| {
-            let mut info = json!({"id": assistant, "parentID": user, "role": "assistant",
-                "mode": "build", "agent": "build", "modelID": "mock-model", "providerID": "mock",
-                "sessionID": SESSION, "cost": 0, "time": {"created": created},
-                "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}});
-            if let Some(done) = completed {
-                info["time"]["completed"] = done.into();
-                info["tokens"] = json!({"total": 110, "input": 100, "output": 10, "reasoning": 0,
-                    "cache": {"read": 0, "write": 0}});
-                info["finish"] = "stop".into();
-            }
+        let tool = |message: &str, call: &str, state: Value| {
             event(
-                "message.updated",
-                json!({"sessionID": SESSION, "info": info}),
-            )
-        };
-        let tool = |call: &str, state: Value| {
-            event(
+                at,
                 "message.part.updated",
                 json!({"sessionID": SESSION, "time": at, "part": {"id": format!("prt_{call}"),
-                    "messageID": assistant, "type": "tool", "tool": "bash", "callID": call,
+                    "messageID": message, "type": "tool", "tool": "bash", "callID": call,
                     "state": state}}),
             )
         };
@@ -67,51 +47,122 @@ impl Script for Opencode {
         match step {
             Step::Prompt(text) => {
                 self.turns += 1;
-                self.message_at = at;
-                let (user, assistant) = (
-                    format!("msg_u{}", self.turns),
-                    format!("msg_a{}", self.turns),
-                );
-                vec![
-                    event(
-                        "chat.message",
-                        json!({"message": {"id": user, "role": "user", "sessionID": SESSION,
-                            "time": {"created": at}, "agent": "build",
-                            "model": {"providerID": "mock", "modelID": "mock-model"}}, "text": text}),
-                    ),
-                    event(
-                        "message.updated",
-                        json!({"sessionID": SESSION, "info": {"id": assistant, "parentID": user,
-                            "role": "assistant", "mode": "build", "agent": "build",
-                            "modelID": "mock-model", "providerID": "mock", "sessionID": SESSION,
-                            "cost": 0, "time": {"created": at}, "tokens": {"input": 0,
-                            "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}}}),
-                    ),
-                ]
+                self.open = None;
+                vec![event(
+                    at,
+                    "chat.message",
+                    json!({"message": {"id": self.user(), "role": "user", "sessionID": SESSION,
+                        "time": {"created": at}, "agent": "build",
+                        "model": {"providerID": "mock", "modelID": "mock-model"}}, "text": text}),
+                )]
             }
-            Step::ToolStart(id) => vec![tool(
-                id,
-                json!({"status": "running", "input": shell, "time": {"start": at}}),
-            )],
-            Step::ToolEnd(id) => vec![tool(
-                id,
-                json!({"status": "completed", "input": shell, "output": "", "metadata": {"exit": 0},
-                    "time": {"start": at, "end": at}}),
-            )],
-            Step::Stop => vec![
-                message(self.message_at, Some(at)),
-                event("session.idle", json!({"sessionID": SESSION})),
-            ],
+            Step::ToolStart(id) => {
+                let (message, mut events) = self.asking(at);
+                events.push(tool(
+                    &message,
+                    id,
+                    json!({"status": "running", "input": shell, "time": {"start": at}}),
+                ));
+                events
+            }
+            Step::ToolEnd(id) => {
+                let (message, mut events) = self.asking(at);
+                events.push(tool(
+                    &message,
+                    id,
+                    json!({"status": "completed", "input": shell, "output": "",
+                        "metadata": {"exit": 0}, "time": {"start": at, "end": at}}),
+                ));
+                events
+            }
+            Step::Stop => {
+                let (message, mut events) = self.asking(at);
+                let created = self.open.take().map_or(at, |(_, c)| c);
+                events.push(self.message(&message, created, Some((at, (100, 10)))));
+                events.push(event(at, "session.idle", json!({"sessionID": SESSION})));
+                events
+            }
         }
+    }
+
+    /// A model call is an assistant message: created as it is asked, completed with its
+    /// tokens as it is answered.
+    fn model(&mut self, step: Model<'_>, at: u64, _: &mut String) -> Option<Vec<Value>> {
+        Some(match step {
+            Model::Asked(id) => {
+                let message = format!("msg_{id}");
+                self.open = Some((message.clone(), at));
+                vec![self.message(&message, at, None)]
+            }
+            Model::Answered(id) => {
+                let message = format!("msg_{id}");
+                let created = match self.open.take() {
+                    Some((open, created)) if open == message => created,
+                    _ => at,
+                };
+                vec![self.message(&message, created, Some((at, ANSWER_TOKENS)))]
+            }
+        })
     }
 }
 
+/// One event as the plugin hands it on.
+fn event(at: u64, name: &str, properties: Value) -> Value {
+    json!({"session_id": SESSION, "hook_event_name": name, "at_ms": at, "properties": properties})
+}
+
 impl Opencode {
+    /// This turn's prompt's message id.
+    fn user(&self) -> String {
+        format!("msg_u{}", self.turns)
+    }
+
+    /// The assistant message open now, and its creation's event if the step creates it.
+    fn asking(&mut self, at: u64) -> (String, Vec<Value>) {
+        if let Some((open, _)) = &self.open {
+            return (open.clone(), Vec::new());
+        }
+        let message = format!("msg_a{}", self.turns);
+        self.open = Some((message.clone(), at));
+        let created = self.message(&message, at, None);
+        (message, vec![created])
+    }
+
+    /// Assistant message `id`'s update: created at `created`, and completed with `(input,
+    /// output)` tokens when `done` says so.
+    fn message(&self, id: &str, created: u64, done: Option<(u64, (u64, u64))>) -> Value {
+        let mut info = json!({"id": id, "parentID": self.user(), "role": "assistant",
+            "mode": "build", "agent": "build", "modelID": "mock-model", "providerID": "mock",
+            "sessionID": SESSION, "cost": 0, "time": {"created": created},
+            "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}});
+        if let Some((at, (input, output))) = done {
+            info["time"]["completed"] = at.into();
+            info["tokens"] = json!({"total": input + output, "input": input, "output": output,
+                "reasoning": 0, "cache": {"read": 0, "write": 0}});
+            info["finish"] = "stop".into();
+        }
+        event(
+            done.map_or(created, |(at, _)| at),
+            "message.updated",
+            json!({"sessionID": SESSION, "info": info}),
+        )
+    }
+
     /// As opencode 1.18.33 runs a sub-agent (docs/agents/opencode.md): a `task` call, whose
     /// running state names the child session created while it was pending; the child's own
     /// prompt, message, calls and `session.idle`, which the plugin journals under the top
     /// session, naming their own.
     fn sub(&mut self, step: Sub<'_>, at: u64) -> Vec<Value> {
+        // The parent's `task` call is in the assistant message open now.
+        let (parent, mut events) = match step {
+            Sub::Spawn { .. } | Sub::Returned { .. } => self.asking(at),
+            _ => (String::new(), Vec::new()),
+        };
+        events.extend(self.sub_events(step, at, &parent));
+        events
+    }
+
+    fn sub_events(&mut self, step: Sub<'_>, at: u64, parent: &str) -> Vec<Value> {
         let in_child = |agent: &str, name: &str, mut properties: Value| {
             let child = format!("ses_{agent}");
             properties["sessionID"] = child.clone().into();
@@ -121,7 +172,7 @@ impl Opencode {
         let task = |call: &str, state: Value| {
             json!({"session_id": SESSION, "hook_event_name": "message.part.updated", "at_ms": at,
                 "properties": {"sessionID": SESSION, "time": at, "part": {"id": format!("prt_{call}"),
-                "messageID": format!("msg_a{}", self.turns), "type": "tool", "tool": "task",
+                "messageID": parent, "type": "tool", "tool": "task",
                 "callID": call, "state": state}}})
         };
         let message = |agent: &str, created: u64, completed: Option<u64>| {
