@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{iso, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
+};
 
 /// The transcript every payload names (the suite hands the adapter its one log).
 const TRANSCRIPT: &str = "/home/u/.qwen/projects/-work/chats/conformance-session.jsonl";
@@ -18,6 +20,8 @@ pub(crate) struct Qwen {
     calls: u32,
     /// The suite's sub-agent names to the `agent_id` their `SubagentStart` gave them.
     agents: HashMap<String, String>,
+    /// When each model call of the suite's was sent: its answer's line says how long it took.
+    asked: HashMap<String, u64>,
 }
 
 impl Qwen {
@@ -128,6 +132,38 @@ impl Script for Qwen {
             }
         };
         Some(vec![self.stamped(p, at_ms)])
+    }
+
+    /// No hook: Qwen writes a model call to its transcript (a `qwen-code.api_response` line,
+    /// with its duration) only when it ends; nothing is written when it is sent.
+    fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        match step {
+            Model::Asked(id) => {
+                self.asked.insert(id.to_string(), at_ms);
+            }
+            Model::Answered(id) => {
+                let sent = self.asked.remove(id).unwrap_or(at_ms);
+                let (input, output) = ANSWER_TOKENS;
+                let e = json!({"event.name": "qwen-code.api_response",
+                    "event.timestamp": iso(at_ms), "response_id": format!("chatcmpl-{id}"),
+                    "model": "qwen3-coder-plus", "status_code": 200,
+                    "duration_ms": at_ms.saturating_sub(sent), "input_token_count": input,
+                    "output_token_count": output, "cached_content_token_count": 0,
+                    "auth_type": "openai"});
+                let line = json!({"type": "system", "subtype": "ui_telemetry",
+                    "systemPayload": {"uiEvent": e}});
+                log.push_str(&format!("{line}\n"));
+            }
+        }
+        Some(Vec::new())
+    }
+
+    fn cannot(&self, promise: Promise) -> Option<&'static str> {
+        (promise == Promise::KilledTurnKeepsItsModelCall).then_some(
+            "a model call is written to the transcript only once it ends (`qwen-code.api_response` \
+             or `api_error`), and no hook is sent for it: one in flight when Qwen Code dies is \
+             in no file",
+        )
     }
 }
 
