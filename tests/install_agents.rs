@@ -1,7 +1,7 @@
 //! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI, Pi), as a user runs them
-//! under a clean HOME: the user's own hooks and files kept, a second install a no-op, a test
-//! trace through the installed route, and what the user had given back.
+//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI, Pi, Qwen Code), as a user runs
+//! them under a clean HOME: the user's own hooks and files kept, a second install a no-op, a
+//! test trace through the installed route, and what the user had given back.
 
 mod support;
 
@@ -101,6 +101,15 @@ const AGENT_FILES: &[AgentFile] = &[
         ),
         beside: None,
         doctor: "Kimi Code (user)",
+    },
+    AgentFile {
+        agent: "qwen-code",
+        file: ".qwen/settings.json",
+        original: Some(
+            r#"{"general": {"disableAutoUpdate": true}, "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "my-guard", "timeout": 5}]}]}}"#,
+        ),
+        beside: None,
+        doctor: "Qwen Code (user)",
     },
 ];
 

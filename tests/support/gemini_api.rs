@@ -27,14 +27,19 @@ pub const DELEGATE_MARK: &str = "DELEGATE";
 /// A prompt with this asks for a command that runs until the test kills the agent.
 pub const LINGER_MARK: &str = "LINGER";
 pub const LONG_COMMAND: &str = "sleep 30";
+/// A prompt with this asks for a command that fails (exits 3).
+pub const FAIL_MARK: &str = "MAKE-IT-FAIL";
+pub const FAILING_COMMAND: &str = "exit 3";
 
 /// The shell command the scripted model asks for, for a prompt: the denied one, the long one,
-/// or the one-second sleep.
+/// the failing one, or the one-second sleep.
 pub fn command_for(prompt: &str) -> &'static str {
     if prompt.contains(DENY_MARK) {
         DENIED_COMMAND
     } else if prompt.contains(LINGER_MARK) {
         LONG_COMMAND
+    } else if prompt.contains(FAIL_MARK) {
+        FAILING_COMMAND
     } else {
         SLOW_COMMAND
     }

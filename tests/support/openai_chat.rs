@@ -9,6 +9,11 @@
 //! a `task` call that starts a sub-agent, and the sub-agent's prompt ([`SUBTASK_MARK`]) gets a
 //! text answer. Copilot's `task` (it takes an `agent_type`) gets a prompt with no mark, so its
 //! sub-agent runs the sleep. Cline, whose shell is `run_commands`, gets its command there.
+//!
+//! For Qwen Code: its shell is `run_shell_command` and its sub-agents' tool is `agent`
+//! (asked to wait for its sub-agent, which runs the sleep, as Copilot's does); a prompt with
+//! [`CHAT_MARK`] gets a text answer at once (a turn after which Qwen runs its background
+//! memory agent).
 
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
@@ -22,11 +27,16 @@ use serde_json::{json, Value};
 // What each agent's test imports from its own mock (not every test uses each).
 #[allow(unused_imports)]
 pub use super::gemini_api::{
-    command_for, Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
-    SLOW_COMMAND,
+    command_for, Sent, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, FAILING_COMMAND, FAIL_MARK,
+    LINGER_MARK, LONG_COMMAND, SLOW_COMMAND,
 };
 /// The sub-agent's prompt: it gets a text answer.
 pub const SUBTASK_MARK: &str = "SUBTASK";
+/// The long command for Qwen Code, which refuses any command that starts with a sleep of two
+/// seconds or more (`detectBlockedSleepPattern` in 0.24.4) before any hook sees it.
+pub const QWEN_LONG_COMMAND: &str = "echo waiting && sleep 30";
+/// A prompt with this gets a text answer, no tool call.
+pub const CHAT_MARK: &str = "JUST-CHAT";
 
 pub struct MockChat {
     pub addr: SocketAddr,
@@ -103,7 +113,13 @@ async fn completions(
         );
         out + &chunk(json!({}), json!("tool_calls"))
     };
-    if after_tool || user.contains(SUBTASK_MARK) {
+    // Qwen Code's shell; every other agent's is `bash`.
+    let shell = if tools.iter().any(|t| t == "run_shell_command") {
+        "run_shell_command"
+    } else {
+        "bash"
+    };
+    if after_tool || user.contains(SUBTASK_MARK) || user.contains(CHAT_MARK) {
         out += &chunk(
             json!({"role": "assistant", "content": format!("The command ran ({n}).")}),
             Value::Null,
@@ -122,10 +138,19 @@ async fn completions(
     } else if tools.iter().any(|t| t == "run_commands") {
         // Cline's shell: a list of commands.
         out += &call("run_commands", json!({"commands": [command_for(&user)]}));
+    } else if user.contains(DELEGATE_MARK) && tools.iter().any(|t| t == "agent") {
+        // Qwen's sub-agent runs the sleep; the call waits for it.
+        let args = json!({"description": "run the command", "prompt": "run the command",
+                          "subagent_type": "general-purpose", "run_in_background": false});
+        out += &call("agent", args);
     } else {
-        let command = command_for(&user);
+        let command = match command_for(&user) {
+            // Qwen refuses a command that starts with a long sleep before any hook sees it.
+            LONG_COMMAND if shell == "run_shell_command" => QWEN_LONG_COMMAND,
+            command => command,
+        };
         out += &call(
-            "bash",
+            shell,
             json!({"command": command, "description": "the test's command", "mode": "sync"}),
         );
     }

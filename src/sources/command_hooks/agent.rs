@@ -70,6 +70,7 @@ agents! {
     // A script per event in its hooks folder.
     Cline: cline,
     Kimi: kimi,
+    Qwen: qwen,
 }
 
 impl Agent {

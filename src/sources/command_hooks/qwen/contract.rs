@@ -1,0 +1,107 @@
+//! Qwen Code's adapter under the contract every agent keeps ([`AgentAdapter`]): its model
+//! calls are read from the transcript it is handed as `files`.
+
+use super::{Adapter, Payload};
+use crate::protocol::Record;
+use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Qwen Code.
+pub const SPEC: Spec = Spec {
+    name: "qwen-code",
+    title: "Qwen Code",
+    passes_its_environment: true,
+    streams: false,
+    journal_under: spec::own_journal,
+    rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "Qwen Code: ~/.qwen/settings.json (default) or ./.qwen/settings.json",
+        user_file: |env| spec::under_home(env, ".qwen/settings.json"),
+        user_needs: "HOME",
+        project_file: ".qwen/settings.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
+            // Qwen 0.24 reads a command hook's timeout of 1000 or more as milliseconds (it
+            // counted only milliseconds before): ten seconds either way.
+            timeout: 10_000,
+            short: &[],
+            named: false,
+        }),
+        asks_trust: false,
+        one_run_per_command: false,
+    },
+};
+
+/// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
+/// continuation), for the list in `agent.rs`.
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::new(grace_ms))
+}
+
+impl AgentAdapter for Adapter {
+    type Payload = Payload;
+
+    fn parse(&self, json: &str) -> Result<Payload, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::push(self, at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn open_turns(&self) -> usize {
+        Adapter::open_turns(self)
+    }
+
+    fn kept(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        Adapter::at_rest(self, id)
+    }
+
+    fn abandon(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        Adapter::abandon(self, id, at_ms, files, out);
+    }
+
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        let s = self.sessions.get(id)?;
+        if let Some(resumed) = &s.resumed {
+            return Some(resumed.clone());
+        }
+        Some(FileCursor {
+            path: s.transcript.clone()?,
+            offset: s.offset,
+            identity: s.identity,
+        })
+    }
+
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        if at.offset > 0 {
+            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The model calls in Qwen Code's transcript, and the background agents they reveal.
+//!
+//! The CLI writes a `qwen-code.api_response` line for each model call when it ends, with the
+//! call's duration: the call spans from its end less that duration. A sub-agent's calls carry
+//! its `subagent_id` and go to its session. A `subagent_id` that no `SubagentStart` named is
+//! one of the CLI's own background agents (memory extraction, skill review), which it runs
+//! after a turn, at its own cost: its calls go in a session of its own, named after it, under
+//! a `background_agent` call in the turn that caused it (whose end is held for the grace
+//! anyway), so the turn stays one trace and the background work is marked as such
+//! (`gen_ai.tool.name` `background_agent` on the call, the agent's name on its
+//! `invoke_agent`). A background call seen with no turn open is a trace of its own.
+
+use std::borrow::Cow;
+
+use super::payload::{api_events, ApiEvent};
+use super::Adapter;
+use crate::protocol::{
+    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo, Usage,
+};
+use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::session_key;
+
+/// The tool name of the call a background agent's session is nested under.
+pub const BACKGROUND_TOOL: &str = "background_agent";
+
+/// One of the CLI's background agents, seen in the transcript.
+#[derive(Debug)]
+pub(super) struct Background {
+    session: String,
+    /// The call in the turn that caused it, if a turn was open: `(id, start)`.
+    call: Option<(String, u64)>,
+    /// When its last call ended.
+    last_ms: u64,
+}
+
+impl Adapter {
+    /// Reads what session `sid`'s transcript has gained, and exports its model calls.
+    pub(super) fn read(
+        &mut self,
+        sid: &str,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(path) = s.transcript.clone() else {
+            return;
+        };
+        if let Some(at) = s.resumed.take() {
+            s.offset = at.offset_in(&path, files);
+        }
+        let bytes = files.read_from(&path, s.offset);
+        let (events, whole) = api_events(&bytes);
+        s.offset = s.offset.saturating_add(whole as u64);
+        s.identity = files.identity(&path);
+        let since = s.since;
+        for e in events {
+            self.model_call(sid, since, e, out);
+        }
+    }
+
+    fn model_call(&mut self, sid: &str, since: u64, e: ApiEvent, out: &mut Vec<Record<'static>>) {
+        // A call that cannot be placed in time cannot be placed in a turn.
+        let Some(end) = e.timestamp.as_deref().and_then(rfc3339_ms) else {
+            return;
+        };
+        if end < since {
+            return;
+        }
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.seen_ms = s.seen_ms.max(end);
+        }
+        let start = end.saturating_sub(e.duration_ms.unwrap_or(0));
+        let target = match e.subagent_id.as_deref() {
+            None => sid.to_string(),
+            Some(a) => {
+                let known = self
+                    .sessions
+                    .get(sid)
+                    .and_then(|s| s.agents.get(a).cloned());
+                match known {
+                    Some(child) => child,
+                    None => {
+                        let name = e.subagent_name.as_deref();
+                        let child = self.background_session(sid, a, name, start, out);
+                        if let Some(bg) = self
+                            .sessions
+                            .get_mut(sid)
+                            .and_then(|s| s.background.get_mut(a))
+                        {
+                            bg.last_ms = bg.last_ms.max(end);
+                        }
+                        child
+                    }
+                }
+            }
+        };
+        out.push(record(&target, Event::CallSent(call_sent(e, start, end))));
+    }
+
+    /// The session of background agent `id` of session `sid`, opened at `at_ms` the first
+    /// time: under a `background_agent` call of the open turn, if there is one.
+    pub(super) fn background_session(
+        &mut self,
+        sid: &str,
+        id: &str,
+        name: Option<&str>,
+        at_ms: u64,
+        out: &mut Vec<Record<'static>>,
+    ) -> String {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return sid.to_string();
+        };
+        if let Some(bg) = s.background.get(id) {
+            return bg.session.clone();
+        }
+        let session = session_key::sub_agent(sid, id);
+        let name = name.unwrap_or(id).to_string();
+        let call = s.turn_open.then(|| format!("{BACKGROUND_TOOL}-{id}"));
+        if let Some(call) = &call {
+            let arguments = Json::of(&serde_json::json!({"agent": name, "background": true})).ok();
+            out.push(record(
+                sid,
+                Event::Calling {
+                    at_ms,
+                    call: Call {
+                        id: Cow::Owned(call.clone()),
+                        name: Cow::Borrowed(BACKGROUND_TOOL),
+                        arguments,
+                        within: None,
+                    },
+                },
+            ));
+        }
+        out.push(record(
+            &session,
+            Event::Session(SessionInfo {
+                at_ms,
+                agent: Some(Cow::Owned(name)),
+                model: None,
+                workspace: None,
+                parent: call.clone().map(|call| ParentRef {
+                    session: Cow::Owned(sid.to_string()),
+                    call: Cow::Owned(call),
+                }),
+            }),
+        ));
+        out.push(record(
+            &session,
+            Event::Prompted {
+                at_ms,
+                text: Cow::Borrowed(""),
+            },
+        ));
+        s.background.insert(
+            id.to_string(),
+            Background {
+                session: session.clone(),
+                call: call.map(|c| (c, at_ms)),
+                last_ms: at_ms,
+            },
+        );
+        session
+    }
+
+    /// Closes what session `sid`'s turn started: sub-agents still running end at `at_ms`,
+    /// background agents at their last call, and the call each was nested under with them.
+    pub(super) fn close_children(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let mut agents: Vec<String> = s.agents.drain().map(|(_, child)| child).collect();
+        agents.sort();
+        for child in agents {
+            out.push(ended(&child, at_ms, "interrupted"));
+            out.push(record(&child, Event::Closed { at_ms }));
+        }
+        let mut background: Vec<Background> = s.background.drain().map(|(_, bg)| bg).collect();
+        background.sort_by(|a, b| a.session.cmp(&b.session));
+        for bg in background {
+            out.push(ended(&bg.session, bg.last_ms, "end_turn"));
+            out.push(record(&bg.session, Event::Closed { at_ms: bg.last_ms }));
+            if let Some((id, started_ms)) = bg.call {
+                out.push(record(
+                    sid,
+                    Event::Called(Called {
+                        call: Call {
+                            id: Cow::Owned(id),
+                            name: Cow::Borrowed(BACKGROUND_TOOL),
+                            arguments: None,
+                            within: None,
+                        },
+                        output: None,
+                        started_ms,
+                        finished_ms: bg.last_ms.max(started_ms),
+                        refused: false,
+                        failed: false,
+                    }),
+                ));
+            }
+        }
+    }
+}
+
+fn ended(session: &str, at_ms: u64, reason: &'static str) -> Record<'static> {
+    record(
+        session,
+        Event::TurnEnded {
+            at_ms,
+            reason: Some(Cow::Borrowed(reason)),
+        },
+    )
+}
+
+/// `gen_ai.provider.name` for how the CLI reached the model: Qwen's own service and
+/// DashScope speak OpenAI's API too.
+fn provider(auth_type: Option<&str>) -> &'static str {
+    match auth_type {
+        Some("anthropic") => "anthropic",
+        Some("gemini") => "gcp.gemini",
+        Some("vertex-ai") => "gcp.vertex_ai",
+        _ => "openai",
+    }
+}
+
+fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
+    let input = e.input_token_count.unwrap_or(0);
+    // Qwen counts cached tokens inside the input's; the protocol keeps them apart.
+    let cached = e.cached_content_token_count.unwrap_or(0).min(input);
+    let model = e.model.clone().unwrap_or_default();
+    let failed = e.name == "qwen-code.api_error";
+    CallSent {
+        id: e.response_id.clone().map(Cow::Owned),
+        request: Request {
+            model: Cow::Owned(model.clone()),
+            provider: Some(Cow::Borrowed(provider(e.auth_type.as_deref()))),
+            max_tokens: None,
+            messages: None,
+            system: None,
+        },
+        response: (!failed).then(|| Response {
+            id: e.response_id.clone().map(Cow::Owned),
+            model: Some(Cow::Owned(model)),
+            stop_reason: None,
+            content: None,
+        }),
+        usage: Usage {
+            input_tokens: input - cached,
+            output_tokens: e.output_token_count.unwrap_or(0),
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+            reasoning_tokens: e.thoughts_token_count.filter(|t| *t > 0),
+        },
+        started_ms: start,
+        finished_ms: end,
+        first_token_ms: e.ttft_ms.map(|t| start.saturating_add(t).min(end)),
+        error: failed
+            .then(|| Json::of(e.error.as_deref().unwrap_or("the model call failed")).ok())
+            .flatten(),
+    }
+}
