@@ -9,9 +9,9 @@ use crate::assemble::semconv::{GEN_AI_OPERATION_NAME, OP_CHAT, OP_EXECUTE_TOOL};
 use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 
-const HOOKS: &str = include_str!("../../../../tests/fixtures/kimi/hooks.jsonl");
-const MAIN: &str = include_str!("../../../../tests/fixtures/kimi/main.wire.jsonl");
-const SUB: &str = include_str!("../../../../tests/fixtures/kimi/agent-0.wire.jsonl");
+const HOOKS: &str = include_str!("recorded/hooks.jsonl");
+const MAIN: &str = include_str!("recorded/main.wire.jsonl");
+const SUB: &str = include_str!("recorded/agent-0.wire.jsonl");
 const SESSION: &str = "session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
 const DIR: &str =
     "/home/u/.kimi-code/sessions/wd_work_0/session_07019dbe-0b3c-4761-a9a9-591b7dc08440";
