@@ -88,6 +88,9 @@ struct Session {
     spawned: HashSet<String>,
     /// A sub-agent's session not yet opened: when it was created, and where.
     opening: Option<(u64, Option<String>)>,
+    /// A sub-agent's: when the call that started it started. Its turns begin no earlier:
+    /// Kilo Code dates a `task` call's start some 20 ms after its sub-agent's prompt.
+    floor_ms: u64,
 }
 
 /// Turns opencode's events into protocol records; see the module docs.
@@ -202,6 +205,7 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let s = self.sessions.entry(sid.to_string()).or_default();
+        let at_ms = at_ms.max(s.floor_ms);
         let mut turn = Turn::new(at_ms);
         // A call opencode refused ends as a tool part with an error: one still running when
         // its turn ends did not end as it should have.

@@ -54,12 +54,19 @@ impl Adapter {
         call: Option<(String, String)>,
         out: &mut Vec<Record<'static>>,
     ) {
+        let mut floor_ms = 0;
         if let Some((parent, id)) = &call {
             if let Some(ps) = self.sessions.get_mut(parent) {
                 ps.spawned.insert(id.clone());
+                let started = ps
+                    .turn
+                    .as_ref()
+                    .and_then(|t| t.pending.iter().find(|c| &c.id == id).map(|c| c.at_ms));
+                floor_ms = started.unwrap_or(0);
             }
         }
         let s = self.sessions.entry(sid.to_string()).or_default();
+        s.floor_ms = floor_ms;
         s.started = true;
         s.opening = None;
         match call {

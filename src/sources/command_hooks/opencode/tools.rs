@@ -26,22 +26,19 @@ impl Adapter {
         let start = state.time.start.unwrap_or(seen);
         match state.status.as_str() {
             "running" => {
-                // A running `task` call names the sub-agent's session it started.
-                let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
-                let waiting = child
-                    .as_ref()
-                    .and_then(|c| self.sessions.get(c)?.opening.clone());
-                // The call was running when it created that session, though Kilo Code dates
-                // its start after it (by some 20 ms): the sub-agent stays inside its call.
-                let start = waiting.as_ref().map_or(start, |(at, _)| start.min(*at));
                 let turn = self.turn(sid, start, out);
                 if turn.pending.iter().any(|c| c.id == id) {
                     return;
                 }
                 let input = state.input.clone();
                 turn.start_call(sid, Some(id.clone()), name, input, None, start, out);
-                if let (Some(child), Some((at, cwd))) = (child, waiting) {
-                    self.opened(&child, at, cwd, Some((sid.to_string(), id)), out);
+                // A running `task` call names the sub-agent's session it started.
+                let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
+                if let Some(child) = child {
+                    let waiting = self.sessions.get(&child).and_then(|c| c.opening.clone());
+                    if let Some((at, cwd)) = waiting {
+                        self.opened(&child, at, cwd, Some((sid.to_string(), id)), out);
+                    }
                 }
             }
             "completed" | "error" => {
