@@ -24,6 +24,7 @@ use support::agent_trace::{
 use support::openai_chat::{
     MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
 };
+use support::opencode_export::{session_of, Recorded};
 use support::*;
 
 const API_KEY: &str = "test-key-5c1f0a7e93";
@@ -87,29 +88,10 @@ fn run_opencode(bin: &Path, args: &[&str], home: &Path, work: &Path, spool: &Pat
     stdout
 }
 
-/// The session id of a `run --format json`'s output.
-fn session_of(output: &str) -> String {
-    output
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|v| v["sessionID"].as_str().map(str::to_string))
-        .expect("a session id in opencode's output")
-}
-
 /// What opencode recorded (`opencode export` reads its database) of sessions' model calls and
 /// tool calls. Sub-agents' sessions are exported one by one.
-#[derive(Default)]
-struct Recorded {
-    /// Each model call's start and `(input, output)` tokens in the API's terms: cached tokens
-    /// in the input, reasoning in the output.
-    calls: Vec<(u64, u64, u64)>,
-    /// Each tool call by its id: start and end in Unix ms, and its status.
-    tools: std::collections::BTreeMap<String, (u64, u64, String)>,
-}
-
 fn recorded(bin: &Path, sessions: &[&str], home: &Path, spool: &Path) -> Recorded {
     let mut r = Recorded::default();
-    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     for session in sessions {
         let mut cmd = Command::new(bin);
         isolated_env(&mut cmd, home, spool);
@@ -121,62 +103,9 @@ fn recorded(bin: &Path, sessions: &[&str], home: &Path, spool: &Path) -> Recorde
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let start = text.find('{').expect("opencode export printed JSON");
-        let v: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
-        for m in v["messages"].as_array().unwrap() {
-            let info = &m["info"];
-            if info["role"] != "assistant" {
-                continue;
-            }
-            let t = &info["tokens"];
-            r.calls.push((
-                n(&info["time"]["created"]),
-                n(&t["input"]) + n(&t["cache"]["read"]) + n(&t["cache"]["write"]),
-                n(&t["output"]) + n(&t["reasoning"]),
-            ));
-            for part in m["parts"].as_array().into_iter().flatten() {
-                if part["type"] == "tool" {
-                    let state = &part["state"];
-                    r.tools.insert(
-                        part["callID"].as_str().unwrap_or_default().to_string(),
-                        (
-                            n(&state["time"]["start"]),
-                            n(&state["time"]["end"]),
-                            state["status"].as_str().unwrap_or_default().to_string(),
-                        ),
-                    );
-                }
-            }
-        }
+        r.add_export(&String::from_utf8_lossy(&out.stdout));
     }
-    r.calls.sort();
     r
-}
-
-/// Each tool span has the id, start and end opencode recorded for its call, and is an error
-/// only where opencode recorded one.
-fn check_tools(spans: &[FlatSpan], recorded: &Recorded) {
-    let tools: Vec<&FlatSpan> = spans
-        .iter()
-        .filter(|s| s.span.name.starts_with("execute_tool "))
-        .collect();
-    assert_eq!(tools.len(), recorded.tools.len(), "one span a call");
-    for span in tools {
-        let id = span.attr("gen_ai.tool.call.id").expect("a call id");
-        let (start, end, status) = &recorded.tools[&id];
-        assert_eq!(
-            (span.span.start_time_unix_nano, span.span.end_time_unix_nano),
-            (start * 1_000_000, end * 1_000_000),
-            "{id}: the times opencode recorded"
-        );
-        let error = span.span.status.as_ref().is_some_and(|s| s.code == 2);
-        assert_eq!(error, status == "error", "{id} is {status}");
-    }
-}
-
-fn pairs(calls: &[(u64, u64, u64)]) -> Vec<(u64, u64)> {
-    calls.iter().map(|&(_, i, o)| (i, o)).collect()
 }
 
 struct Setup {
@@ -257,14 +186,8 @@ fn a_real_opencode_session_becomes_a_trace_per_turn() {
         model: "mock-model",
     };
     let recorded = recorded(&s.bin, &[&session], &s.home, &s.spool);
-    check_two_turns(
-        &spans,
-        &expect,
-        &pairs(&recorded.calls),
-        &s.api.sent(),
-        &log,
-    );
-    check_tools(&spans, &recorded);
+    check_two_turns(&spans, &expect, &recorded.pairs(), &s.api.sent(), &log);
+    recorded.check_tools(&spans);
     // opencode's own call ids, and the title its small model wrote is no model call of a turn.
     let ids: Vec<String> = spans
         .iter()
@@ -349,8 +272,8 @@ fn a_sub_agent_s_turn_nests_under_the_task_call_that_started_it() {
     assert_ne!(child, session);
     // Both sessions' model calls, as opencode recorded them, and as the API answered.
     let recorded = recorded(&s.bin, &[&session, &child], &s.home, &s.spool);
-    assert_eq!(chat_tokens(&spans), pairs(&recorded.calls), "{tree}");
-    check_tools(&spans, &recorded);
+    assert_eq!(chat_tokens(&spans), recorded.pairs(), "{tree}");
+    recorded.check_tools(&spans);
     let sent: Vec<(u64, u64)> = s
         .api
         .sent()
