@@ -9,13 +9,21 @@
 use std::borrow::Cow;
 
 use super::payload::{AgentInput, Payload};
-use super::{Adapter, AGENT};
+use super::{new_turn, Adapter, Turn, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::turn::Why;
 
 /// The tool that starts a sub-agent.
 pub const TOOL: &str = "agent";
+
+/// A running sub-agent: its session, and its calls not ended yet.
+#[derive(Debug)]
+pub(super) struct Child {
+    pub session: String,
+    pub calls: Turn,
+}
 
 /// An `agent` call waiting for its sub-agent's `SubagentStart`.
 #[derive(Debug)]
@@ -58,7 +66,7 @@ impl Adapter {
             return sid.to_string();
         }
         if let Some(child) = self.sessions.get(sid).and_then(|s| s.agents.get(a)) {
-            return child.clone();
+            return child.session.clone();
         }
         self.background_session(sid, a, None, at_ms, out)
     }
@@ -76,16 +84,24 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let named = s.agent_calls.iter().position(|c| {
-            c.call_id
-                .as_deref()
-                .is_some_and(|id| agent.ends_with(&format!("-{id}")))
+        let call = s.turn.as_mut().and_then(|t| {
+            let waiting = &mut t.own.agent_calls;
+            let named = waiting.iter().position(|c| {
+                c.call_id
+                    .as_deref()
+                    .is_some_and(|id| agent.ends_with(&format!("-{id}")))
+            });
+            let i = named.or((!waiting.is_empty()).then_some(0))?;
+            Some(waiting.remove(i))
         });
-        let call = named
-            .or((!s.agent_calls.is_empty()).then_some(0))
-            .map(|i| s.agent_calls.remove(i));
         let child = session_key::sub_agent(sid, agent);
-        s.agents.insert(agent.to_string(), child.clone());
+        s.agents.insert(
+            agent.to_string(),
+            Child {
+                session: child.clone(),
+                calls: new_turn(at_ms),
+            },
+        );
         let (parent, prompt) = match call {
             Some(c) => (
                 Some(ParentRef {
@@ -136,7 +152,7 @@ impl Adapter {
         };
         if let Some(reply) = &p.last_assistant_message {
             out.push(record(
-                &child,
+                &child.session,
                 Event::Stopping {
                     at_ms,
                     reply: Cow::Owned(reply.clone()),
@@ -144,13 +160,9 @@ impl Adapter {
                 },
             ));
         }
-        out.push(record(
-            &child,
-            Event::TurnEnded {
-                at_ms,
-                reason: Some(Cow::Borrowed("end_turn")),
-            },
-        ));
-        out.push(record(&child, Event::Closed { at_ms }));
+        child
+            .calls
+            .flush(&child.session, at_ms, Why::Stopped("end_turn"), out);
+        out.push(record(&child.session, Event::Closed { at_ms }));
     }
 }

@@ -282,6 +282,48 @@ fn a_sub_agent_opens_under_the_agent_call_whose_id_it_carries() {
     assert!(a.at_rest(SID) || a.open_turns() == 1);
 }
 
+/// A sub-agent that stops with a call of its own still pending ends it in its own session, at
+/// its stop, before it closes: not at its parent's turn end, after its session was closed.
+#[test]
+fn a_sub_agent_s_pending_call_ends_with_the_sub_agent() {
+    let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
+    let prompt = json!({"prompt": "go", "submitted_prompt": "go", "prompt_id": "p1"});
+    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    let pre = json!({"tool_name": "agent", "tool_input": {"prompt": "look"},
+        "tool_use_id": "toolu_a", "tool_call_id": "call_1"});
+    a.push(0, &payload("PreToolUse", 100, pre), &mut t, &mut out);
+    let agent = "general-purpose-call_1";
+    let start = json!({"agent_id": agent, "agent_type": "general-purpose"});
+    a.push(0, &payload("SubagentStart", 150, start), &mut t, &mut out);
+    let shell = json!({"tool_name": "run_shell_command", "tool_input": {"command": "sleep 9"},
+        "tool_use_id": "toolu_s", "tool_call_id": "call_2", "agent_id": agent});
+    a.push(0, &payload("PreToolUse", 700, shell), &mut t, &mut out);
+    let stop = json!({"agent_id": agent, "agent_type": "general-purpose"});
+    a.push(0, &payload("SubagentStop", 1_900, stop), &mut t, &mut out);
+    let child = crate::sources::command_hooks::session_key::sub_agent(SID, agent);
+    assert_eq!(
+        kinds(&out, &child),
+        [
+            "session",
+            "prompted",
+            "calling",
+            "called",
+            "turn_ended",
+            "closed"
+        ]
+    );
+    let (session, shell) = called(&out)
+        .into_iter()
+        .find(|(_, c)| c.call.id == "toolu_s")
+        .unwrap();
+    assert_eq!(session, child);
+    assert_eq!(
+        (shell.started_ms, shell.finished_ms),
+        (T0 + 700, T0 + 1_900)
+    );
+    assert!(shell.failed, "cut short by its sub-agent's end");
+}
+
 #[test]
 fn a_killed_agent_is_closed_no_earlier_than_its_last_payload() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());

@@ -13,13 +13,14 @@
 use std::borrow::Cow;
 
 use super::payload::{api_events, ApiEvent};
-use super::Adapter;
+use super::{new_turn, Adapter, Turn};
 use crate::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo, Usage,
+    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo,
 };
 use crate::sources::command_hooks::files::Transcripts;
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::records::{record, rfc3339_ms, CachedWithin};
 use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::turn::Why;
 
 /// The tool name of the call a background agent's session is nested under.
 pub const BACKGROUND_TOOL: &str = "background_agent";
@@ -27,7 +28,9 @@ pub const BACKGROUND_TOOL: &str = "background_agent";
 /// One of the CLI's background agents, seen in the transcript.
 #[derive(Debug)]
 pub(super) struct Background {
-    session: String,
+    pub session: String,
+    /// Its tool calls not ended yet.
+    pub calls: Turn,
     /// The call in the turn that caused it, if a turn was open: `(id, start)`.
     call: Option<(String, u64)>,
     /// When its last call ended.
@@ -79,7 +82,7 @@ impl Adapter {
                 let known = self
                     .sessions
                     .get(sid)
-                    .and_then(|s| s.agents.get(a).cloned());
+                    .and_then(|s| s.agents.get(a).map(|c| c.session.clone()));
                 match known {
                     Some(child) => child,
                     None => {
@@ -118,7 +121,7 @@ impl Adapter {
         }
         let session = session_key::sub_agent(sid, id);
         let name = name.unwrap_or(id).to_string();
-        let call = s.turn_open.then(|| format!("{BACKGROUND_TOOL}-{id}"));
+        let call = s.turn.is_some().then(|| format!("{BACKGROUND_TOOL}-{id}"));
         if let Some(call) = &call {
             let arguments = Json::of(&serde_json::json!({"agent": name, "background": true})).ok();
             out.push(record(
@@ -158,6 +161,7 @@ impl Adapter {
             id.to_string(),
             Background {
                 session: session.clone(),
+                calls: new_turn(at_ms),
                 call: call.map(|c| (c, at_ms)),
                 last_ms: at_ms,
             },
@@ -171,17 +175,27 @@ impl Adapter {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
-        let mut agents: Vec<String> = s.agents.drain().map(|(_, child)| child).collect();
-        agents.sort();
+        let mut agents: Vec<_> = s.agents.drain().map(|(_, child)| child).collect();
+        agents.sort_by(|a, b| a.session.cmp(&b.session));
         for child in agents {
-            out.push(ended(&child, at_ms, "interrupted"));
-            out.push(record(&child, Event::Closed { at_ms }));
+            child
+                .calls
+                .flush(&child.session, at_ms, Why::Interrupted, out);
+            out.push(record(&child.session, Event::Closed { at_ms }));
         }
         let mut background: Vec<Background> = s.background.drain().map(|(_, bg)| bg).collect();
         background.sort_by(|a, b| a.session.cmp(&b.session));
         for bg in background {
-            out.push(ended(&bg.session, bg.last_ms, "end_turn"));
-            out.push(record(&bg.session, Event::Closed { at_ms: bg.last_ms }));
+            // Its last sign of life: its last model call's end, or a tool call it started.
+            let last_ms = bg
+                .calls
+                .pending
+                .iter()
+                .map(|c| c.at_ms)
+                .fold(bg.last_ms, u64::max);
+            bg.calls
+                .flush(&bg.session, last_ms, Why::Stopped("end_turn"), out);
+            out.push(record(&bg.session, Event::Closed { at_ms: last_ms }));
             if let Some((id, started_ms)) = bg.call {
                 out.push(record(
                     sid,
@@ -194,7 +208,7 @@ impl Adapter {
                         },
                         output: None,
                         started_ms,
-                        finished_ms: bg.last_ms.max(started_ms),
+                        finished_ms: last_ms.max(started_ms),
                         refused: false,
                         failed: false,
                     }),
@@ -202,16 +216,6 @@ impl Adapter {
             }
         }
     }
-}
-
-fn ended(session: &str, at_ms: u64, reason: &'static str) -> Record<'static> {
-    record(
-        session,
-        Event::TurnEnded {
-            at_ms,
-            reason: Some(Cow::Borrowed(reason)),
-        },
-    )
 }
 
 /// `gen_ai.provider.name` for how the CLI reached the model: Qwen's own service and
@@ -226,9 +230,6 @@ fn provider(auth_type: Option<&str>) -> &'static str {
 }
 
 fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
-    let input = e.input_token_count.unwrap_or(0);
-    // Qwen counts cached tokens inside the input's; the protocol keeps them apart.
-    let cached = e.cached_content_token_count.unwrap_or(0).min(input);
     let model = e.model.clone().unwrap_or_default();
     let failed = e.name == "qwen-code.api_error";
     CallSent {
@@ -246,13 +247,15 @@ fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
             stop_reason: None,
             content: None,
         }),
-        usage: Usage {
-            input_tokens: input - cached,
-            output_tokens: e.output_token_count.unwrap_or(0),
-            cache_read_tokens: cached,
-            cache_write_tokens: 0,
-            reasoning_tokens: e.thoughts_token_count.filter(|t| *t > 0),
-        },
+        // Qwen counts cached tokens inside the input's.
+        usage: CachedWithin {
+            input: e.input_token_count.unwrap_or(0),
+            cached: e.cached_content_token_count.unwrap_or(0),
+            output: e.output_token_count.unwrap_or(0),
+            cache_write: 0,
+            reasoning: e.thoughts_token_count.filter(|t| *t > 0),
+        }
+        .usage(),
         started_ms: start,
         finished_ms: end,
         first_token_ms: e.ttft_ms.map(|t| start.saturating_add(t).min(end)),
