@@ -49,11 +49,13 @@ struct Phoenix {
     grpc: u16,
     log: PathBuf,
     client: reqwest::blocking::Client,
+    /// Its working folder (its database), removed once it is stopped.
+    _dir: Scratch,
 }
 
 impl Phoenix {
     fn start(bin: PathBuf) -> Phoenix {
-        let dir = temp_dir("phoenix");
+        let dir = scratch("phoenix");
         let (http, grpc) = (free_port(), free_port());
         let log = dir.join("phoenix.log");
         let child = Command::new(bin)
@@ -81,6 +83,7 @@ impl Phoenix {
             grpc,
             log,
             client,
+            _dir: dir,
         };
         // Ready when OTLP/HTTP takes an empty request (a valid, empty export) and the gRPC
         // port accepts; a fresh database takes Phoenix several seconds.

@@ -4,7 +4,7 @@
 //! policy keeps of them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -12,7 +12,7 @@ use serde_json::json;
 use super::otlp_json::JsonSpan;
 use super::poll_until;
 use super::stack::{free_port, metric_sum, Collector, Jaeger, Tools};
-use super::temp_dir;
+use super::{scratch, Scratch};
 use super::traces::{send_with, traces_of};
 
 pub const SLOW_MS: u64 = 150_000;
@@ -91,7 +91,8 @@ pub struct Tier {
     pub jaegers: [Jaeger; 2],
     pub samplers: [Collector; 2],
     pub gateway: Collector,
-    pub dir: PathBuf,
+    /// Removed once the programs above are stopped (fields drop in order).
+    pub dir: Scratch,
 }
 
 pub fn sampler(
@@ -144,7 +145,7 @@ pub fn tier_with_metrics(
     gateway_config: impl FnOnce(&Path) -> String,
     metrics: &str,
 ) -> Tier {
-    let dir = temp_dir(what);
+    let dir = scratch(what);
     let jaegers = [
         Jaeger::start(tools, &dir, "jaeger-1"),
         Jaeger::start(tools, &dir, "jaeger-2"),
