@@ -33,6 +33,7 @@
 mod close;
 mod counts;
 mod metrics;
+mod retry;
 mod spooling;
 
 use std::sync::Arc;
@@ -343,31 +344,6 @@ impl Delivery {
         self.flights.insert(handle.id(), Flight { attempt, claim });
     }
 
-    /// Retries whose time has come, while there is room; all of them once a close begins.
-    fn start_due_retries(&mut self) {
-        if self.retries.is_empty() {
-            return;
-        }
-        let now = Instant::now();
-        if !self.closing_seen && self.closing_by().is_some() {
-            self.closing_seen = true;
-            for a in &mut self.retries {
-                a.due = now;
-            }
-        }
-        while self.in_flight.len() < self.max_in_flight {
-            let Some(i) = self.retries.iter().position(|a| a.due <= now) else {
-                return;
-            };
-            let attempt = self.retries.swap_remove(i);
-            if self.spool.is_some() && self.outage {
-                self.keep_in_spool(&attempt.payload);
-            } else {
-                self.spawn(attempt, None);
-            }
-        }
-    }
-
     fn finished(&mut self, done: Finished) {
         let (id, result) = match done {
             Ok((id, result)) => (id, Ok(result)),
@@ -388,41 +364,6 @@ impl Delivery {
             // An export that panicked: its batch is lost, and counted.
             Err(e) => self.lose(attempt.payload.spans, &format!("the export failed: {e}")),
         }
-    }
-
-    /// A failed attempt: to the spool if the collector may come back and there is one, else
-    /// another try later if the budget allows, else counted as lost.
-    fn failed(&mut self, mut attempt: Attempt, error: ExportError) {
-        let retryable = error.is_retryable();
-        if retryable && self.spool.is_some() {
-            self.record_failure(&error, "keeping batches in the spool until it answers");
-            self.verified = false;
-            if !self.outage {
-                self.outage = true;
-                self.next_probe = Instant::now() + self.probe_backoff;
-            }
-            self.keep_in_spool(&attempt.payload);
-            return;
-        }
-        let mut give_up_at = attempt.started + self.retry.max_elapsed;
-        if let Some(d) = self.closing_by() {
-            give_up_at = give_up_at.min(d);
-        }
-        let wait = error
-            .retry_after()
-            .unwrap_or(attempt.backoff)
-            .min(self.retry.max_elapsed);
-        let now = Instant::now();
-        if retryable && now + wait < give_up_at {
-            self.record_failure(&error, "retrying with backoff");
-            attempt.due = now + wait;
-            attempt.backoff = (attempt.backoff * 2).min(self.retry.max_backoff);
-            self.retries.push(attempt);
-            return;
-        }
-        Stats::add(&self.stats.export_errors, 1);
-        self.failing += 1;
-        self.lose(attempt.payload.spans, &error);
     }
 }
 
