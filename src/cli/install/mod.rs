@@ -1,7 +1,8 @@
-//! `install` and `uninstall`: albedo-otel's command hook in Claude Code's or Gemini CLI's
-//! `settings.json`, Codex CLI's `hooks.json`, a Copilot CLI hooks file of our own, or albedo's
-//! `$ALBEDO_HOME/hooks.json` (all the same format, but for the timeout's unit and the hook's
-//! name); for opencode, which has no command hooks, a plugin file of our own ([`plugin`]).
+//! `install` and `uninstall`: albedo-otel's command hook where each agent's spec says, in the
+//! form it says ([`writer`]): an entry in a JSON hooks file (Claude Code's, Gemini's, Codex's,
+//! Copilot's, Qwen's, Cursor's, albedo's `$ALBEDO_HOME/hooks.json`: [`hooks_file`]), a plugin
+//! file of our own (opencode, Kilo Code, Pi: [`plugin`]), a script per event (Cline:
+//! [`scripts`]), or `[[hooks]]` tables in a TOML file (Kimi Code: [`toml_hooks`]).
 //!
 //! The settings in force when `install` runs (flags and environment, headers included) are
 //! written into the configuration file, and the hook command names that file: hosts strip the
@@ -16,12 +17,14 @@
 
 mod codex_trust;
 mod command;
+mod hooks_file;
 mod plugin;
 mod project;
 mod scope;
 mod scripts;
 mod settings;
 mod toml_hooks;
+mod writer;
 
 use std::path::PathBuf;
 
@@ -31,12 +34,11 @@ use clap::Args;
 use command::command;
 pub use command::{is_our_program, program, settings_before};
 pub use settings::installed_commands;
-use settings::{add_flat, add_ours, load, remove_ours, save};
 
 use super::{process_env, ExportArgs};
 use albedo_otel::config::{self, edit, mask, snapshot};
 // What each agent's hook needs of `install` is in its folder's spec.
-use albedo_otel::sources::command_hooks::agent::{Agent, Flat, Form, Hooks};
+use albedo_otel::sources::command_hooks::agent::{Agent, Form, Hooks};
 
 /// `install`'s and `uninstall`'s arguments: whose hooks, in which scope.
 #[derive(Args)]
@@ -169,16 +171,8 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    // A plugin, hook scripts or TOML tables are read and written by their own writers.
-    let own_writer = matches!(
-        form,
-        Form::Plugin(_) | Form::Scripts(_) | Form::TomlTables(_)
-    );
-    let (before, mut settings) = if own_writer {
-        Default::default()
-    } else {
-        load(&file)?
-    };
+    let writer = writer::writer(&form);
+    writer.check(&file)?;
     // The settings in force now go into the configuration file first.
     let export = target.export();
     let overrides = export.overrides(None);
@@ -240,104 +234,8 @@ pub fn install(target: &Target) -> Result<i32> {
         .filter(|a| *a != Agent::default())
         .map(Agent::name);
     let command = command(&config_file, &hook_dir, agent_flag)?;
-    if let Form::Plugin(p) = &form {
-        let changed = plugin::install(&file, p, &command)?;
-        println!(
-            "{} {}: a plugin that starts `{command}` and hands it {}",
-            if changed {
-                "installed"
-            } else {
-                "already installed"
-            },
-            file.display(),
-            form.events().join(", ")
-        );
-        if let Some(warning) = target.both_scopes(&file, &command) {
-            println!("warning: {warning}");
-        }
-        return Ok(0);
-    }
-    if let Form::Scripts(s) = &form {
-        let changed = scripts::install(&file, s, &command)?;
-        println!(
-            "{} {}: a script per event ({}) that runs `{command}`",
-            if changed > 0 {
-                "installed in"
-            } else {
-                "already installed in"
-            },
-            file.display(),
-            form.events().join(", ")
-        );
-        if let Some(warning) = target.both_scopes(&file, &command) {
-            println!("warning: {warning}");
-        }
-        return Ok(0);
-    }
-    if let Form::TomlTables(t) = &form {
-        let changed = toml_hooks::install(&file, t, &command, &target.backup_of(&file)?)?;
-        println!(
-            "{} {}: `{command}` on {}",
-            if changed {
-                "installed in"
-            } else {
-                "already installed in"
-            },
-            file.display(),
-            form.events().join(", ")
-        );
-        return Ok(0);
-    }
-    let edited_from = settings.clone();
-    remove_ours(&mut settings);
-    match form {
-        Form::Hooks(hooks) => add_ours(&mut settings, &hooks, &command)?,
-        Form::Flat(flat) => add_flat(&mut settings, &flat, &command)?,
-        Form::Plugin(_) | Form::Scripts(_) | Form::TomlTables(_) => {
-            unreachable!("their writers returned above")
-        }
-    }
-    let backup = target.backup_of(&file)?;
-    let changed = save(&file, before.as_deref(), &settings, &backup)?;
-    println!(
-        "{} {}: `{command}` on {}",
-        if changed {
-            "installed in"
-        } else {
-            "already installed in"
-        },
-        file.display(),
-        form.events().join(", ")
-    );
-    if let Some(key_file) = target.codex_key_file() {
-        // Codex keys trust by a hook's place in the file: the trust of every handler the edit
-        // moved goes with it, and ours is added only when asked for.
-        let moves = codex_trust::moves(&key_file, &edited_from, &settings);
-        let trusted = if target.trust() {
-            codex_trust::ours(&key_file, &settings)
-        } else {
-            Vec::new()
-        };
-        let config = codex_trust::config_file()?;
-        if let Err(e) = codex_trust::update(&config, &moves, &[], &trusted) {
-            if target.trust() {
-                return Err(e);
-            }
-            println!(
-                "warning: the trust of the hooks moved in the file was not carried over: {e:#}"
-            );
-        }
-        if target.trust() {
-            println!(
-                "trusted in {}: albedo-otel's {} hooks, which Codex now runs without asking (a project's hooks also need the project trusted in Codex)",
-                config.display(),
-                trusted.len()
-            );
-        } else {
-            println!(
-                "Codex runs a hook only once it is trusted, and skips the others without a word: trust these in Codex, or run this again with --trust (it keeps each under [hooks.state] in its config.toml)"
-            );
-        }
+    for line in writer.install(&file, &command, &form.events().join(", "), target)? {
+        println!("{line}");
     }
     if let Some(warning) = target.both_scopes(&file, &command) {
         println!("warning: {warning}");
@@ -352,59 +250,8 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
     }
-    if let Form::Plugin(p) = &form {
-        if plugin::uninstall(&file, p)? {
-            println!("removed albedo-otel's plugin {}", file.display());
-        } else {
-            println!("nothing to remove at {}", file.display());
-        }
-        return Ok(0);
-    }
-    if let Form::Scripts(s) = &form {
-        let (removed, kept) = scripts::uninstall(&file, s)?;
-        if removed > 0 {
-            println!(
-                "removed {removed} albedo-otel hook scripts from {}",
-                file.display()
-            );
-        } else {
-            println!("nothing to remove in {}", file.display());
-        }
-        for k in kept {
-            println!("left {}: not albedo-otel's", k.display());
-        }
-        return Ok(0);
-    }
-    if let Form::TomlTables(_) = &form {
-        match toml_hooks::uninstall(&file, &target.backup_of(&file)?)? {
-            0 => println!("nothing to remove in {}", file.display()),
-            n => println!("removed {n} albedo-otel hooks from {}", file.display()),
-        }
-        return Ok(0);
-    }
-    let (before, mut settings) = load(&file)?;
-    let edited_from = settings.clone();
-    let removed = remove_ours(&mut settings);
-    if removed == 0 {
-        println!("nothing to remove in {}", file.display());
-        return Ok(0);
-    }
-    let backup = target.backup_of(&file)?;
-    save(&file, before.as_deref(), &settings, &backup)?;
-    println!(
-        "removed {removed} albedo-otel hooks from {}",
-        file.display()
-    );
-    if let Some(key_file) = target.codex_key_file() {
-        // Ours go, with their trust; the handlers after them move up, with theirs.
-        let stale = codex_trust::ours(&key_file, &edited_from);
-        let moves = codex_trust::moves(&key_file, &edited_from, &settings);
-        let config = codex_trust::config_file()?;
-        match codex_trust::update(&config, &moves, &stale, &[]) {
-            Ok(true) => println!("and updated their trust in {}", config.display()),
-            Ok(false) => {}
-            Err(e) => println!("warning: the hooks' trust in Codex was not updated: {e:#}"),
-        }
+    for line in writer::writer(&form).uninstall(&file, target)? {
+        println!("{line}");
     }
     Ok(0)
 }

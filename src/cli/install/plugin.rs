@@ -10,10 +10,38 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use super::command::{is_our_program, shell_quote, words};
+use super::writer::Writer;
+use super::Target;
 use albedo_otel::sources::command_hooks::agent::Plugin;
 
+/// The writer of a plugin file.
+pub(super) struct PluginFile<'a>(pub &'a Plugin);
+
+impl Writer for PluginFile<'_> {
+    fn install(&self, file: &Path, command: &str, events: &str, _: &Target) -> Result<Vec<String>> {
+        let changed = install(file, self.0, command)?;
+        let already = if changed { "" } else { "already " };
+        Ok(vec![format!(
+            "{already}installed {}: a plugin that starts `{command}` and hands it {events}",
+            file.display()
+        )])
+    }
+
+    fn uninstall(&self, file: &Path, _: &Target) -> Result<Vec<String>> {
+        Ok(vec![if uninstall(file, self.0)? {
+            format!("removed albedo-otel's plugin {}", file.display())
+        } else {
+            format!("nothing to remove at {}", file.display())
+        }])
+    }
+
+    fn commands(&self, file: &Path) -> Vec<String> {
+        commands(file, self.0)
+    }
+}
+
 /// Writes our plugin, starting `command`, to `file`; returns whether that changed it.
-pub(super) fn install(file: &Path, plugin: &Plugin, command: &str) -> Result<bool> {
+fn install(file: &Path, plugin: &Plugin, command: &str) -> Result<bool> {
     let text = (plugin.text)(&words(command));
     match std::fs::read_to_string(file) {
         Ok(old) if old == text => return Ok(false),
@@ -34,7 +62,7 @@ pub(super) fn install(file: &Path, plugin: &Plugin, command: &str) -> Result<boo
 }
 
 /// Removes our plugin from `file`; returns whether there was one.
-pub(super) fn uninstall(file: &Path, plugin: &Plugin) -> Result<bool> {
+fn uninstall(file: &Path, plugin: &Plugin) -> Result<bool> {
     match std::fs::read_to_string(file) {
         Ok(text) if is_ours(plugin, &text) => {
             std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
@@ -59,7 +87,7 @@ fn is_ours(plugin: &Plugin, text: &str) -> bool {
 /// The command a plugin in `file` with our text starts, as a shell would write it, for
 /// `doctor`: whatever it is, since `doctor` says so of a command that is not ours (and does
 /// not run it).
-pub(super) fn commands(file: &Path, plugin: &Plugin) -> Vec<String> {
+fn commands(file: &Path, plugin: &Plugin) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
     };

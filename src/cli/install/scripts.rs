@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::command::{is_our_program, shell_quote, words};
+use super::writer::Writer;
+use super::Target;
 use albedo_otel::sources::command_hooks::agent::Scripts;
 
 /// Each event's script in `dir`.
@@ -42,9 +44,44 @@ fn there(scripts: &Scripts, path: &Path) -> Result<There> {
     }
 }
 
+/// The writer of hook scripts, one per event, in a folder.
+pub(super) struct HookScripts<'a>(pub &'a Scripts);
+
+impl Writer for HookScripts<'_> {
+    fn install(&self, dir: &Path, command: &str, events: &str, _: &Target) -> Result<Vec<String>> {
+        let changed = install(dir, self.0, command)?;
+        let already = if changed > 0 { "" } else { "already " };
+        Ok(vec![format!(
+            "{already}installed in {}: a script per event ({events}) that runs `{command}`",
+            dir.display()
+        )])
+    }
+
+    fn uninstall(&self, dir: &Path, _: &Target) -> Result<Vec<String>> {
+        let (removed, kept) = uninstall(dir, self.0)?;
+        let mut said = vec![if removed > 0 {
+            format!(
+                "removed {removed} albedo-otel hook scripts from {}",
+                dir.display()
+            )
+        } else {
+            format!("nothing to remove in {}", dir.display())
+        }];
+        said.extend(
+            kept.iter()
+                .map(|k| format!("left {}: not albedo-otel's", k.display())),
+        );
+        Ok(said)
+    }
+
+    fn commands(&self, dir: &Path) -> Vec<String> {
+        commands(dir, self.0)
+    }
+}
+
 /// Writes our script, running `command`, under each event's name in `dir`; returns how
 /// many changed. Refuses, writing nothing, if a file of one of those names is not ours.
-pub(super) fn install(dir: &Path, scripts: &Scripts, command: &str) -> Result<usize> {
+fn install(dir: &Path, scripts: &Scripts, command: &str) -> Result<usize> {
     let text = (scripts.text)(&words(command));
     let mut theirs = Vec::new();
     let mut todo = Vec::new();
@@ -76,7 +113,7 @@ pub(super) fn install(dir: &Path, scripts: &Scripts, command: &str) -> Result<us
 
 /// Removes our scripts from `dir`; returns how many, and the files of our names left there
 /// because they are not ours.
-pub(super) fn uninstall(dir: &Path, scripts: &Scripts) -> Result<(usize, Vec<PathBuf>)> {
+fn uninstall(dir: &Path, scripts: &Scripts) -> Result<(usize, Vec<PathBuf>)> {
     let (mut removed, mut kept) = (0, Vec::new());
     for path in paths(dir, scripts) {
         match there(scripts, &path)? {
@@ -93,7 +130,7 @@ pub(super) fn uninstall(dir: &Path, scripts: &Scripts) -> Result<(usize, Vec<Pat
 }
 
 /// The commands our scripts in `dir` run, as a shell would write them, for `doctor`.
-pub(super) fn commands(dir: &Path, scripts: &Scripts) -> Vec<String> {
+fn commands(dir: &Path, scripts: &Scripts) -> Vec<String> {
     let mut out: Vec<String> = paths(dir, scripts)
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .filter_map(|text| (scripts.command_in)(&text))

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::command::is_our_command;
-use super::{Flat, Form, Hooks};
+use albedo_otel::sources::command_hooks::agent::{Flat, Form, Hooks};
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
@@ -252,12 +252,11 @@ fn make_old_backups_private(file: &Path, name: &str) {
 /// Our hook commands in `file`, which takes our hook as `form` says (one per event, usually
 /// the same), for `doctor`.
 pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
-    match form {
-        Form::Plugin(p) => return super::plugin::commands(file, p),
-        Form::Scripts(s) => return super::scripts::commands(file, s),
-        Form::TomlTables(_) => return super::toml_hooks::commands(file),
-        Form::Hooks(_) | Form::Flat(_) => {}
-    }
+    super::writer::writer(form).commands(file)
+}
+
+/// Our hook commands in a JSON hooks file.
+pub(super) fn commands_in(file: &Path) -> Vec<String> {
     let Ok((_, settings)) = load(file) else {
         return Vec::new();
     };

@@ -11,6 +11,8 @@ use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table};
 
 use super::command::is_our_command;
 use super::settings::{save_text, Backup};
+use super::writer::{installed, Writer};
+use super::Target;
 use albedo_otel::sources::command_hooks::agent::TomlTables;
 
 /// The file's text (`None` when there is none yet) and its document.
@@ -81,14 +83,43 @@ fn add_ours(doc: &mut DocumentMut, file: &Path, tables: &TomlTables, command: &s
     Ok(())
 }
 
+/// The writer of `[[hooks]]` tables in a TOML file.
+pub(super) struct Tables<'a>(pub &'a TomlTables);
+
+impl Writer for Tables<'_> {
+    fn check(&self, file: &Path) -> Result<()> {
+        load(file).map(drop)
+    }
+
+    fn install(
+        &self,
+        file: &Path,
+        command: &str,
+        events: &str,
+        target: &Target,
+    ) -> Result<Vec<String>> {
+        let changed = install(file, self.0, command, &target.backup_of(file)?)?;
+        Ok(vec![format!(
+            "{}: `{command}` on {events}",
+            installed(changed, file)
+        )])
+    }
+
+    fn uninstall(&self, file: &Path, target: &Target) -> Result<Vec<String>> {
+        Ok(vec![match uninstall(file, &target.backup_of(file)?)? {
+            0 => format!("nothing to remove in {}", file.display()),
+            n => format!("removed {n} albedo-otel hooks from {}", file.display()),
+        }])
+    }
+
+    fn commands(&self, file: &Path) -> Vec<String> {
+        commands(file)
+    }
+}
+
 /// Puts our tables, running `command`, in `file` (a backup of it first); returns whether
 /// that changed it.
-pub(super) fn install(
-    file: &Path,
-    tables: &TomlTables,
-    command: &str,
-    backup: &Backup,
-) -> Result<bool> {
+fn install(file: &Path, tables: &TomlTables, command: &str, backup: &Backup) -> Result<bool> {
     let (before, mut doc) = load(file)?;
     remove_ours(&mut doc, file)?;
     add_ours(&mut doc, file, tables, command)?;
@@ -96,7 +127,7 @@ pub(super) fn install(
 }
 
 /// Removes our tables from `file` (a backup of it first); returns how many there were.
-pub(super) fn uninstall(file: &Path, backup: &Backup) -> Result<usize> {
+fn uninstall(file: &Path, backup: &Backup) -> Result<usize> {
     let (before, mut doc) = load(file)?;
     let removed = remove_ours(&mut doc, file)?;
     if removed > 0 {
@@ -106,7 +137,7 @@ pub(super) fn uninstall(file: &Path, backup: &Backup) -> Result<usize> {
 }
 
 /// Our hook commands in `file`, for `doctor`.
-pub(super) fn commands(file: &Path) -> Vec<String> {
+fn commands(file: &Path) -> Vec<String> {
     let Ok((_, doc)) = load(file) else {
         return Vec::new();
     };
