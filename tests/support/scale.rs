@@ -12,8 +12,8 @@ use serde_json::json;
 use super::otlp_json::JsonSpan;
 use super::poll_until;
 use super::stack::{free_port, metric_sum, Collector, Jaeger, Tools};
-use super::{scratch, Scratch};
 use super::traces::{send_with, traces_of};
+use super::{scratch, Scratch};
 
 pub const SLOW_MS: u64 = 150_000;
 
