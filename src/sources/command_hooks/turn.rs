@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::records::{raw, record, Ended, Outcome, Unanswered};
-use crate::protocol::{Call, Event, Json, Record};
+use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// A tool call started and not ended yet.
 #[derive(Debug)]
@@ -66,6 +66,10 @@ pub(super) struct OpenTurn<E = ()> {
     pub pending: Vec<Pending>,
     /// Model calls asked and not answered, oldest first.
     pub models: Vec<Unanswered>,
+    /// Model calls answered whose record waits for what the agent says of them after the
+    /// answer (Kimi's step end: the first token's latency, the answer's id, why it ended): the
+    /// turn's end sends them as they are, tokens and all.
+    pub answered: Vec<CallSent<'static>>,
     /// A stop whose turn end is held back (another hook may answer it, and the agent goes
     /// on): when it came, and the reason the turn would end with.
     pub stop: Option<(u64, &'static str)>,
@@ -83,6 +87,7 @@ impl<E: Default> OpenTurn<E> {
             model_calls: 0,
             pending: Vec::new(),
             models: Vec::new(),
+            answered: Vec::new(),
             stop: None,
             stops: 0,
             own: E::default(),
@@ -197,7 +202,8 @@ impl<E> OpenTurn<E> {
         self.stop = None;
     }
 
-    /// Ends the turn at `at_ms`, for `why`: pending calls and model calls end with it, then
+    /// Ends the turn at `at_ms`, for `why`: pending calls and model calls end with it (those
+    /// answered as they are), then
     /// the turn (unless no hook saw it end: see [`Why::Unseen`]).
     pub fn flush(self, session: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
         let calls = match why {
@@ -214,6 +220,9 @@ impl<E> OpenTurn<E> {
             for pre in self.pending {
                 out.push(ended(session, pre, said.clone()).record(at_ms, outcome));
             }
+        }
+        for call in self.answered {
+            out.push(record(session, Event::CallSent(call)));
         }
         for call in self.models {
             out.push(call.record(session, at_ms, why.unanswered()));

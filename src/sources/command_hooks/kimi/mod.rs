@@ -14,13 +14,20 @@
 //!   agent at work, and the turn open;
 //! - `SessionEnd` closes the session; a killed Kimi's turn goes out unfinished with what its
 //!   wire had.
+//!
+//! However a turn ends (its `turn.ended`, a stop or `Interrupt` past the grace, the next
+//! prompt, `SessionEnd`, Kimi gone), it ends one way ([`turns::end`]): the shared open turn's
+//! flush, which ends the tool calls and model calls still in flight, its sub-agents' with it.
 
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::SPEC;
+mod models;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
+mod subagents;
+mod turns;
 mod wire;
 
 use std::borrow::Cow;
@@ -28,10 +35,12 @@ use std::collections::HashMap;
 
 use payload::{dir_of_wire, session_dir, wire_of};
 pub use payload::{with_home, Payload};
+use turns::{why_of, Turn};
 use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, session_opened};
+use super::turn::Why;
 use crate::protocol::{Event, Record};
 
 /// The agent name on Kimi Code's turns.
@@ -61,10 +70,9 @@ struct Session {
     reader: Option<Reader>,
     /// Where an earlier daemon had read the wire to.
     resumed: Option<FileCursor>,
-    turn_open: bool,
-    turn_start: u64,
-    /// A stop hook: when, and the reason the turn ends with if nothing follows.
-    stop: Option<(u64, &'static str)>,
+    /// The main agent's open turn (a stop hook held in it: when, and the reason the turn
+    /// ends with if nothing follows).
+    turn: Option<Turn>,
     /// `SessionEnd` came: the session closes once its turn is over.
     closing: Option<u64>,
 }
@@ -80,11 +88,11 @@ impl Adapter {
     }
 
     pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn_open).count()
+        self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| !s.turn_open)
+        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload received at `at_ms`; appends records to `out`.
@@ -110,39 +118,30 @@ impl Adapter {
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
                 // What the last turn left in the wire is its own; a turn still open now was
-                // cut short. (With none open, the wire's older lines are the turns before,
-                // which the reads from this prompt's time on leave out.)
-                if s.turn_open {
-                    read(sid, s, at_ms, files, out);
-                }
-                if s.turn_open {
-                    end_turn(sid, s, at_ms, "interrupted", out);
-                }
-                s.turn_open = true;
-                s.turn_start = at_ms;
-                s.stop = None;
+                // cut short, unless its wire says it ended. (With none open, the wire's older
+                // lines are the turns before, which the reads from this prompt's time on
+                // leave out.)
+                end_now(sid, s, at_ms, Why::Interrupted, files, out);
+                s.turn = Some(turns::begin(at_ms));
                 s.closing = None;
                 let text = Cow::Owned(p.prompt_text());
                 out.push(record(sid, Event::Prompted { at_ms, text }));
             }
-            "Stop" | "StopFailure" | "Interrupt" if s.turn_open => {
-                let why = match p.hook_event_name.as_str() {
+            "Stop" | "StopFailure" | "Interrupt" => {
+                let Some(turn) = s.turn.as_mut() else { return };
+                let reason = match p.hook_event_name.as_str() {
                     "Stop" => "end_turn",
                     "Interrupt" => "interrupted",
                     _ => "error",
                 };
-                s.stop = Some((at_ms, why));
+                turn.hold(at_ms, reason);
                 settle(sid, s, at_ms, files, out);
             }
             "SessionEnd" => {
                 s.closing = Some(at_ms);
-                if s.turn_open {
-                    read(sid, s, at_ms, files, out);
-                }
-                if s.turn_open {
-                    let why = s.stop.map_or("interrupted", |(_, why)| why);
-                    end_turn(sid, s, at_ms, why, out);
-                }
+                let held = s.turn.as_ref().and_then(|t| t.stop);
+                let why = held.map_or(Why::Interrupted, |(_, reason)| why_of(reason));
+                end_now(sid, s, at_ms, why, files, out);
             }
             _ => {}
         }
@@ -158,10 +157,10 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
-            if s.turn_open {
+            if s.turn.is_some() {
                 settle(sid, s, now_ms, files, out);
             }
-            if let Some(at) = s.closing.filter(|_| !s.turn_open) {
+            if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
                 out.push(record(sid, Event::Closed { at_ms: at }));
                 closed.push(sid.clone());
             }
@@ -183,17 +182,16 @@ impl Adapter {
         let Some(mut s) = self.sessions.remove(id) else {
             return;
         };
-        if s.turn_open {
+        if s.turn.is_some() {
             read(id, &mut s, u64::MAX, files, out);
         }
         // Kimi's wire says it was alive when it last wrote there.
         let seen = s.reader.as_ref().map_or(0, |r| r.last_work);
         let at_ms = at_ms.max(seen);
-        if s.turn_open {
-            if let Some((end, reason)) = s.reader.as_mut().and_then(|r| r.ended.take()) {
-                end_turn(id, &mut s, end, reason, out);
-            } else if let Some(r) = s.reader.as_mut() {
-                r.abandon(at_ms, out);
+        if let Some(turn) = s.turn.take() {
+            match turn.own.ended {
+                Some((end, reason)) => turns::end(turn, id, end, why_of(reason), out),
+                None => turns::end(turn, id, at_ms, Why::Unseen, out),
             }
         }
         out.push(record(
@@ -238,11 +236,12 @@ fn settle(
     out: &mut Vec<Record<'static>>,
 ) {
     read(sid, s, now_ms, files, out);
-    if let Some((end, reason)) = s.reader.as_mut().and_then(|r| r.ended.take()) {
-        end_turn(sid, s, end, reason, out);
+    let Some(turn) = s.turn.as_mut() else { return };
+    if let Some((end, reason)) = turn.own.ended {
+        end_turn(sid, s, end, why_of(reason), out);
         return;
     }
-    let Some((at, why)) = s
+    let Some((at, reason)) = turn
         .stop
         .filter(|(at, _)| now_ms >= at.saturating_add(STOP_GRACE_MS))
     else {
@@ -250,14 +249,31 @@ fn settle(
     };
     // A sub-agent's stop comes under this session's id too; and a stop another hook blocked
     // is followed by more work.
-    let went_on = s
-        .reader
-        .as_ref()
-        .is_some_and(|r| r.busy() || r.last_work > at);
+    let went_on = turns::busy(turn) || s.reader.as_ref().is_some_and(|r| r.last_work > at);
     if went_on {
-        s.stop = None;
+        turn.went_on();
     } else {
-        end_turn(sid, s, at, why, out);
+        end_turn(sid, s, at, why_of(reason), out);
+    }
+}
+
+/// Ends the open turn now, at `at_ms`, for `why`, unless its wire says it ended before: what
+/// the wire has of it is read first.
+fn end_now(
+    sid: &str,
+    s: &mut Session,
+    at_ms: u64,
+    why: Why,
+    files: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
+    if s.turn.is_none() {
+        return;
+    }
+    read(sid, s, at_ms, files, out);
+    match s.turn.as_ref().and_then(|t| t.own.ended) {
+        Some((end, reason)) => end_turn(sid, s, end, why_of(reason), out),
+        None => end_turn(sid, s, at_ms, why, out),
     }
 }
 
@@ -273,9 +289,9 @@ fn read(
     if s.reader.is_none() {
         s.reader = find(sid, s, files);
     }
-    let from = s.turn_start;
+    let from = s.turn.as_ref().map_or(0, |t| t.at_ms);
     if let Some(r) = s.reader.as_mut() {
-        r.read(from, now, files, out);
+        r.read(&mut s.turn, from, now, files, out);
     }
 }
 
@@ -284,37 +300,29 @@ fn find(sid: &str, s: &mut Session, files: &mut dyn Transcripts) -> Option<Reade
     if let Some(at) = s.resumed.take() {
         if let Some(dir) = dir_of_wire(&at.path) {
             let offset = at.offset_in(&at.path, files);
-            return Some(Reader::main(sid, dir, &at.path, offset));
+            return Some(Reader::new("main", sid.into(), dir, &at.path, offset));
         }
     }
     let home = s.home.as_deref()?;
     let index = files.read_from(&format!("{home}/session_index.jsonl"), 0);
     let dir = session_dir(&index, sid)?;
-    Some(Reader::main(sid, &dir, &wire_of(&dir, "main"), 0))
+    Some(Reader::new(
+        "main",
+        sid.into(),
+        &dir,
+        &wire_of(&dir, "main"),
+        0,
+    ))
 }
 
-/// Ends the open turn at `at_ms`, for `reason`: what is still in flight ends with it.
-fn end_turn(
-    sid: &str,
-    s: &mut Session,
-    at_ms: u64,
-    reason: &'static str,
-    out: &mut Vec<Record<'static>>,
-) {
-    let at_ms = at_ms.max(s.turn_start);
-    if let Some(r) = s.reader.as_mut() {
-        r.turn_over(at_ms, out);
+/// Ends the open turn at `at_ms`, for `why`: what is still in flight ends with it.
+fn end_turn(sid: &str, s: &mut Session, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+    if let Some(turn) = s.turn.take() {
+        turns::end(turn, sid, at_ms, why, out);
     }
-    s.turn_open = false;
-    s.stop = None;
-    out.push(record(
-        sid,
-        Event::TurnEnded {
-            at_ms,
-            reason: Some(Cow::Borrowed(reason)),
-        },
-    ));
 }
 
+#[cfg(test)]
+mod ending_tests;
 #[cfg(test)]
 mod tests;
