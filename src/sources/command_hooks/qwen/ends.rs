@@ -33,7 +33,7 @@ impl Adapter {
         why: Why,
         out: &mut Vec<Record<'static>>,
     ) {
-        if !self.sessions.get(sid).is_some_and(|s| s.turn.is_some()) {
+        if self.sessions.get(sid).is_none_or(|s| s.turn.is_none()) {
             return;
         }
         self.close_children(sid, at_ms, out);
