@@ -34,7 +34,7 @@ impl Writer for HooksFile<'_> {
             Form::Hooks(hooks) => add_ours(&mut settings, hooks, command)?,
             Form::Flat(flat) => add_flat(&mut settings, flat, command)?,
             Form::Plugin(_) | Form::Scripts(_) | Form::TomlTables(_) => {
-                unreachable!("their writers are their own (writer::writer)")
+                unreachable!("their writers are their own (writer_of)")
             }
         }
         let changed = save(file, before.as_deref(), &settings, &target.backup_of(file)?)?;

@@ -33,7 +33,7 @@ use clap::Args;
 
 use command::command;
 pub use command::{is_our_program, program, settings_before};
-pub use settings::installed_commands;
+use writer::Writer;
 
 use super::{process_env, ExportArgs};
 use albedo_otel::config::{self, edit, mask, snapshot};
@@ -171,7 +171,7 @@ pub fn install(target: &Target) -> Result<i32> {
     if target.trust() && target.codex_key_file().is_none() {
         anyhow::bail!("--trust needs Codex's own hooks file (the user's or this project's), not --settings: Codex reads no other");
     }
-    let writer = writer::writer(&form);
+    let writer = writer_of(&form);
     writer.check(&file)?;
     // The settings in force now go into the configuration file first.
     let export = target.export();
@@ -250,8 +250,24 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
     }
-    for line in writer::writer(&form).uninstall(&file, target)? {
+    for line in writer_of(&form).uninstall(&file, target)? {
         println!("{line}");
     }
     Ok(0)
+}
+
+/// The writer of `form`.
+fn writer_of(form: &Form) -> Box<dyn Writer + '_> {
+    match form {
+        Form::Hooks(_) | Form::Flat(_) => Box::new(hooks_file::HooksFile(form)),
+        Form::Plugin(p) => Box::new(plugin::PluginFile(p)),
+        Form::Scripts(s) => Box::new(scripts::HookScripts(s)),
+        Form::TomlTables(t) => Box::new(toml_hooks::Tables(t)),
+    }
+}
+
+/// Our hook commands in `file`, which takes our hook as `form` says (one per event, usually
+/// the same), for `doctor`.
+pub fn installed_commands(file: &std::path::Path, form: &Form) -> Vec<String> {
+    writer_of(form).commands(file)
 }

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::command::is_our_command;
-use albedo_otel::sources::command_hooks::agent::{Flat, Form, Hooks};
+use albedo_otel::sources::command_hooks::agent::{Flat, Hooks};
 
 pub(super) fn is_ours(hook: &Value) -> bool {
     hook.get("command")
@@ -247,12 +247,6 @@ fn make_old_backups_private(file: &Path, name: &str) {
             }
         }
     }
-}
-
-/// Our hook commands in `file`, which takes our hook as `form` says (one per event, usually
-/// the same), for `doctor`.
-pub fn installed_commands(file: &Path, form: &Form) -> Vec<String> {
-    super::writer::writer(form).commands(file)
 }
 
 /// Our hook commands in a JSON hooks file.

@@ -1,13 +1,12 @@
 //! Each way an agent takes our hook (its spec's [`Form`]) has a writer: how `install` puts the
 //! hook in the agent's file, how `uninstall` takes it out, and what `doctor` reads back. A new
-//! form is a writer and one line in [`writer`], not a branch in each command.
+//! form is a writer and one line in [`super::writer_of`], not a branch in each command.
 
 use std::path::Path;
 
 use anyhow::Result;
 
-use super::{hooks_file, plugin, scripts, toml_hooks, Target};
-use albedo_otel::sources::command_hooks::agent::Form;
+use super::Target;
 
 /// How one form is written and read. `file` is where the target's scope puts it (a folder, for
 /// hook scripts).
@@ -33,16 +32,6 @@ pub(super) trait Writer {
 
     /// Our hook commands in `file`, for `doctor` (one per event, usually the same).
     fn commands(&self, file: &Path) -> Vec<String>;
-}
-
-/// The writer of `form`.
-pub(super) fn writer(form: &Form) -> Box<dyn Writer + '_> {
-    match form {
-        Form::Hooks(_) | Form::Flat(_) => Box::new(hooks_file::HooksFile(form)),
-        Form::Plugin(p) => Box::new(plugin::PluginFile(p)),
-        Form::Scripts(s) => Box::new(scripts::HookScripts(s)),
-        Form::TomlTables(t) => Box::new(toml_hooks::Tables(t)),
-    }
 }
 
 /// "installed in FILE" or "already installed in FILE", as `changed` says.
