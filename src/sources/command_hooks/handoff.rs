@@ -1,15 +1,27 @@
-//! Handing one payload off: what the hook reads of it, which session's journal it goes to
-//! (another agent's payload never goes into a Claude Code session), and the settings it is
-//! exported with.
+//! What a hook is handed and hands on: its command line, what it reads of every payload, and
+//! the settings a payload is exported with (the hook's own variables, never its headers).
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use thiserror::Error;
 
-use super::{agent, foreign, journal};
+/// Payloads larger than this are not journaled whole (a tool output is cut to 64 KiB before
+/// hooks see it): what identifies the event is, marked truncated (see [`super::oversized`]).
+pub(crate) const MAX_PAYLOAD: u64 = 16 << 20;
+
+/// What a hook is told on its command line.
+#[derive(Debug, Clone, Default)]
+pub struct HookArgs {
+    /// Where journals go (`--hook-dir`).
+    pub dir: Option<PathBuf>,
+    /// The configuration file the daemon exports this payload with (`--config`).
+    pub config: Option<PathBuf>,
+    /// Whose hook this is (`--agent`): none for Claude Code's and albedo's.
+    pub agent: Option<String>,
+}
 
 #[derive(Debug, Error)]
 pub enum HookError {
@@ -26,7 +38,7 @@ pub enum HookError {
 }
 
 /// What the hook reads of every payload, in one pass: its session, and what tells another
-/// agent's payload from Claude Code's (see [`foreign`]; raw, so that a field of a shape no
+/// agent's payload from Claude Code's (see [`super::foreign`]; raw, so that a field of a shape no
 /// one expected never costs the payload).
 #[derive(Deserialize)]
 pub(crate) struct Minimal<'a> {
@@ -70,7 +82,7 @@ impl HandOff {
     /// named in `skipped`, if it is one of ours): `std::env::vars` would panic on it, and a
     /// Latin-1 value in a user's shell profile must not cost every event.
     /// `otel`: whether the hook's `OTEL_*` variables are the agent's to hand on (see
-    /// [`agent::Agent::passes_its_environment`]); `ALBEDO_OTEL_*` always are.
+    /// [`super::agent::Agent::passes_its_environment`]); `ALBEDO_OTEL_*` always are.
     pub fn of_process(config: Option<PathBuf>, otel: bool, skipped: &mut Vec<String>) -> HandOff {
         let env = |k: &str| std::env::var(k).ok();
         // Named by the variable (any bytes: it is a path), else the default file if it exists.
@@ -112,52 +124,4 @@ pub fn is_session_place(name: &str) -> bool {
         name,
         "HOME" | "XDG_CONFIG_HOME" | "XDG_STATE_HOME" | "XDG_CACHE_HOME" | "XDG_DATA_HOME"
     )
-}
-
-/// Appends one hook payload to its session's journal, stamped with the time it arrived, the
-/// settings it is handed off with, and the agent process that ran the hook (so the daemon can
-/// tell when that agent is gone).
-pub fn hand_off(
-    dir: &Path,
-    payload: &str,
-    handoff: &HandOff,
-    agent: Option<&str>,
-) -> Result<(), HookError> {
-    let received_ms = crate::clock::unix_ms();
-    let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
-    let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
-    let known = agent.and_then(agent::Agent::from_name);
-    // Claude Code's hook is run by other agents too: theirs never go into its sessions.
-    if known.is_none_or(|a| a == agent::Agent::ClaudeCode) {
-        if let Some(caller) = foreign::recognise(&minimal, &|k| std::env::var(k).ok()) {
-            return foreign::hand_off(dir, raw, &minimal, handoff, caller, received_ms);
-        }
-    }
-    let spec = known.map(agent::Agent::spec);
-    let parent = spec.and_then(|s| (s.journal_under)(raw.get()));
-    let session = parent
-        .map(Cow::Owned)
-        .or(minimal.session_id)
-        .filter(|s| !s.is_empty())
-        .ok_or(HookError::NoSession)?;
-    let rewritten = spec.and_then(|s| (s.rewrite)(raw.get(), &|k| std::env::var(k).ok()));
-    // A journal line is one line: re-encode the rare pretty-printed payload.
-    let compact: Cow<'_, str> = if let Some(slim) = rewritten {
-        Cow::Owned(slim)
-    } else if raw.get().contains('\n') {
-        let v: serde_json::Value = serde_json::from_str(raw.get()).map_err(HookError::NotJson)?;
-        Cow::Owned(v.to_string())
-    } else {
-        Cow::Borrowed(raw.get())
-    };
-    let stamp = journal::Stamp {
-        received_ms,
-        host: crate::process::hook_host(),
-        handoff,
-        agent,
-    };
-    journal::append(dir, &session, &compact, &stamp).map_err(|source| HookError::Journal {
-        dir: dir.display().to_string(),
-        source,
-    })
 }

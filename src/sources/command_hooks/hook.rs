@@ -2,14 +2,12 @@
 //! path, so it reads the payload, hands it off to its journal, starts the daemon if none runs,
 //! and returns 0 whatever happens, printing nothing.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::PathBuf;
 
-use super::{agent, ensure_daemon, hand_off, journal, oversized, stream, HandOff};
-
-/// Payloads larger than this are not journaled whole (a tool output is cut to 64 KiB before
-/// hooks see it): what identifies the event is, marked truncated (see [`oversized`]).
-pub(crate) const MAX_PAYLOAD: u64 = 16 << 20;
+use super::handoff::{HookArgs, MAX_PAYLOAD};
+use super::problems::{caught, keep_panic_messages, log_problems, panic_message};
+use super::{agent, ensure_daemon, hand_off, oversized, stream, HandOff};
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
 /// `XDG_STATE_HOME` (or `HOME`). The hook reads only this of the configuration: everything
@@ -18,17 +16,6 @@ pub fn hook_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> 
     let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     flag.or_else(|| set(crate::config::env::ALBEDO_OTEL_HOOK_DIR).map(Into::into))
         .or_else(|| crate::config::default_hook_dir(&set))
-}
-
-/// What a hook is told on its command line.
-#[derive(Debug, Clone, Default)]
-pub struct HookArgs {
-    /// Where journals go (`--hook-dir`).
-    pub dir: Option<PathBuf>,
-    /// The configuration file the daemon exports this payload with (`--config`).
-    pub config: Option<PathBuf>,
-    /// Whose hook this is (`--agent`): none for Claude Code's and albedo's.
-    pub agent: Option<String>,
 }
 
 /// One hook invocation: the payload on stdin goes to its journal, and `daemon_exe` is
@@ -40,11 +27,7 @@ pub struct HookArgs {
 /// escaped would abort the process (exit 134) before the payload is journaled. If building
 /// the hand-off panics, the payload is still journaled, with the configuration file alone.
 pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathBuf>) -> i32 {
-    // The default hook prints to stderr, which the agent may show; the message is kept for
-    // the daemon's log instead.
-    std::panic::set_hook(Box::new(|info| {
-        let _ = PANIC.set(info.to_string());
-    }));
+    keep_panic_messages();
     let Some(Some(dir)) = caught(|| hook_dir(args.dir.clone(), &|k| std::env::var(k).ok())) else {
         return 0;
     };
@@ -113,16 +96,6 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
     0
 }
 
-static PANIC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-pub(crate) fn caught<T>(f: impl FnOnce() -> T) -> Option<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
-}
-
-pub(crate) fn panic_message() -> &'static str {
-    PANIC.get().map_or("(no message)", String::as_str)
-}
-
 /// The payload, as text. Agents send UTF-8 JSON; bytes that are not UTF-8 are replaced
 /// rather than losing the event over them. One over [`MAX_PAYLOAD`] is read to its end and
 /// stands in the journal as its identifying fields.
@@ -159,18 +132,6 @@ fn read_payload(problems: &mut Vec<String>) -> String {
                 e.utf8_error().valid_up_to()
             ));
             String::from_utf8_lossy(e.as_bytes()).into_owned()
-        }
-    }
-}
-
-pub(crate) fn log_problems(dir: &Path, problems: &[String]) {
-    if let Ok(mut log) = crate::fs::private_file_options()
-        .create(true)
-        .append(true)
-        .open(dir.join(journal::DAEMON_LOG))
-    {
-        for p in problems {
-            let _ = writeln!(log, "albedo-otel hook: {p}");
         }
     }
 }

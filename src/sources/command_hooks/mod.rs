@@ -13,13 +13,14 @@
 //! is JSON, append it to its session's journal, and start the daemon if none holds the lock.
 //! It never talks to a collector, never prints, and always exits 0.
 //!
-//! [`invoke`] ([`hook`]) is that whole process. It runs as `albedo-otel hook` and as `albedo-otel-hook`,
+//! [`invoke`] (`hook.rs`) is that whole process. It runs as `albedo-otel hook` and as `albedo-otel-hook`,
 //! a separate small binary: a process is started for every event, and most of its cost is the
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
 pub mod adapter;
 pub mod agent;
+mod append;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
@@ -41,6 +42,7 @@ pub mod kimi;
 pub mod opencode;
 pub mod oversized;
 pub mod pi;
+mod problems;
 mod profiles;
 pub mod qwen;
 mod records;
@@ -53,8 +55,9 @@ mod steps;
 pub mod stream;
 mod turn;
 
-pub(crate) use handoff::Minimal;
-pub use handoff::{hand_off, is_session_place, HandOff, HookError};
-pub(crate) use hook::{caught, log_problems, panic_message, MAX_PAYLOAD};
-pub use hook::{hook_dir, invoke, HookArgs};
+pub use append::hand_off;
+pub use handoff::{is_session_place, HandOff, HookArgs, HookError};
+pub(crate) use handoff::{Minimal, MAX_PAYLOAD};
+pub use hook::{hook_dir, invoke};
+pub(crate) use problems::{caught, log_problems, panic_message};
 pub use spawn::{daemon_may_inherit, ensure_daemon};
