@@ -35,12 +35,12 @@ use std::collections::HashMap;
 
 use payload::{dir_of_wire, session_dir, wire_of};
 pub use payload::{with_home, Payload};
-use turns::{why_of, Turn};
+use turns::why_of;
 use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, session_opened};
-use super::turn::Why;
+use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Kimi Code's turns.
@@ -60,6 +60,25 @@ pub const HOOK_EVENTS: &[&str] = &[
 /// How long a `Stop` with nothing after it waits before it ends the turn: Kimi writes
 /// `turn.ended` tens of milliseconds after its `Stop` hooks return.
 const STOP_GRACE_MS: u64 = 2_000;
+
+/// What Kimi alone keeps of an agent's open turn (its turn is the shared [`OpenTurn`]; see
+/// [`turns`]).
+#[derive(Debug, Default)]
+struct Own {
+    /// The agent's `turn.ended`, once read: when, and its reason in the protocol's words.
+    ended: Option<(u64, &'static str)>,
+    /// The sub-agents the turn started that have not ended yet, each with a turn of its own.
+    subs: Vec<Sub>,
+}
+
+type Turn = OpenTurn<Own>;
+
+/// A sub-agent at work ([`subagents`]): its wire, and its turn once its file has begun one.
+#[derive(Debug)]
+struct Sub {
+    reader: Reader,
+    turn: Option<Turn>,
+}
 
 #[derive(Debug, Default)]
 struct Session {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::turns::Turn;
+use super::Turn;
 use crate::protocol::{CallSent, Event, Record, Request, Response, Usage};
 use crate::sources::command_hooks::records::{record, Unanswered};
 

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::payload::{is_plain, wire_of};
-use super::turns::{self, Turn};
 use super::wire::Reader;
+use super::{turns, Sub, Turn};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::record;
@@ -19,13 +19,6 @@ use crate::sources::command_hooks::turn::Why;
 /// How long a sub-agent's end in its parent's file waits for the sub-agent's own file to
 /// catch up (see [`waits_for`]).
 const SUB_GRACE_MS: u64 = 2_000;
-
-/// A sub-agent at work: its wire, and its turn once its file has begun one.
-#[derive(Debug)]
-pub(super) struct Sub {
-    reader: Reader,
-    turn: Option<Turn>,
-}
 
 impl Sub {
     /// Reads what the sub-agent's file has that is new (all of it is the sub-agent's one turn).
@@ -48,102 +41,108 @@ impl Sub {
     }
 }
 
-/// `subagent.spawned` in `parent`'s wire at `at_ms`: a session of its own under the `Agent`
-/// call, a call of `turn`.
-pub(super) fn spawned(
-    parent: &Reader,
-    turn: &mut Turn,
-    v: &Value,
-    at_ms: u64,
-    out: &mut Vec<Record<'static>>,
-) {
-    let caller = v["callerAgentId"].as_str().or(v["parentAgentId"].as_str());
-    let Some(id) = v["subagentId"].as_str().filter(|id| is_plain(id)) else {
-        return;
-    };
-    let Some(call) = v["parentToolCallId"].as_str() else {
-        return;
-    };
-    if caller.is_some_and(|c| c != parent.agent)
-        || turn.own.subs.iter().any(|s| s.reader.agent == id)
-    {
-        return;
-    }
-    let session = session_key::sub_agent(&parent.session, id);
-    // The sub-agent's file can say it began before this line: it opens with its call.
-    let at_ms = turn
-        .pending
-        .iter()
-        .find(|c| c.id == call)
-        .map_or(at_ms, |c| c.at_ms.min(at_ms));
-    let name = v["subagentName"].as_str().unwrap_or("subagent").to_string();
-    out.push(record(
-        &session,
-        Event::Session(SessionInfo {
-            at_ms,
-            agent: Some(Cow::Owned(name)),
-            model: v["model"].as_str().map(|m| Cow::Owned(m.to_string())),
-            workspace: None,
-            parent: Some(ParentRef {
-                session: Cow::Owned(parent.session.clone()),
-                call: Cow::Owned(call.to_string()),
-            }),
-        }),
-    ));
-    let path = wire_of(&parent.dir, id);
-    turn.own.subs.push(Sub {
-        reader: Reader::new(id, session, &parent.dir, &path, 0),
-        turn: None,
-    });
-}
-
-/// `subagent.completed` or `subagent.failed` at `at_ms`: what the sub-agent's file has left
-/// is read, and it closes.
-pub(super) fn completed(
-    turn: &mut Turn,
-    v: &Value,
-    at_ms: u64,
-    now: u64,
-    files: &mut dyn Transcripts,
-    out: &mut Vec<Record<'static>>,
-) {
-    let id = v["subagentId"].as_str().unwrap_or_default();
-    let Some(i) = turn.own.subs.iter().position(|s| s.reader.agent == id) else {
-        return;
-    };
-    let mut sub = turn.own.subs.remove(i);
-    sub.read(now, files, out);
-    let reason = if v["type"] == "subagent.failed" {
-        "error"
-    } else {
-        "end_turn"
-    };
-    sub.close(at_ms, Why::Stopped(reason), out);
-}
-
-/// Whether line `v`, a sub-agent's end, must wait: Kimi writes each agent's file on its own,
-/// and the parent's `subagent.completed` can be on disk before the sub-agent's last lines (its
-/// last model call, its `turn.ended`). The line is read again at the next read, until the
-/// sub-agent's file has its end, or for [`SUB_GRACE_MS`] after the line's time.
-pub(super) fn waits_for(
-    turn: Option<&mut Turn>,
-    v: &Value,
-    now: u64,
-    files: &mut dyn Transcripts,
-    out: &mut Vec<Record<'static>>,
-) -> bool {
-    if !matches!(
-        v["type"].as_str(),
-        Some("subagent.completed" | "subagent.failed")
+// The sub-agent events of a wire, read by its [`Reader`]: methods of it, so that the reader
+// drives its sub-agents, each with a reader of its own, without the two files importing each
+// other.
+impl Reader {
+    /// `subagent.spawned` in this (the parent's) wire at `at_ms`: a session of its own under the
+    /// `Agent` call, a call of `turn`.
+    pub(super) fn spawned(
+        &self,
+        turn: &mut Turn,
+        v: &Value,
+        at_ms: u64,
+        out: &mut Vec<Record<'static>>,
     ) {
-        return false;
+        let caller = v["callerAgentId"].as_str().or(v["parentAgentId"].as_str());
+        let Some(id) = v["subagentId"].as_str().filter(|id| is_plain(id)) else {
+            return;
+        };
+        let Some(call) = v["parentToolCallId"].as_str() else {
+            return;
+        };
+        if caller.is_some_and(|c| c != self.agent)
+            || turn.own.subs.iter().any(|s| s.reader.agent == id)
+        {
+            return;
+        }
+        let session = session_key::sub_agent(&self.session, id);
+        // The sub-agent's file can say it began before this line: it opens with its call.
+        let at_ms = turn
+            .pending
+            .iter()
+            .find(|c| c.id == call)
+            .map_or(at_ms, |c| c.at_ms.min(at_ms));
+        let name = v["subagentName"].as_str().unwrap_or("subagent").to_string();
+        out.push(record(
+            &session,
+            Event::Session(SessionInfo {
+                at_ms,
+                agent: Some(Cow::Owned(name)),
+                model: v["model"].as_str().map(|m| Cow::Owned(m.to_string())),
+                workspace: None,
+                parent: Some(ParentRef {
+                    session: Cow::Owned(self.session.clone()),
+                    call: Cow::Owned(call.to_string()),
+                }),
+            }),
+        ));
+        let path = wire_of(&self.dir, id);
+        turn.own.subs.push(Sub {
+            reader: Reader::new(id, session, &self.dir, &path, 0),
+            turn: None,
+        });
     }
-    let id = v["subagentId"].as_str().unwrap_or_default();
-    let Some(sub) = turn.and_then(|t| t.own.subs.iter_mut().find(|s| s.reader.agent == id)) else {
-        return false;
-    };
-    sub.read(now, files, out);
-    let ended = sub.turn.as_ref().is_some_and(|t| t.own.ended.is_some());
-    let at = v["time"].as_u64().unwrap_or(0);
-    !ended && now < at.saturating_add(SUB_GRACE_MS)
+
+    /// `subagent.completed` or `subagent.failed` at `at_ms`: what the sub-agent's file has left
+    /// is read, and it closes.
+    pub(super) fn completed(
+        turn: &mut Turn,
+        v: &Value,
+        at_ms: u64,
+        now: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let id = v["subagentId"].as_str().unwrap_or_default();
+        let Some(i) = turn.own.subs.iter().position(|s| s.reader.agent == id) else {
+            return;
+        };
+        let mut sub = turn.own.subs.remove(i);
+        sub.read(now, files, out);
+        let reason = if v["type"] == "subagent.failed" {
+            "error"
+        } else {
+            "end_turn"
+        };
+        sub.close(at_ms, Why::Stopped(reason), out);
+    }
+
+    /// Whether line `v`, a sub-agent's end, must wait: Kimi writes each agent's file on its own,
+    /// and the parent's `subagent.completed` can be on disk before the sub-agent's last lines (its
+    /// last model call, its `turn.ended`). The line is read again at the next read, until the
+    /// sub-agent's file has its end, or for [`SUB_GRACE_MS`] after the line's time.
+    pub(super) fn waits_for(
+        turn: Option<&mut Turn>,
+        v: &Value,
+        now: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> bool {
+        if !matches!(
+            v["type"].as_str(),
+            Some("subagent.completed" | "subagent.failed")
+        ) {
+            return false;
+        }
+        let id = v["subagentId"].as_str().unwrap_or_default();
+        let Some(sub) = turn.and_then(|t| t.own.subs.iter_mut().find(|s| s.reader.agent == id))
+        else {
+            return false;
+        };
+        sub.read(now, files, out);
+        let ended = sub.turn.as_ref().is_some_and(|t| t.own.ended.is_some());
+        let at = v["time"].as_u64().unwrap_or(0);
+        !ended && now < at.saturating_add(SUB_GRACE_MS)
+    }
 }

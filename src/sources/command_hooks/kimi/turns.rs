@@ -1,21 +1,12 @@
-//! An agent's open turn in Kimi Code: the shared [`OpenTurn`], with what Kimi alone keeps of
-//! it ([`Own`]), so that the main agent's turn and each sub-agent's end the one way every
-//! agent's turns end ([`OpenTurn::flush`]), with their sub-agents ([`end`]).
+//! An agent's open turn in Kimi Code: the shared open turn, with what Kimi alone keeps of it
+//! ([`Own`](super::Own)), so that the main agent's turn and each sub-agent's end the one way
+//! every agent's turns end ([`OpenTurn::flush`]), with their sub-agents ([`end`]).
+//!
+//! [`OpenTurn::flush`]: crate::sources::command_hooks::turn::OpenTurn::flush
 
-use super::subagents::Sub;
+use super::Turn;
 use crate::protocol::Record;
-use crate::sources::command_hooks::turn::{OpenTurn, Why};
-
-/// What Kimi alone keeps of an agent's open turn.
-#[derive(Debug, Default)]
-pub(super) struct Own {
-    /// The agent's `turn.ended`, once read: when, and its reason in the protocol's words.
-    pub ended: Option<(u64, &'static str)>,
-    /// The sub-agents the turn started that have not ended yet, each with a turn of its own.
-    pub subs: Vec<Sub>,
-}
-
-pub(super) type Turn = OpenTurn<Own>;
+use crate::sources::command_hooks::turn::Why;
 
 /// A turn begun at `at_ms`. Kimi records a call another hook refused as it records one that
 /// failed (a `tool.result` with its error), so a call still pending at the turn's end ran and

@@ -17,8 +17,7 @@ use std::borrow::Cow;
 use serde_json::value::{to_raw_value, RawValue};
 use serde_json::Value;
 
-use super::turns::{self, Turn};
-use super::{models, subagents};
+use super::{models, turns, Turn};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::{record, Outcome};
@@ -57,7 +56,7 @@ impl Reader {
 
     /// Reads into `turn` what was appended since the last read, taking events from `from` ms
     /// on, and what the turn's sub-agents appended to theirs; `now` is the daemon's time (see
-    /// [`subagents::waits_for`]). A sub-agent's turn begins at its file's first event; the
+    /// [`Reader::waits_for`]). A sub-agent's turn begins at its file's first event; the
     /// main agent's is begun by its hook.
     pub fn read(
         &mut self,
@@ -72,7 +71,7 @@ impl Reader {
         while let Some(n) = bytes[pos..].iter().position(|b| *b == b'\n') {
             let line = &bytes[pos..pos + n];
             if let Ok(v) = serde_json::from_slice::<Value>(line) {
-                if subagents::waits_for(turn.as_mut(), &v, now, files, out) {
+                if Self::waits_for(turn.as_mut(), &v, now, files, out) {
                     break;
                 }
                 self.take(turn, &v, from, now, files, out);
@@ -134,10 +133,10 @@ impl Reader {
                     turn.own.ended = Some((at, reason_of(v["reason"].as_str())));
                 }
             }
-            "subagent.spawned" => subagents::spawned(self, open(turn, at), v, at, out),
+            "subagent.spawned" => self.spawned(open(turn, at), v, at, out),
             "subagent.completed" | "subagent.failed" => {
                 if let Some(turn) = turn {
-                    subagents::completed(turn, v, at, now, files, out);
+                    Self::completed(turn, v, at, now, files, out);
                 }
             }
             "context.append_loop_event" => self.loop_event(turn, &v["event"], at, out),
