@@ -192,3 +192,5 @@ fn a_read_goes_on_from_the_last_message_taken_and_a_rewritten_file_from_its_star
     );
     assert_eq!(again.calls.len(), 1);
 }
+
+mod subagents;
