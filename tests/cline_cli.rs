@@ -15,22 +15,22 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::{json, Value};
 #[cfg(unix)]
 use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    albedo_otel, chat_tokens, check_killed, check_sub_agent, check_two_turns, deny_force_push,
-    drained, find_cli, install_as_user, isolated_env, key_only_in_config, lab, Expect,
+    albedo_otel, capture_messages, chat_tokens, check_killed, check_sub_agent, check_two_turns,
+    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config, lab,
+    Expect, PASTED_KEY,
 };
 #[cfg(unix)]
 use support::cline::stop_hub;
-use support::cline::Acp;
+use support::cline::{retire_after_exit, sub_agent_file, Acp};
 use support::openai_chat::{
     MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
 };
-use support::{wait_until, FlatSpan};
+use support::FlatSpan;
 
 const API_KEY: &str = "test-key-7d2c5b1e40";
 const MODEL: &str = "gpt-4.1";
@@ -230,14 +230,16 @@ fn a_killed_cline_leaves_its_turn_unfinished_not_lost() {
 
 /// A sub-agent the model starts with `spawn_agent` nests under that call, in its parent's
 /// trace, with its own shell call and the model calls of its own messages file
-/// (`<session>/<agent_id>.messages.json`), with the tokens the API sent it.
+/// (`<session>/<agent_id>.messages.json`), with the tokens the API sent it. With capture on,
+/// its turn's prompt is its task, with the key pasted there redacted.
 #[test]
 fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     let Some(bin) = cline() else { return };
     let (rx, home, work, hook_dir, spool) = lab("cls", API_KEY);
     let api = MockChat::start();
     auth(&bin, &home, &work, &spool, &api);
-    let install = albedo_otel(isolated_env, &home, &spool);
+    let mut install = albedo_otel(isolated_env, &home, &spool);
+    capture_messages(&mut install);
     install_as_user(install, &["cline"], &hook_dir, &rx, API_KEY);
     let prompt = format!("{DELEGATE_MARK}: look around");
     let ran = cline_cmd(&bin, &["--json", &prompt], &home, &work, &spool)
@@ -286,50 +288,15 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
         !mine.is_empty() && mine.iter().all(|t| sent.contains(t)),
         "{mine:?} as sent: {sent:?}"
     );
-}
-
-/// `cline --json` ends its session with no hook (no `SessionShutdown`), and the daemon that
-/// exported its turn may go idle before Cline exits: the next daemon, which sees Cline gone,
-/// retires the session's journal. Waits for the first to go idle (its last turn out), then
-/// runs that next one.
-fn retire_after_exit(home: &Path, spool: &Path, hook_dir: &Path) {
-    use albedo_otel::sources::command_hooks::daemon;
-    wait_until(Duration::from_secs(60), "the daemon to go idle", || {
-        !daemon::running(hook_dir)
-    });
-    // Appended to, as the daemons the hooks start write it.
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(hook_dir.join("daemon.log"))
-        .unwrap();
-    let status = albedo_otel(isolated_env, home, spool)
-        .arg("daemon")
-        .arg("--hook-dir")
-        .arg(hook_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .status()
-        .unwrap();
-    assert!(status.success(), "the next daemon: {status}");
-}
-
-/// The one sub-agent's messages file, beside the session's `lead` file.
-fn sub_agent_file(lead: &Path) -> PathBuf {
-    let dir = lead.parent().unwrap();
-    let subs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("agent_") && n.ends_with(".messages.json"))
-        })
-        .collect();
-    assert_eq!(subs.len(), 1, "one sub-agent's file: {subs:?}");
-    subs[0].clone()
+    let task = sub.attr("input.value").unwrap_or_default();
+    assert!(
+        task.starts_with("run the command") && task.contains("[REDACTED:anthropic-key]"),
+        "the sub-agent's task, captured and scrubbed: {task:?}"
+    );
+    assert!(
+        !format!("{spans:?}").contains(PASTED_KEY),
+        "the pasted key was exported"
+    );
 }
 
 /// A hook file of the user's own under an event's name is never replaced or removed: `install`

@@ -1,12 +1,17 @@
-//! The real Cline CLI driven as an editor drives it (`cline --acp`), and the hub it leaves
-//! running stopped: what `tests/cline_cli.rs` needs beside its tests.
+//! The real Cline CLI driven as an editor drives it (`cline --acp`), the hub it leaves running
+//! stopped, its session's journal retired once it is gone, and a sub-agent's messages file
+//! found: what `tests/cline_cli.rs` needs beside its tests.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use super::agent_run::{albedo_otel, isolated_env};
+use super::wait_until;
 
 /// One `cline --acp` process, driven as an editor does: JSON-RPC, a line a message. Tool
 /// permissions it asks for are granted.
@@ -98,7 +103,7 @@ impl Acp {
 /// Stops the hub Cline starts in a process group of its own for a session in `work`: a
 /// Cline that exits stops it, a killed one leaves it running.
 #[cfg(unix)]
-pub fn stop_hub(work: &std::path::Path) {
+pub fn stop_hub(work: &Path) {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return;
     };
@@ -118,4 +123,48 @@ pub fn stop_hub(work: &std::path::Path) {
             let _ = Command::new("kill").arg(pid.to_string()).status();
         }
     }
+}
+
+/// `cline --json` ends its session with no hook (no `SessionShutdown`), and the daemon that
+/// exported its turn may go idle before Cline exits: the next daemon, which sees Cline gone,
+/// retires the session's journal. Waits for the first to go idle (its last turn out), then
+/// runs that next one.
+pub fn retire_after_exit(home: &Path, spool: &Path, hook_dir: &Path) {
+    use albedo_otel::sources::command_hooks::daemon;
+    wait_until(Duration::from_secs(60), "the daemon to go idle", || {
+        !daemon::running(hook_dir)
+    });
+    // Appended to, as the daemons the hooks start write it.
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(hook_dir.join("daemon.log"))
+        .unwrap();
+    let status = albedo_otel(isolated_env, home, spool)
+        .arg("daemon")
+        .arg("--hook-dir")
+        .arg(hook_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the next daemon: {status}");
+}
+
+/// The one sub-agent's messages file, beside the session's `lead` file.
+pub fn sub_agent_file(lead: &Path) -> PathBuf {
+    let dir = lead.parent().unwrap();
+    let subs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("agent_") && n.ends_with(".messages.json"))
+        })
+        .collect();
+    assert_eq!(subs.len(), 1, "one sub-agent's file: {subs:?}");
+    subs[0].clone()
 }

@@ -16,6 +16,7 @@
 //! [`CHAT_MARK`] gets a text answer at once (a turn after which Qwen runs its background
 //! memory agent).
 
+use super::agent_run::PASTED_KEY;
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -138,8 +139,9 @@ async fn completions(
         out += &call("task", args);
     } else if user.contains(DELEGATE_MARK) && tools.iter().any(|t| t == "spawn_agent") {
         // Cline's sub-agent (`task` and `systemPrompt`, both required): its task has no mark,
-        // so it runs the sleep.
-        let args = json!({"task": "run the command", "systemPrompt": "You are a helper."});
+        // so it runs the sleep; it carries a key the user pasted, which a trace must not.
+        let task = format!("run the command, my key is {PASTED_KEY}");
+        let args = json!({"task": task, "systemPrompt": "You are a helper."});
         out += &call("spawn_agent", args);
     } else if tools.iter().any(|t| t == "run_commands") {
         // Cline's shell: a list of commands.
