@@ -5,38 +5,6 @@ use super::*;
 use crate::protocol::SessionInfo;
 use serde_json::json;
 
-/// Messages files by path, as `files` reads them (a missing one reads empty).
-struct Files(Vec<(String, String)>);
-
-impl Transcripts for Files {
-    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
-        let text = self.0.iter().find(|(p, _)| p == path).map(|f| f.1.as_str());
-        let text = text.unwrap_or_default();
-        text.as_bytes()[(offset as usize).min(text.len())..].to_vec()
-    }
-}
-
-/// A messages file: `(role, ts, text or tool call, tokens in and out)` a message.
-fn file(agent: &str, messages: &[(&str, u64, &str, (u64, u64))]) -> String {
-    let messages: Vec<serde_json::Value> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, (role, ts, text, (input, output)))| {
-            let mut m = json!({"id": format!("m{i}"), "role": role, "ts": ts,
-                "content": [{"type": "text", "text": text}]});
-            if *role == "assistant" {
-                m["modelInfo"] = json!({"id": "gpt-4.1", "provider": "openai-compatible"});
-                m["metrics"] = json!({"inputTokens": input, "outputTokens": output,
-                    "cacheReadTokens": 0, "cacheWriteTokens": 0});
-            }
-            m
-        })
-        .collect();
-    let f = json!({"version": 1, "agent": agent, "sessionId": "s1",
-        "origin": {"source": "cli", "mode": agent}, "messages": messages});
-    serde_json::to_string_pretty(&f).unwrap()
-}
-
 const LEAD_FILE: &str = "/h/.cline/data/sessions/s1/s1.messages.json";
 
 /// A payload of sub-agent `agent` (its parent: the user's own agent, `a1`).
@@ -49,30 +17,6 @@ fn of(agent: &str, name: &str, at: &str, extra: serde_json::Value) -> Payload {
 
 fn spawn(id: &str, task: &str) -> serde_json::Value {
     json!({"id": id, "name": "spawn_agent", "input": {"task": task, "systemPrompt": "helper"}})
-}
-
-/// The spans right under `parent`.
-fn under<'a>(
-    spans: &'a [crate::assemble::Span],
-    parent: &crate::assemble::Span,
-) -> Vec<&'a crate::assemble::Span> {
-    spans
-        .iter()
-        .filter(|s| s.parent_span_id == Some(parent.span_id) && s.trace_id == parent.trace_id)
-        .collect()
-}
-
-fn assembled(records: &[Record<'static>]) -> Vec<crate::assemble::Span> {
-    use crate::assemble::{AssembleConfig, Assembler, Output};
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in records {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(crate::testing::check_tree(&out.spans), Ok(()));
-    out.spans
 }
 
 /// As Cline 3.0.65 ran it (docs/agents/cline.md): the user's agent calls `spawn_agent`, the
