@@ -5,27 +5,32 @@
 //! session with `--id` only into its interactive screen): a shell call that takes a second,
 //! and one the user's hook cancels. The trace must have one root a turn, the calls inside it
 //! with Cline's ids and times, and the model calls with the tokens Cline recorded in its
-//! messages file. Cline runs hooks with its whole environment; a bogus
+//! messages file. A sub-agent (`spawn_agent`) nests under the call that started it, with its
+//! own shell call and model calls. Cline runs hooks with its whole environment; a bogus
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` there proves the configuration file decides.
 //! Needs the CLI: `npm install cline@3.0.65`, and `CLINE_BIN` (or `cline` on PATH); `.ci/run`
 //! does both.
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 #[cfg(unix)]
 use support::agent_trace::kill_mid_call;
 use support::agent_trace::{
-    albedo_otel, check_killed, check_two_turns, deny_force_push, drained, find_cli,
-    install_as_user, isolated_env, key_only_in_config, lab, Expect,
+    albedo_otel, capture_messages, chat_tokens, check_killed, check_sub_agent, check_two_turns,
+    deny_force_push, drained, find_cli, install_as_user, isolated_env, key_only_in_config, lab,
+    Expect, PASTED_KEY,
 };
-use support::openai_chat::{MockChat, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND};
+#[cfg(unix)]
+use support::cline::stop_hub;
+use support::cline::{retire_after_exit, sub_agent_file, Acp};
+use support::openai_chat::{
+    MockChat, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
+};
+use support::FlatSpan;
 
 const API_KEY: &str = "test-key-7d2c5b1e40";
 const MODEL: &str = "gpt-4.1";
@@ -92,93 +97,6 @@ fn user_hook(home: &Path) {
     let dir = home.join(".cline/hooks");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(deny, dir.join("PreToolUse.sh")).unwrap();
-}
-
-/// One `cline --acp` process, driven as an editor does: JSON-RPC, a line a message. Tool
-/// permissions it asks for are granted.
-struct Acp {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-    next: u64,
-}
-
-impl Acp {
-    fn start(mut cmd: Command) -> Acp {
-        let mut child = cmd
-            .arg("--acp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
-                }
-            }
-        });
-        Acp {
-            child,
-            stdin,
-            lines,
-            next: 1,
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends `method` and waits for its answer, granting what Cline asks meanwhile.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            if m["method"] == "session/request_permission" {
-                let options = m["params"]["options"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let allow = options
-                    .iter()
-                    .find(|o| o["kind"].as_str().is_some_and(|k| k.starts_with("allow")))
-                    .expect("an option that allows the call");
-                let answer = json!({"jsonrpc": "2.0", "id": m["id"], "result":
-                    {"outcome": {"outcome": "selected", "optionId": allow["optionId"]}}});
-                self.send(answer);
-            } else if m["id"] == id && m.get("method").is_none() {
-                assert!(m.get("error").is_none(), "{method}: {m}");
-                return m["result"].clone();
-            }
-        }
-    }
-
-    /// Closes Cline's input, as an editor that quits, and waits for it to exit.
-    fn close(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.wait();
-    }
 }
 
 /// The session's messages file (the one session folder) and its id.
@@ -310,29 +228,75 @@ fn a_killed_cline_leaves_its_turn_unfinished_not_lost() {
     check_killed(&rx.spans(), "execute_tool run_commands", &log);
 }
 
-/// Stops the hub Cline starts in a process group of its own for a session in `work`: a
-/// Cline that exits stops it, a killed one leaves it running.
-#[cfg(unix)]
-fn stop_hub(work: &Path) {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let cwd = work.to_string_lossy().into_owned();
-    for p in procs.flatten() {
-        let Ok(pid) = p.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
-            continue;
-        };
-        let words: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|w| String::from_utf8_lossy(w).into_owned())
-            .collect();
-        if words.iter().any(|w| w == "--cline-hub-daemon") && words.contains(&cwd) {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-    }
+/// A sub-agent the model starts with `spawn_agent` nests under that call, in its parent's
+/// trace, with its own shell call and the model calls of its own messages file
+/// (`<session>/<agent_id>.messages.json`), with the tokens the API sent it. With capture on,
+/// its turn's prompt is its task, with the key pasted there redacted.
+#[test]
+fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
+    let Some(bin) = cline() else { return };
+    let (rx, home, work, hook_dir, spool) = lab("cls", API_KEY);
+    let api = MockChat::start();
+    auth(&bin, &home, &work, &spool, &api);
+    let mut install = albedo_otel(isolated_env, &home, &spool);
+    capture_messages(&mut install);
+    install_as_user(install, &["cline"], &hook_dir, &rx, API_KEY);
+    let prompt = format!("{DELEGATE_MARK}: look around");
+    let ran = cline_cmd(&bin, &["--json", &prompt], &home, &work, &spool)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "cline: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    #[cfg(unix)]
+    stop_hub(&work);
+    retire_after_exit(&home, &spool, &hook_dir);
+    let log = drained(&hook_dir, &rx);
+
+    let (lead, _) = messages_file(&home);
+    let own_file = sub_agent_file(&lead);
+    let own = recorded_tokens(&own_file);
+    let mut recorded = recorded_tokens(&lead);
+    recorded.extend(own.iter().copied());
+    let spans = rx.spans();
+    let sub = check_sub_agent(
+        &spans,
+        "execute_tool spawn_agent",
+        true,
+        "execute_tool run_commands",
+        recorded,
+        &api.sent(),
+        &log,
+    );
+    // The sub-agent's own model calls are those its own file has, as the API sent them.
+    let under: Vec<FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id == sub.span.span_id)
+        .cloned()
+        .collect();
+    let mine = chat_tokens(&under);
+    assert_eq!(mine, own, "the sub-agent's model calls: {under:#?}");
+    let sent: Vec<(u64, u64)> = api
+        .sent()
+        .iter()
+        .map(|s| (s.prompt_tokens, s.output_tokens))
+        .collect();
+    assert!(
+        !mine.is_empty() && mine.iter().all(|t| sent.contains(t)),
+        "{mine:?} as sent: {sent:?}"
+    );
+    let task = sub.attr("input.value").unwrap_or_default();
+    assert!(
+        task.starts_with("run the command") && task.contains("[REDACTED:anthropic-key]"),
+        "the sub-agent's task, captured and scrubbed: {task:?}"
+    );
+    assert!(
+        !format!("{spans:?}").contains(PASTED_KEY),
+        "the pasted key was exported"
+    );
 }
 
 /// A hook file of the user's own under an event's name is never replaced or removed: `install`

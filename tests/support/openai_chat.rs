@@ -8,13 +8,15 @@
 //! nowhere) gets a text answer and is counted apart; a prompt with [`DELEGATE_MARK`] asks for
 //! a `task` call that starts a sub-agent, and the sub-agent's prompt ([`SUBTASK_MARK`]) gets a
 //! text answer. Copilot's `task` (it takes an `agent_type`) gets a prompt with no mark, so its
-//! sub-agent runs the sleep. Cline, whose shell is `run_commands`, gets its command there.
+//! sub-agent runs the sleep. Cline, whose shell is `run_commands`, gets its command there, and
+//! its sub-agents' tool, `spawn_agent`, a task with no mark (its sub-agent runs the sleep).
 //!
 //! For Qwen Code: its shell is `run_shell_command` and its sub-agents' tool is `agent`
 //! (asked to wait for its sub-agent, which runs the sleep, as Copilot's does); a prompt with
 //! [`CHAT_MARK`] gets a text answer at once (a turn after which Qwen runs its background
 //! memory agent).
 
+use super::agent_run::PASTED_KEY;
 use super::mock_server::MockServer;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -135,6 +137,12 @@ async fn completions(
                    "subagent_type": "general"})
         };
         out += &call("task", args);
+    } else if user.contains(DELEGATE_MARK) && tools.iter().any(|t| t == "spawn_agent") {
+        // Cline's sub-agent (`task` and `systemPrompt`, both required): its task has no mark,
+        // so it runs the sleep; it carries a key the user pasted, which a trace must not.
+        let task = format!("run the command, my key is {PASTED_KEY}");
+        let args = json!({"task": task, "systemPrompt": "You are a helper."});
+        out += &call("spawn_agent", args);
     } else if tools.iter().any(|t| t == "run_commands") {
         // Cline's shell: a list of commands.
         out += &call("run_commands", json!({"commands": [command_for(&user)]}));

@@ -4,7 +4,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::protocol::{Call, CallSent, Called, Event, Json, Record, Request, SessionInfo, Usage};
+use crate::protocol::{
+    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, SessionInfo, Usage,
+};
 
 /// Token counts as an agent reports them when its input counts its cache reads too (Codex,
 /// Gemini and Copilot do, as OpenAI's and Gemini's APIs do). The protocol keeps cache reads
@@ -49,6 +51,32 @@ pub(super) fn session_opened(
     agent: &'static str,
     cwd: Option<&str>,
 ) -> Record<'static> {
+    opened(id, at_ms, agent, cwd, None)
+}
+
+/// The `session` record that opens a sub-agent's session `id` under call `call` of session
+/// `parent`: its spans go in that call's trace, under it.
+pub(super) fn session_opened_under(
+    id: &str,
+    at_ms: u64,
+    agent: &'static str,
+    cwd: Option<&str>,
+    (parent, call): (&str, &str),
+) -> Record<'static> {
+    let parent = ParentRef {
+        session: Cow::Owned(parent.to_string()),
+        call: Cow::Owned(call.to_string()),
+    };
+    opened(id, at_ms, agent, cwd, Some(parent))
+}
+
+fn opened(
+    id: &str,
+    at_ms: u64,
+    agent: &'static str,
+    cwd: Option<&str>,
+    parent: Option<ParentRef<'static>>,
+) -> Record<'static> {
     record(
         id,
         Event::Session(SessionInfo {
@@ -56,7 +84,7 @@ pub(super) fn session_opened(
             agent: Some(Cow::Borrowed(agent)),
             model: None,
             workspace: cwd.map(|c| Cow::Owned(c.to_string())),
-            parent: None,
+            parent,
         }),
     )
 }

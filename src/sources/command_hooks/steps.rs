@@ -139,6 +139,12 @@ pub(crate) trait Script {
     fn filler(&mut self, bytes: usize, at_ms: u64, log: &mut String) {
         let _ = (bytes, at_ms, log);
     }
+    /// A file of the agent's other than `log`, by the path its adapter reads it at (a
+    /// sub-agent's own transcript); `None`: the path is `log`'s.
+    fn file(&self, path: &str) -> Option<&str> {
+        let _ = path;
+        None
+    }
     /// Why this agent cannot keep `promise`, if it cannot.
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         let _ = promise;

@@ -131,6 +131,28 @@ pub(super) fn read(
     }
 }
 
+/// The text of the file's first message, if it is the user's: a sub-agent's task, as its
+/// `spawn_agent` call gave it. Read while the file is young (at the sub-agent's start).
+pub(super) fn task(path: &str, files: &mut dyn Transcripts) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Opening {
+        role: String,
+        #[serde(default)]
+        content: Vec<Block>,
+    }
+    #[derive(Deserialize)]
+    struct Block {
+        #[serde(default)]
+        text: Option<String>,
+    }
+    let bytes = files.read_from(path, 0);
+    let open = skip_ws(&bytes, list_start(&bytes)?).filter(|&i| bytes[i] == b'{')?;
+    let mut stream = serde_json::Deserializer::from_slice(&bytes[open..]).into_iter::<Opening>();
+    let first = stream.next()?.ok()?;
+    let text: String = first.content.into_iter().filter_map(|b| b.text).collect();
+    (first.role == "user" && !text.is_empty()).then_some(text)
+}
+
 fn skip_ws(bytes: &[u8], from: usize) -> Option<usize> {
     (from..bytes.len()).find(|&i| !bytes[i].is_ascii_whitespace())
 }

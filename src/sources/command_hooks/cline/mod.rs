@@ -12,8 +12,10 @@
 //! - the model calls are in the session's messages file ([`messages`]), read once the turn
 //!   ends (Cline writes it just behind its hooks) or when the next begins.
 //!
-//! A sub-agent's payloads (`parent_agent_id` set) are left out for now. Reading the messages
-//! file is the caller's I/O, behind [`Transcripts`]; the rest is pure.
+//! A sub-agent (`spawn_agent`) sends the same payloads with its own `agent_id` and its
+//! parent's as `parent_agent_id`: it is a session of its own under the call that started it
+//! ([`subagents`]), with its own messages file. Reading the messages files is the caller's
+//! I/O, behind [`Transcripts`]; the rest is pure.
 
 mod contract;
 pub(crate) use contract::adapter;
@@ -23,6 +25,7 @@ mod payload;
 #[cfg(test)]
 pub(crate) mod script;
 pub mod scripts;
+mod subagents;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -31,6 +34,7 @@ pub use payload::{journaled, root_session, Payload};
 
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, rfc3339_ms, session_opened, Outcome};
+use super::session_key;
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
@@ -53,11 +57,15 @@ pub const HOOK_EVENTS: &[&str] = &[
 /// hook, and runs that hook without waiting for it.
 const READ_GRACE_MS: u64 = 1_000;
 
-/// What Cline alone keeps of an open turn: how its held end ends it.
+/// What Cline alone keeps of an open turn: how its held end ends it, and the sub-agents it
+/// started.
 #[derive(Debug, Default)]
 struct Held {
-    /// The session ended with the turn (`session_shutdown`), at the held stop's time.
+    /// The session ended with the turn (`session_shutdown`, or a sub-agent's end), at the
+    /// held stop's time.
     closes: bool,
+    /// Each `spawn_agent` call that has its sub-agent, and when that sub-agent began.
+    spawned: Vec<(String, u64)>,
 }
 
 #[derive(Debug, Default)]
@@ -71,6 +79,14 @@ struct Session {
     last_ts: Option<u64>,
     /// Where an earlier daemon had read it to.
     resumed: Option<FileCursor>,
+    /// A sub-agent's session: its one turn's end closes it.
+    sub: bool,
+    /// A sub-agent's task, its turn's prompt.
+    task: Option<String>,
+    /// A top session's sub-agents still open (their sessions' ids).
+    children: Vec<String>,
+    /// A sub-agent waiting for the call that started it (its hooks came first).
+    waiting: Option<subagents::Waiting>,
 }
 
 impl Session {
@@ -83,18 +99,19 @@ impl Session {
         out: &mut Vec<Record<'static>>,
     ) -> &mut OpenTurn<Held> {
         if self.turn.is_none() {
-            out.push(prompted(sid, at_ms));
+            out.push(prompted(sid, at_ms, self.task.take()));
         }
         self.turn.get_or_insert_with(|| OpenTurn::new(at_ms))
     }
 }
 
-fn prompted(sid: &str, at_ms: u64) -> Record<'static> {
+/// A turn's prompt: no hook carries the user's; a sub-agent's is its task.
+fn prompted(sid: &str, at_ms: u64, text: Option<String>) -> Record<'static> {
     record(
         sid,
         Event::Prompted {
             at_ms,
-            text: Cow::Borrowed(""),
+            text: text.map_or(Cow::Borrowed(""), Cow::Owned),
         },
     )
 }
@@ -109,13 +126,16 @@ impl Adapter {
         Adapter::default()
     }
 
-    /// Sessions with a turn open (its end held or not).
+    /// Sessions with a turn open (its end held or not), sub-agents' included.
     pub fn open_turns(&self) -> usize {
         self.sessions.values().filter(|s| s.turn.is_some()).count()
     }
 
+    /// Whether session `id` is between turns, with no sub-agent of it open.
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
+        self.sessions
+            .get(id)
+            .is_none_or(|s| s.turn.is_none() && s.children.is_empty())
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -126,11 +146,29 @@ impl Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        let sid = p.session();
-        if sid.is_empty() || p.parent_agent_id.as_deref().is_some_and(|a| !a.is_empty()) {
+        let top = p.session();
+        if top.is_empty() {
             return;
         }
         let at_ms = p.at_ms().unwrap_or(received_ms);
+        let sid = match p.sub_agent() {
+            Some((agent, parent)) => self.sub_agent(top, agent, parent, p, at_ms, files, out),
+            // A parent named, but no agent of its own: whose payload it is cannot be told.
+            None if p.parent_agent_id.as_deref().is_some_and(|a| !a.is_empty()) => return,
+            None => top.to_string(),
+        };
+        self.route(&sid, p, at_ms, files, out);
+    }
+
+    /// Takes payload `p` (of `at_ms`) of session `sid`.
+    fn take(
+        &mut self,
+        sid: &str,
+        p: &Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let s = self.sessions.entry(sid.to_string()).or_default();
         if !s.started {
             s.started = true;
@@ -140,11 +178,12 @@ impl Adapter {
         if let Some(path) = p.messages_path.as_deref().filter(|p| !p.is_empty()) {
             s.messages = Some(path.to_string());
         }
+        let sub = s.sub;
         match p.hook_name.as_str() {
             "agent_start" | "agent_resume" => {
                 finish(sid, s, at_ms, files, out);
                 s.turn = Some(OpenTurn::new(at_ms));
-                out.push(prompted(sid, at_ms));
+                out.push(prompted(sid, at_ms, s.task.take()));
             }
             "tool_call" => {
                 let Some(c) = &p.tool_call else { return };
@@ -161,10 +200,17 @@ impl Adapter {
                 let Some(i) = turn.pending.iter().position(|c| c.id == r.id) else {
                     return;
                 };
-                // The times the tool itself ran, within the turn's view of it.
+                // The times the tool itself ran, within the turn's view of it, and no later
+                // than a sub-agent it started.
+                let child = turn
+                    .own
+                    .spawned
+                    .iter()
+                    .find(|(c, _)| *c == r.id)
+                    .map(|c| c.1);
                 let pre = &mut turn.pending[i];
                 if let Some(started) = r.started_at.as_deref().and_then(rfc3339_ms) {
-                    pre.at_ms = started.max(pre.at_ms);
+                    pre.at_ms = started.max(pre.at_ms).min(child.unwrap_or(u64::MAX));
                 }
                 if pre.input.is_none() {
                     pre.input = r.input.clone();
@@ -175,10 +221,11 @@ impl Adapter {
                 let outcome = Outcome::of(false, failed);
                 turn.end_call(sid, i, output, outcome, ended.unwrap_or(at_ms), out);
             }
-            "agent_end" => hold(s, at_ms, "end_turn", false, false),
+            // A sub-agent runs one turn: its end closes its session.
+            "agent_end" => hold(s, at_ms, "end_turn", false, sub),
             // A call still pending when the task failed or was cancelled was cut short.
-            "agent_error" => hold(s, at_ms, "error", true, false),
-            "agent_abort" => hold(s, at_ms, "interrupted", true, false),
+            "agent_error" => hold(s, at_ms, "error", true, sub),
+            "agent_abort" => hold(s, at_ms, "interrupted", true, sub),
             // A hook that cancelled a call ends the session: that call was refused.
             "session_shutdown" => hold(s, at_ms, "cancelled", false, true),
             _ => {}
@@ -192,6 +239,7 @@ impl Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
+        self.give_up_waiting(now_ms, files, out);
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
             let Some(turn) = s.turn.as_ref() else {
@@ -210,13 +258,31 @@ impl Adapter {
                 closed.push(sid.clone());
             }
         }
+        // Sub-agents first: a session's end gives up on those of its sub-agents still open.
+        closed.sort_by_key(|sid| session_key::top(sid) == sid.as_str());
         for sid in closed {
-            self.sessions.remove(&sid);
+            // A sub-agent still open when its session ended will send nothing more.
+            let children = self.forget(&sid).map(|s| s.children).unwrap_or_default();
+            for child in children {
+                self.abandon_one(&child, now_ms, files, out);
+            }
         }
     }
 
-    /// Gives up on a session that will send nothing more: its open turn's model calls go
-    /// out, its running calls stay open, and the session's close marks them unfinished.
+    /// Drops session `sid`, and its place among its top session's open sub-agents.
+    fn forget(&mut self, sid: &str) -> Option<Session> {
+        let top = session_key::top(sid);
+        if top != sid {
+            if let Some(t) = self.sessions.get_mut(top) {
+                t.children.retain(|c| c != sid);
+            }
+        }
+        self.sessions.remove(sid)
+    }
+
+    /// Gives up on a session that will send nothing more, its sub-agents first: its open
+    /// turn's model calls go out, its running calls stay open, and the session's close marks
+    /// them unfinished.
     pub fn abandon(
         &mut self,
         id: &str,
@@ -224,7 +290,26 @@ impl Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        let Some(mut s) = self.sessions.remove(id) else {
+        let children = self
+            .sessions
+            .get(id)
+            .map(|s| s.children.clone())
+            .unwrap_or_default();
+        for child in children {
+            self.abandon_one(&child, at_ms, files, out);
+        }
+        self.abandon_one(id, at_ms, files, out);
+    }
+
+    fn abandon_one(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.place(id, true, files, out);
+        let Some(mut s) = self.forget(id) else {
             return;
         };
         let held = s

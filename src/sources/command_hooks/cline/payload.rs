@@ -1,7 +1,8 @@
 //! What Cline CLI hands a hook script on stdin (observed: docs/agents/cline.md), and what
 //! the hook adds before journaling it: Cline names neither the session in `session_id` nor
 //! its messages file, so the hook writes both in, from the payload's root session and the
-//! variables Cline runs its hooks with.
+//! variables Cline runs its hooks with. A sub-agent's payloads name the root session too, and
+//! its own messages file is `<agent_id>.messages.json` beside the session's.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,9 @@ pub struct Payload {
     pub timestamp: Option<String>,
     #[serde(default, rename = "sessionContext")]
     pub session_context: Option<SessionContext>,
+    /// The agent that sent it: the user's own, or a sub-agent (`agent_1796328285111_exil42`).
+    #[serde(default)]
+    pub agent_id: Option<String>,
     /// A sub-agent's parent agent (`null` for the user's own agent).
     #[serde(default)]
     pub parent_agent_id: Option<String>,
@@ -90,6 +94,22 @@ impl Payload {
             .and_then(|c| c.root_session_id.as_deref())
             .unwrap_or_default()
     }
+
+    /// The sub-agent that sent it and its parent agent, if a sub-agent did.
+    pub fn sub_agent(&self) -> Option<(&str, &str)> {
+        let parent = self.parent_agent_id.as_deref().filter(|a| !a.is_empty())?;
+        let agent = self.agent_id.as_deref().filter(|a| !a.is_empty())?;
+        Some((agent, parent))
+    }
+}
+
+/// A name Cline gives that can become a path: no separator, not hidden.
+fn plain(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
 /// The root session a payload names, if it is a name Cline gives (it becomes a path).
@@ -108,24 +128,37 @@ pub fn root_session(payload: &str) -> Option<String> {
         .ok()?
         .context?
         .root?;
-    let plain = !root.is_empty()
-        && !root.starts_with('.')
-        && root
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    plain.then(|| root.into_owned())
+    plain(&root).then(|| root.into_owned())
+}
+
+/// The sub-agent a payload is from (its `agent_id`, where `parent_agent_id` is set), if it is
+/// a name Cline gives (it becomes a path).
+fn sub_agent_of(payload: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Agents<'a> {
+        #[serde(borrow, default)]
+        agent_id: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        parent_agent_id: Option<std::borrow::Cow<'a, str>>,
+    }
+    let a = serde_json::from_str::<Agents<'_>>(payload).ok()?;
+    a.parent_agent_id.filter(|p| !p.is_empty())?;
+    let agent = a.agent_id?;
+    plain(&agent).then(|| agent.into_owned())
 }
 
 /// Where Cline keeps session `root`'s messages: `CLINE_SESSION_DATA_DIR`, else
 /// `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions`, else
-/// `~/.cline/data/sessions`; then `<root>/<root>.messages.json`.
-pub fn messages_path(root: &str, env: Env<'_>) -> Option<PathBuf> {
+/// `~/.cline/data/sessions`; then `<root>/<root>.messages.json`, or a sub-agent's
+/// `<root>/<agent>.messages.json`.
+pub fn messages_path(root: &str, agent: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
     let sessions = set("CLINE_SESSION_DATA_DIR")
         .or_else(|| set("CLINE_DATA_DIR").map(|d| d.join("sessions")))
         .or_else(|| set("CLINE_DIR").map(|d| d.join("data/sessions")))
         .or_else(|| set("HOME").map(|h| Path::new(&h).join(".cline/data/sessions")))?;
-    Some(sessions.join(root).join(format!("{root}.messages.json")))
+    let file = agent.unwrap_or(root);
+    Some(sessions.join(root).join(format!("{file}.messages.json")))
 }
 
 /// The hook file a payload's event (`hookName`) runs, which the daemon knows it by.
@@ -167,7 +200,8 @@ pub fn journaled(payload: &str, env: Env<'_>) -> Option<String> {
     out.push_str(&format!(
         "\"session_id\":{session},\"hook_event_name\":{event}"
     ));
-    if let Some(path) = messages_path(&root, env) {
+    let agent = sub_agent_of(payload);
+    if let Some(path) = messages_path(&root, agent.as_deref(), env) {
         let path = serde_json::to_string(&path.to_string_lossy()).ok()?;
         out.push_str(&format!(",\"messages_path\":{path}"));
     }

@@ -192,3 +192,63 @@ fn a_read_goes_on_from_the_last_message_taken_and_a_rewritten_file_from_its_star
     );
     assert_eq!(again.calls.len(), 1);
 }
+
+/// Messages files by path, as `files` reads them (a missing one reads empty).
+struct Files(Vec<(String, String)>);
+
+impl Transcripts for Files {
+    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
+        let text = self.0.iter().find(|(p, _)| p == path).map(|f| f.1.as_str());
+        let text = text.unwrap_or_default();
+        text.as_bytes()[(offset as usize).min(text.len())..].to_vec()
+    }
+}
+
+/// A messages file: `(role, ts, text or tool call, tokens in and out)` a message.
+fn file(agent: &str, messages: &[(&str, u64, &str, (u64, u64))]) -> String {
+    let messages: Vec<serde_json::Value> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, (role, ts, text, (input, output)))| {
+            let mut m = serde_json::json!({"id": format!("m{i}"), "role": role, "ts": ts,
+                "content": [{"type": "text", "text": text}]});
+            if *role == "assistant" {
+                m["modelInfo"] =
+                    serde_json::json!({"id": "gpt-4.1", "provider": "openai-compatible"});
+                m["metrics"] = serde_json::json!({"inputTokens": input, "outputTokens": output,
+                    "cacheReadTokens": 0, "cacheWriteTokens": 0});
+            }
+            m
+        })
+        .collect();
+    let f = serde_json::json!({"version": 1, "agent": agent, "sessionId": "s1",
+        "origin": {"source": "cli", "mode": agent}, "messages": messages});
+    serde_json::to_string_pretty(&f).unwrap()
+}
+
+/// The spans right under `parent`.
+fn under<'a>(
+    spans: &'a [crate::assemble::Span],
+    parent: &crate::assemble::Span,
+) -> Vec<&'a crate::assemble::Span> {
+    spans
+        .iter()
+        .filter(|s| s.parent_span_id == Some(parent.span_id) && s.trace_id == parent.trace_id)
+        .collect()
+}
+
+/// The spans `records` make, as the exporter assembles them, checked to form trees.
+fn assembled(records: &[Record<'static>]) -> Vec<crate::assemble::Span> {
+    use crate::assemble::{AssembleConfig, Assembler, Output};
+    let mut asm = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    for r in records {
+        crate::protocol::validate(r).unwrap();
+        asm.push(r, &mut out);
+    }
+    asm.finish(&mut out);
+    assert_eq!(crate::testing::check_tree(&out.spans), Ok(()));
+    out.spans
+}
+
+mod subagents;

@@ -24,16 +24,19 @@ fn scripts() -> Vec<Box<dyn Script>> {
     Agent::ALL.into_iter().map(|a| a.script()).collect()
 }
 
-/// The log or transcript an agent's adapter reads: what its script wrote so far. Each read
-/// is recorded (where it started, how many bytes it got).
+/// The log or transcript an agent's adapter reads: what its script wrote so far, or another
+/// file the script keeps by that path (a sub-agent's own). Each read is recorded (where it
+/// started, how many bytes it got).
 struct Log<'a> {
     text: &'a str,
+    script: &'a dyn Script,
     reads: &'a mut Vec<(u64, usize)>,
 }
 
 impl Transcripts for Log<'_> {
-    fn read_from(&mut self, _: &str, offset: u64) -> Vec<u8> {
-        let bytes = self.text.as_bytes()[(offset as usize).min(self.text.len())..].to_vec();
+    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
+        let text = self.script.file(path).unwrap_or(self.text);
+        let bytes = text.as_bytes()[(offset as usize).min(text.len())..].to_vec();
         self.reads.push((offset, bytes.len()));
         bytes
     }
@@ -119,6 +122,7 @@ impl Run {
                 at,
                 &mut Log {
                     text: &self.log,
+                    script: self.script.as_ref(),
                     reads: &mut self.reads,
                 },
                 &mut self.records,
@@ -131,6 +135,7 @@ impl Run {
             T0 + ms,
             &mut Log {
                 text: &self.log,
+                script: self.script.as_ref(),
                 reads: &mut self.reads,
             },
             &mut self.records,
@@ -143,6 +148,7 @@ impl Run {
             T0 + ms,
             &mut Log {
                 text: &self.log,
+                script: self.script.as_ref(),
                 reads: &mut self.reads,
             },
             &mut self.records,
