@@ -14,7 +14,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::super::files::{FileCursor, Transcripts};
-use crate::protocol::{CallSent, Request, Response, Usage};
+use super::super::records::CachedWithin;
+use crate::protocol::{CallSent, Request, Response};
 
 #[derive(Debug, Deserialize)]
 struct Message {
@@ -177,9 +178,6 @@ fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
     let end = m.ts.unwrap_or(started).max(started);
     let info = m.model_info.unwrap_or_default();
     let model = info.id.unwrap_or_default();
-    let input = metrics.input_tokens.unwrap_or(0);
-    // Cline counts the cache's tokens inside the input's; the protocol keeps them apart.
-    let cached = metrics.cache_read_tokens.unwrap_or(0).min(input);
     Some(CallSent {
         id: Some(Cow::Owned(m.id.clone())),
         request: Request {
@@ -195,13 +193,15 @@ fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
             stop_reason: None,
             content: None,
         }),
-        usage: Usage {
-            input_tokens: input - cached,
-            output_tokens: metrics.output_tokens.unwrap_or(0),
-            cache_read_tokens: cached,
-            cache_write_tokens: metrics.cache_write_tokens.unwrap_or(0),
-            reasoning_tokens: None,
-        },
+        // Cline counts the cache's tokens inside the input's.
+        usage: CachedWithin {
+            input: metrics.input_tokens.unwrap_or(0),
+            cached: metrics.cache_read_tokens.unwrap_or(0),
+            output: metrics.output_tokens.unwrap_or(0),
+            cache_write: metrics.cache_write_tokens.unwrap_or(0),
+            reasoning: None,
+        }
+        .usage(),
         started_ms: started,
         finished_ms: end,
         first_token_ms: None,
