@@ -236,3 +236,76 @@ macro_rules! payloads_only {
     };
 }
 pub(crate) use payloads_only;
+
+/// [`AgentAdapter`] for an agent's `Adapter` that reads transcripts or logs beside its hooks'
+/// payloads (Copilot, Cline, Kimi, Qwen): the contract is its own `push`, `tick`,
+/// `open_turns`, `kept`, `at_rest`, `abandon`, `cursor` and `resume`, each handed the files,
+/// written here once rather than in each such agent's `contract.rs`.
+macro_rules! reads_files {
+    ($payload:ty, |$p:ident| $session:expr) => {
+        impl $crate::sources::command_hooks::adapter::AgentAdapter for Adapter {
+            type Payload = $payload;
+
+            fn parse(&self, json: &str) -> Result<$payload, String> {
+                serde_json::from_str(json).map_err(|e| e.to_string())
+            }
+
+            fn session_of($p: &$payload) -> &str {
+                $session
+            }
+
+            fn take(
+                &mut self,
+                p: $payload,
+                at_ms: u64,
+                files: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+                out: &mut Vec<$crate::protocol::Record<'static>>,
+            ) {
+                Adapter::push(self, at_ms, &p, files, out);
+            }
+
+            fn tick(
+                &mut self,
+                now_ms: u64,
+                files: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+                out: &mut Vec<$crate::protocol::Record<'static>>,
+            ) {
+                Adapter::tick(self, now_ms, files, out);
+            }
+
+            fn open_turns(&self) -> usize {
+                Adapter::open_turns(self)
+            }
+
+            fn kept(&self) -> usize {
+                Adapter::kept(self)
+            }
+
+            fn at_rest(&self, id: &str) -> bool {
+                Adapter::at_rest(self, id)
+            }
+
+            fn abandon(
+                &mut self,
+                id: &str,
+                at_ms: u64,
+                files: &mut dyn $crate::sources::command_hooks::files::Transcripts,
+                out: &mut Vec<$crate::protocol::Record<'static>>,
+            ) {
+                Adapter::abandon(self, id, at_ms, files, out);
+            }
+
+            fn cursor(
+                &self,
+                id: &str,
+            ) -> Option<$crate::sources::command_hooks::files::FileCursor> {
+                Adapter::cursor(self, id)
+            }
+
+            fn resume(&mut self, id: &str, at: $crate::sources::command_hooks::files::FileCursor) {
+                Adapter::resume(self, id, at);
+            }
+        }
+    };
+}
+pub(crate) use reads_files;

@@ -1,10 +1,9 @@
-//! Cline CLI's adapter under the contract every agent keeps ([`AgentAdapter`]): its turns'
+//! Cline CLI's adapter under the contract every agent keeps ([`AgentAdapter`](crate::sources::command_hooks::adapter::AgentAdapter)): its turns'
 //! model calls are read from the session's messages file it is handed as `files`.
 
 use super::{Adapter, Payload};
-use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::adapter::reads_files;
+use crate::sources::command_hooks::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Cline CLI.
@@ -39,61 +38,22 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-impl AgentAdapter for Adapter {
-    type Payload = Payload;
+reads_files!(Payload, |p| p.session());
 
-    fn parse(&self, json: &str) -> Result<Payload, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
-
-    fn session_of(p: &Payload) -> &str {
-        p.session()
-    }
-
-    fn take(
-        &mut self,
-        p: Payload,
-        at_ms: u64,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::push(self, at_ms, &p, files, out);
-    }
-
-    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, files, out);
-    }
-
-    fn cursor(&self, id: &str) -> Option<FileCursor> {
+/// What the contract asks of its files and sessions that only this adapter knows.
+impl Adapter {
+    pub(super) fn cursor(&self, id: &str) -> Option<FileCursor> {
         let s = self.sessions.get(id)?;
         s.read.clone().or_else(|| s.resumed.clone())
     }
 
-    fn resume(&mut self, id: &str, at: FileCursor) {
+    pub(super) fn resume(&mut self, id: &str, at: FileCursor) {
         if at.offset > 0 {
             self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
         }
     }
 
-    fn open_turns(&self) -> usize {
-        Adapter::open_turns(self)
-    }
-
-    fn kept(&self) -> usize {
+    pub(super) fn kept(&self) -> usize {
         self.sessions.len()
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        Adapter::at_rest(self, id)
-    }
-
-    fn abandon(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, files, out);
     }
 }

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::protocol::Usage;
-use crate::sources::command_hooks::adapter::AgentAdapter;
 
 /// The messages file, as `files` reads it.
 struct File(String);
