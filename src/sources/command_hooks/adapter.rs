@@ -172,12 +172,11 @@ impl<A: AgentAdapter> Dispatch for A {
     }
 }
 
-/// [`AgentAdapter`] for an agent's `Adapter` that reads nothing but its hooks' payloads (no
-/// transcript or log): the contract is its own `push`, `open_turns`, `at_rest` and `abandon`
-/// (and `tick`, with `ticks`), the files it is handed unused, written here once rather than
-/// in each such agent's `contract.rs`. `$session` names a payload's session.
-macro_rules! payloads_only {
-    ($payload:ty, |$p:ident| $session:expr $(, $ticks:ident)?) => {
+/// The part of [`AgentAdapter`] every agent's `Adapter` forwards alike (reading a payload, its
+/// session, the turns open, whether a session is at rest), with `$items` the rest: for
+/// [`payloads_only`] and [`reads_files`] below.
+macro_rules! forwarded {
+    ($payload:ty, |$p:ident| $session:expr, { $($items:tt)* }) => {
         impl $crate::sources::command_hooks::adapter::AgentAdapter for Adapter {
             type Payload = $payload;
 
@@ -189,6 +188,27 @@ macro_rules! payloads_only {
                 $session
             }
 
+            fn open_turns(&self) -> usize {
+                Adapter::open_turns(self)
+            }
+
+            fn at_rest(&self, id: &str) -> bool {
+                Adapter::at_rest(self, id)
+            }
+
+            $($items)*
+        }
+    };
+}
+pub(crate) use forwarded;
+
+/// [`AgentAdapter`] for an agent's `Adapter` that reads nothing but its hooks' payloads (no
+/// transcript or log): the contract is its own `push`, `open_turns`, `at_rest` and `abandon`
+/// (and `tick`, with `ticks`), the files it is handed unused, written here once rather than
+/// in each such agent's `contract.rs`. `$session` names a payload's session.
+macro_rules! payloads_only {
+    ($payload:ty, |$p:ident| $session:expr $(, $ticks:ident)?) => {
+        $crate::sources::command_hooks::adapter::forwarded!($payload, |$p| $session, {
             fn take(
                 &mut self,
                 p: $payload,
@@ -199,18 +219,10 @@ macro_rules! payloads_only {
                 Adapter::push(self, at_ms, &p, out);
             }
 
-            $(payloads_only!(@$ticks);)?
-
-            fn open_turns(&self) -> usize {
-                Adapter::open_turns(self)
-            }
+            $($crate::sources::command_hooks::adapter::payloads_only!(@$ticks);)?
 
             fn kept(&self) -> usize {
                 self.sessions.len()
-            }
-
-            fn at_rest(&self, id: &str) -> bool {
-                Adapter::at_rest(self, id)
             }
 
             fn abandon(
@@ -222,7 +234,7 @@ macro_rules! payloads_only {
             ) {
                 Adapter::abandon(self, id, at_ms, out);
             }
-        }
+        });
     };
     (@ticks) => {
         fn tick(
@@ -243,17 +255,7 @@ pub(crate) use payloads_only;
 /// written here once rather than in each such agent's `contract.rs`.
 macro_rules! reads_files {
     ($payload:ty, |$p:ident| $session:expr) => {
-        impl $crate::sources::command_hooks::adapter::AgentAdapter for Adapter {
-            type Payload = $payload;
-
-            fn parse(&self, json: &str) -> Result<$payload, String> {
-                serde_json::from_str(json).map_err(|e| e.to_string())
-            }
-
-            fn session_of($p: &$payload) -> &str {
-                $session
-            }
-
+        $crate::sources::command_hooks::adapter::forwarded!($payload, |$p| $session, {
             fn take(
                 &mut self,
                 p: $payload,
@@ -273,16 +275,8 @@ macro_rules! reads_files {
                 Adapter::tick(self, now_ms, files, out);
             }
 
-            fn open_turns(&self) -> usize {
-                Adapter::open_turns(self)
-            }
-
             fn kept(&self) -> usize {
                 Adapter::kept(self)
-            }
-
-            fn at_rest(&self, id: &str) -> bool {
-                Adapter::at_rest(self, id)
             }
 
             fn abandon(
@@ -305,7 +299,7 @@ macro_rules! reads_files {
             fn resume(&mut self, id: &str, at: $crate::sources::command_hooks::files::FileCursor) {
                 Adapter::resume(self, id, at);
             }
-        }
+        });
     };
 }
 pub(crate) use reads_files;
