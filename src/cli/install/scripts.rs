@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::command::{is_our_program, shell_quote, words};
-use super::writer::Writer;
+use super::writer::{installed, Writer};
 use super::Target;
 use albedo_otel::sources::command_hooks::agent::Scripts;
 
@@ -49,11 +49,10 @@ pub(super) struct HookScripts<'a>(pub &'a Scripts);
 
 impl Writer for HookScripts<'_> {
     fn install(&self, dir: &Path, command: &str, events: &str, _: &Target) -> Result<Vec<String>> {
-        let changed = install(dir, self.0, command)?;
-        let already = if changed > 0 { "" } else { "already " };
+        let changed = install(dir, self.0, command)? > 0;
         Ok(vec![format!(
-            "{already}installed in {}: a script per event ({events}) that runs `{command}`",
-            dir.display()
+            "{}: a script per event ({events}) that runs `{command}`",
+            installed(changed, dir)
         )])
     }
 
