@@ -38,4 +38,4 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-payloads_only!(Box<Payload>, |p| &p.session_id);
+payloads_only!(Box<Payload>, |p| &p.session_id, ticks);

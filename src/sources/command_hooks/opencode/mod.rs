@@ -86,8 +86,8 @@ struct Session {
     parent: Option<String>,
     /// `task` calls that already have their sub-agent.
     spawned: HashSet<String>,
-    /// A sub-agent's session not yet opened: when it was created, and where.
-    opening: Option<(u64, Option<String>)>,
+    /// A sub-agent's session not yet opened: waiting for the call that starts it.
+    opening: Option<subagents::Opening>,
     /// A sub-agent's: when the call that started it started. Its turns begin no earlier:
     /// Kilo Code dates a `task` call's start some 20 ms after its sub-agent's prompt.
     floor_ms: u64,
@@ -134,6 +134,9 @@ impl Adapter {
     pub fn push(&mut self, received_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
         let sid = p.own_session();
         if sid.is_empty() {
+            return;
+        }
+        if self.waits(sid, received_ms, p, out) {
             return;
         }
         let seen = p.seen_ms().unwrap_or(received_ms);
@@ -235,6 +238,10 @@ impl Adapter {
     /// Ends session `sid`'s open turn (if any) at `at_ms`, the one way every turn ends
     /// (`OpenTurn::flush`).
     fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        // Its sub-agents still waiting for their call ran inside this turn.
+        for child in self.holding(Some(sid), None) {
+            self.release(&child, None, out);
+        }
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
@@ -268,6 +275,11 @@ impl Adapter {
                 .collect();
             family.extend(children);
             i += 1;
+        }
+        // Those still waiting for their call open now, with what they held.
+        let holding = self.holding(None, None);
+        for sid in family.iter().filter(|s| holding.contains(s)) {
+            self.release(sid, None, out);
         }
         // The model calls still streaming go out as errors (they were lost); the calls still
         // running end with their session, unfinished.

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct Payload {
     /// The journal's session: the top session, for a sub-agent's events.
     pub session_id: String,
@@ -23,7 +23,7 @@ pub struct Payload {
     pub properties: Properties,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct Properties {
     /// `session.created`: the session; `message.updated`: the message.
     #[serde(default)]
@@ -42,7 +42,7 @@ pub struct Properties {
 }
 
 /// A session's or a message's `info`: the two share these names.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct Info {
     #[serde(default)]
@@ -112,7 +112,7 @@ pub struct Cache {
 }
 
 /// A message part: a model call's `step-start` and `step-finish`, or a `tool` call.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct Part {
     #[serde(default, rename = "type")]
     pub kind: String,
@@ -127,7 +127,7 @@ pub struct Part {
 }
 
 /// A tool call's state: `pending`, `running`, then `completed` or `error`.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct ToolState {
     #[serde(default)]
     pub status: String,
@@ -144,7 +144,7 @@ pub struct ToolState {
 }
 
 /// What a tool adds to its state: the `task` tool names the sub-agent's session.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct ToolMetadata {
     #[serde(default, rename = "sessionId")]
     pub session_id: Option<String>,

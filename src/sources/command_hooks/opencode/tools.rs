@@ -31,14 +31,18 @@ impl Adapter {
                     return;
                 }
                 let input = state.input.clone();
+                let task = name == "task";
                 turn.start_call(sid, Some(id.clone()), name, input, None, start, out);
-                // A running `task` call names the sub-agent's session it started.
-                let child = state.metadata.as_ref().and_then(|m| m.session_id.clone());
+                // A running `task` call names the sub-agent's session it started; one that
+                // names none is the call of the sub-agent that has waited longest.
+                let named = state.metadata.as_ref().and_then(|m| m.session_id.clone());
+                let child = match named {
+                    Some(child) => Some(child),
+                    None if task => self.holding(Some(sid), None).into_iter().next(),
+                    None => None,
+                };
                 if let Some(child) = child {
-                    let waiting = self.sessions.get(&child).and_then(|c| c.opening.clone());
-                    if let Some((at, cwd)) = waiting {
-                        self.opened(&child, at, cwd, Some((sid.to_string(), id)), out);
-                    }
+                    self.release(&child, Some((sid.to_string(), id)), out);
                 }
             }
             "completed" | "error" => {

@@ -2,10 +2,15 @@
 //! same recorded shapes as the tests beside them.
 
 use super::*;
+use crate::sources::command_hooks::opencode::subagents::OPENING_GRACE_MS;
 
-#[test]
-fn a_sub_agent_nests_under_the_task_call_that_started_it() {
-    let child = "ses_child";
+const CHILD: &str = "ses_child";
+
+/// A turn that delegates to a sub-agent, its events in the order opencode sends them: the
+/// sub-agent's session is created while its call is pending, and the call's running state
+/// (the fifth event) names it.
+fn delegation() -> Vec<Payload> {
+    let child = CHILD;
     // The plugin journals a sub-agent's events under the top session, naming their own.
     let in_child = |name: &str, ms: u64, props: Value| {
         let mut p = event(name, ms, props);
@@ -62,8 +67,66 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         Some((110, tokens(5, 1, 0, 0), "stop")),
     ));
     events.push(event("session.idle", 120, json!({})));
+    events
+}
+
+#[test]
+fn a_sub_agent_nests_under_the_task_call_that_started_it() {
+    let (adapter, records) = run(&delegation());
+    assert_eq!(adapter.open_turns(), 0);
+    check_nested(&records);
+}
+
+/// Kilo under load: the sub-agent's prompt (a plugin hook) and first message overtake the
+/// running state of the call that started it (an event on opencode's bus).
+#[test]
+fn a_sub_agent_s_events_before_its_call_runs_wait_for_it() {
+    let mut events = delegation();
+    let running = events.remove(4);
+    assert_eq!(
+        running.properties.part.as_ref().unwrap().tool.as_deref(),
+        Some("task")
+    );
+    events.insert(6, running);
     let (adapter, records) = run(&events);
     assert_eq!(adapter.open_turns(), 0);
+    check_nested(&records);
+}
+
+/// With no call to take it, a sub-agent waits [`OPENING_GRACE_MS`] and then goes out as a
+/// turn of its own rather than never.
+#[test]
+fn a_sub_agent_whose_call_never_runs_opens_after_the_grace() {
+    let events: Vec<Payload> = delegation()
+        .into_iter()
+        .take(7)
+        .filter(|p| {
+            p.properties
+                .part
+                .as_ref()
+                .is_none_or(|t| t.tool.as_deref() != Some("task"))
+        })
+        .collect();
+    let (mut adapter, mut records) = run(&events);
+    let of_child =
+        |records: &[Record<'static>]| records.iter().filter(|r| r.session == CHILD).count();
+    assert_eq!(of_child(&records), 0, "held: {records:?}");
+    adapter.tick(T0 + OPENING_GRACE_MS - 1, &mut records);
+    assert_eq!(of_child(&records), 0, "held: {records:?}");
+    adapter.tick(T0 + OPENING_GRACE_MS, &mut records);
+    let child: Vec<&Event> = records
+        .iter()
+        .filter(|r| r.session == CHILD)
+        .map(|r| &r.event)
+        .collect();
+    assert!(
+        matches!(child.as_slice(), [Event::Session(info), Event::Prompted { .. }, ..] if info.parent.is_none()),
+        "{child:?}"
+    );
+}
+
+fn check_nested(records: &[Record<'static>]) {
+    let child = CHILD;
     let Some(Event::Session(info)) = records
         .iter()
         .find(|r| r.session == child)
@@ -81,7 +144,7 @@ fn a_sub_agent_nests_under_the_task_call_that_started_it() {
         .iter()
         .any(|r| r.session == child && matches!(r.event, Event::Closed { .. })));
 
-    let spans = spans(&records);
+    let spans = spans(records);
     let task = spans
         .iter()
         .find(|s| s.name == "execute_tool task")
