@@ -27,7 +27,7 @@ mod messages;
 mod node;
 mod notes;
 pub mod policy;
-mod pricing;
+pub(crate) mod pricing;
 pub mod redact;
 pub mod semconv;
 mod sessions;

@@ -280,16 +280,13 @@ impl Drop for PipelineGuard {
     }
 }
 
-/// Decodes the model price table (once per process) on a thread of its own, beside the export
-/// thread's start: it takes tens of milliseconds (400 in a debug build), and done later the
-/// first model call would wait for it, and every record behind that call, into the flush
-/// deadline. If the thread cannot start, the first model call decodes it.
+/// Splits the model price table (once per process) on a thread of its own, beside the export
+/// thread's start: a few milliseconds (tens in a debug build) that the first model call would
+/// otherwise wait. If the thread cannot start, the first model call splits it.
 fn decode_prices() -> Option<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("albedo-otel-prices".into())
-        .spawn(|| {
-            let _ = genai_prices::Calculator::bundled();
-        })
+        .spawn(crate::assemble::pricing::warm)
         .ok()
 }
 

@@ -7,12 +7,19 @@
 //! The table's lookup (provider rules, then each model's match rules) is a few microseconds;
 //! its outcome for each (provider, model) is kept, so a model that has no price is not looked
 //! up again, and a provider the table does not know is not tried again before the model's
-//! name is.
+//! name is. The table is decoded a provider at a time ([`table`]).
+
+mod table;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
 
-use genai_prices::{Calculator, ErrorKind, PriceRequest, Usage as PriceUsage, UsageKey};
+use genai_prices::{ErrorKind, PriceRequest, Usage as PriceUsage, UsageKey};
+
+pub use table::warm;
+use table::{Chosen, Table};
 
 use crate::protocol::Usage;
 
@@ -33,10 +40,10 @@ pub struct Cost {
 /// How a (provider, model) pair is priced, once found out.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Lookup {
-    /// As the named provider sells it.
-    ByProvider,
-    /// The provider is not in the table: by the model's maker, which its name tells.
-    ByModel,
+    /// By the table's provider chosen, asked as the call named it (`by_model`: without the
+    /// provider it named, which the table does not know; by the model's maker, which its name
+    /// tells).
+    Priced { chosen: Chosen, by_model: bool },
     /// The table has no price for it.
     Unpriced,
 }
@@ -70,41 +77,50 @@ impl Pricer {
             // A model run on the user's own machine costs nothing we could know of.
             return None;
         }
+        let table = Table::get()?;
         let known = self
             .lookups
             .get(model)
             .and_then(|by| by.iter().find(|(p, _)| p.as_deref() == id))
             .map(|(_, l)| *l);
+        if known == Some(Lookup::Unpriced) {
+            return None;
+        }
         let usage = price_usage(usage);
-        let price = |id: Option<&str>| {
-            let mut request = PriceRequest::new(model, &usage)
-                .with_timestamp(UNIX_EPOCH + Duration::from_millis(at_ms));
-            if let Some(id) = id {
-                request = request.with_provider_id(id);
-            }
-            Calculator::bundled().calculate(&request)
-        };
-        let (lookup, found) = match known {
-            Some(Lookup::Unpriced) => return None,
-            Some(Lookup::ByModel) => (Lookup::ByModel, price(None)),
-            Some(Lookup::ByProvider) => (Lookup::ByProvider, price(id)),
-            None => match price(id) {
-                Err(e) if id.is_some() && e.kind() == ErrorKind::ProviderNotFound => {
-                    (Lookup::ByModel, price(None))
+        let at = UNIX_EPOCH + Duration::from_millis(at_ms);
+        let request = |id| request(model, &usage, at, id);
+        let lookup = match known {
+            Some(known) => known,
+            None => {
+                let chosen = match table.choose(id, &request(id)) {
+                    Err(e) if id.is_some() && e.kind() == ErrorKind::ProviderNotFound => table
+                        .choose(None, &request(None))
+                        .map(|c| c.map(|chosen| (chosen, true))),
+                    found => found.map(|c| c.map(|chosen| (chosen, false))),
+                };
+                match chosen {
+                    // Bad usage is this call's alone; only a miss in the table says the
+                    // pair has no price.
+                    Err(e) if e.kind() == ErrorKind::InvalidUsage => return None,
+                    Ok(Some((chosen, by_model))) => Lookup::Priced { chosen, by_model },
+                    _ => Lookup::Unpriced,
                 }
-                found => (Lookup::ByProvider, found),
-            },
+            }
+        };
+        let found = match lookup {
+            Lookup::Unpriced => None,
+            Lookup::Priced { chosen, by_model } => {
+                table.price(chosen, &request(if by_model { None } else { id }))
+            }
         };
         let cost = match found {
-            Ok(p) => Some(Cost {
+            Some(Ok(p)) => Some(Cost {
                 total: p.total_price,
                 input: p.input_price,
                 output: p.output_price,
             }),
-            // Bad usage is this call's alone; only a miss in the table says the pair has
-            // no price.
-            Err(e) if matches!(e.kind(), ErrorKind::InvalidUsage) => return None,
-            Err(_) => None,
+            Some(Err(e)) if matches!(e.kind(), ErrorKind::InvalidUsage) => return None,
+            _ => None,
         };
         if known.is_none() {
             if self.lookups.len() >= LOOKUPS_KEPT {
@@ -121,6 +137,21 @@ impl Pricer {
                 .push((id.map(Box::from), lookup));
         }
         cost
+    }
+}
+
+/// A request for the price of a call to `model` that used `usage`, made `at`, as sold by
+/// provider `id` (any, with none).
+fn request<'a>(
+    model: &'a str,
+    usage: &'a PriceUsage,
+    at: std::time::SystemTime,
+    id: Option<&'a str>,
+) -> PriceRequest<'a> {
+    let request = PriceRequest::new(model, usage).with_timestamp(at);
+    match id {
+        Some(id) => request.with_provider_id(id),
+        None => request,
     }
 }
 
