@@ -175,7 +175,7 @@ fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
     assert!(other.spans().is_empty(), "the key went to {elsewhere}");
     assert!(other.unauthorized() > 0, "{stderr}");
     assert!(
-        stderr.contains("[otlp.headers] is not sent: the endpoint")
+        stderr.contains("[otlp.headers] is not sent: the traces endpoint")
             && stderr.contains("comes from env OTEL_EXPORTER_OTLP_ENDPOINT"),
         "{stderr}"
     );
@@ -215,6 +215,70 @@ fn the_file_s_api_key_goes_only_to_the_file_s_endpoint() {
     );
     assert!(!ours.spans().is_empty());
     assert_eq!(ours.unauthorized(), 0);
+}
+
+/// The same guard for metrics: a metrics endpoint the environment names gets the
+/// environment's headers (`OTEL_EXPORTER_OTLP_METRICS_HEADERS` included), never the file's key
+/// nor the traces' own headers; the file's collector still gets its key with the traces.
+#[test]
+fn the_file_s_api_key_never_goes_to_a_metrics_endpoint_named_elsewhere() {
+    let (ours, other) = (Receiver::start(), Receiver::start());
+    ours.require_header("x-api-key", "file-secret-82");
+    let dir = scratch("headers-metrics");
+    let path = dir.join("config.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[otlp]\nendpoint = \"{}\"\nprotocol = \"grpc\"\n[otlp.headers]\nx-api-key = \"file-secret-82\"\n",
+            ours.grpc_url()
+        ),
+    )
+    .unwrap();
+    let config = ("ALBEDO_OTEL_CONFIG", path.to_str().unwrap());
+    let elsewhere = other.grpc_url();
+    let metrics_elsewhere = ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", elsewhere.as_str());
+    let out = run_binary(
+        &["replay", "-", "--no-spool", "--flush-timeout", "2s"],
+        &[
+            config,
+            metrics_elsewhere,
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-traces-only=t1"),
+            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-metrics-key=m1"),
+        ],
+        &demo_session(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(ours.unauthorized(), 0, "the traces kept the file's key");
+    assert!(!ours.spans().is_empty(), "{stderr}");
+    assert!(ours.metrics().is_empty(), "metrics went to the file's collector");
+    let metrics = other.metrics();
+    assert!(!metrics.is_empty(), "no metrics reached {elsewhere}: {stderr}");
+    for m in &metrics {
+        let names: Vec<&str> = m.headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(
+            !names.contains(&"x-api-key") && !names.contains(&"x-traces-only"),
+            "the metrics host got {names:?}"
+        );
+        assert!(
+            m.headers.iter().any(|(k, v)| k == "x-metrics-key" && v == "m1"),
+            "OTEL_EXPORTER_OTLP_METRICS_HEADERS was not sent: {names:?}"
+        );
+    }
+    assert!(
+        stderr.contains("[otlp.headers] is not sent with metrics: the metrics endpoint")
+            && stderr.contains("comes from env OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("file-secret-82"), "{stderr}");
+    let shown = run_binary(&["config", "show"], &[config, metrics_elsewhere], b"");
+    let stdout = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        stdout.contains(
+            "NOT SENT with metrics: the metrics endpoint comes from env OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+        ),
+        "{stdout}"
+    );
 }
 
 /// `config set` makes the folders it creates private, and only those: a file named

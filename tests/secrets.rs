@@ -305,3 +305,43 @@ fn header_values_never_reach_the_logs() {
     );
     assert!(!stderr.contains(secret));
 }
+
+/// A password in the endpoint URL (`https://tenant:TOKEN@host`, sent as Basic auth) is shown
+/// nowhere: not in the `ready:` line or any log, not in the spool's folder names or `status`,
+/// not in `config show`.
+#[test]
+fn a_password_in_the_endpoint_is_never_shown() {
+    let secret = "glc_SECRET_TOKEN_93";
+    let dir = scratch("endpoint-password");
+    let spool = dir.join("spool");
+    // Nothing listens there: the batches go to the spool, whose folder is named for the
+    // destination.
+    let endpoint = format!("http://tenant:{secret}@127.0.0.1:{}", free_port());
+    let env = [
+        ("ALBEDO_OTEL_SPOOL_DIR", spool.to_str().unwrap()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("ALBEDO_OTEL_LOG", "debug"),
+    ];
+    let out = run_binary(&["replay", "-", "--flush-timeout", "1s"], &env, &demo_session());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("tenant:******@127.0.0.1"), "{stderr}");
+    assert!(!stderr.contains(secret), "{stderr}");
+    let files = files_under(&spool);
+    assert!(!files.is_empty(), "nothing was spooled: {stderr}");
+    for f in &files {
+        assert!(
+            !f.to_string_lossy().contains(secret),
+            "a spool path names it: {}",
+            f.display()
+        );
+    }
+    for args in [&["status"][..], &["config", "show"][..]] {
+        let out = run_binary(args, &env, b"");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains(secret), "{args:?}: {all}");
+    }
+}

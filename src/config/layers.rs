@@ -96,6 +96,24 @@ impl Layers<'_> {
         (file_says(found.var).as_deref() != Some(found.value.trim())).then_some(found.source)
     }
 
+    /// As [`endpoint_elsewhere`](Self::endpoint_elsewhere), for metrics: their own endpoint
+    /// is the file's when the file names it and the environment does not name another; with
+    /// none of their own, they go where the traces go, and the traces' answer holds.
+    pub fn metrics_endpoint_elsewhere(&self, flag: Option<&str>) -> Option<Source> {
+        use super::env::OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as VAR;
+        let Some(found) = self.first(&[VAR]) else {
+            return self.endpoint_elsewhere(flag);
+        };
+        if !matches!(found.source, Source::Env(_)) {
+            return None;
+        }
+        let file_says = self
+            .file
+            .and_then(|f| f.get(VAR))
+            .map(|(_, v)| v.trim().to_string());
+        (file_says.as_deref() != Some(found.value.trim())).then_some(found.source)
+    }
+
     /// `flag`, else the first of `vars` parsed by `parse`, else `default`.
     pub fn pick<T>(
         &self,

@@ -181,7 +181,7 @@ impl Settings {
             _ => None,
         };
         let mut pipeline = stages::pipeline(&layers, overrides)?;
-        pipeline.metrics = stages::metrics(&layers, otlp.as_ref())?;
+        pipeline.metrics = stages::metrics(&layers, &overrides.otlp, otlp.as_ref())?;
         Ok(Settings {
             exporter,
             otlp,
@@ -198,6 +198,8 @@ impl Settings {
     }
 }
 
+#[cfg(test)]
+mod metrics_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

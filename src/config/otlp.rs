@@ -192,75 +192,169 @@ pub(crate) fn resolve_otlp_in(
     } else {
         defaults::GRPC_ENDPOINT.to_string()
     };
-    // Lowest first: the file, the generic variable, the signal's own, the flags. The
-    // file's headers hold its API keys, and go only where the file sends: with an
-    // endpoint from a variable or a flag (another collector), they stay behind.
-    let mut layered = Vec::new();
-    if let Some(file) = layers.file.filter(|f| !f.headers.is_empty()) {
-        let name = format!("{} [otlp.headers]", file.path.display());
-        for (k, v) in &file.headers {
-            check_header(&name, k, v)?;
-        }
-        match layers.endpoint_elsewhere(overrides.endpoint.as_deref()) {
-            Some(from) => warn_once(format!(
-                "{name} is not sent: the endpoint {endpoint} comes from {from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS"
-            )),
-            None => layered.push(file.headers.clone()),
-        }
-    }
-    for var in [
-        OTEL_EXPORTER_OTLP_HEADERS,
-        OTEL_EXPORTER_OTLP_TRACES_HEADERS,
-    ] {
-        if let Some(f) = layers.env(var) {
-            layered.push(parse_headers(var, &f.value)?);
-        }
-    }
-    for (k, v) in &overrides.headers {
-        check_header("--header", k, v)?;
-    }
-    layered.push(overrides.headers.clone());
-    let headers = merge_headers(layered);
-    let timeout = layers.pick(
-        overrides.timeout,
-        &[
-            OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
-            OTEL_EXPORTER_OTLP_TIMEOUT,
-        ],
-        millis,
-        defaults::TIMEOUT,
-    )?;
-    let compression = layers.pick(
-        overrides.compression,
-        &[
-            OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
-            OTEL_EXPORTER_OTLP_COMPRESSION,
-        ],
-        parse_compression,
-        Compression::None,
-    )?;
-    let path = |vars: &[&'static str]| layers.first(vars).map(|f| f.value.trim().to_string());
-    let tls = TlsFiles {
-        ca: path(&[
-            OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
-            OTEL_EXPORTER_OTLP_CERTIFICATE,
-        ]),
-        client_cert: path(&[
-            OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
-            OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
-        ]),
-        client_key: path(&[
-            OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
-            OTEL_EXPORTER_OTLP_CLIENT_KEY,
-        ]),
+    let file_headers = match layers.endpoint_elsewhere(overrides.endpoint.as_deref()) {
+        Some(from) => FileHeaders::Withheld { from },
+        None => FileHeaders::Sent,
     };
+    let rest = Rest::resolve(&TRACES, overrides, layers, &endpoint, file_headers)?;
     Ok(OtlpSettings {
         endpoint,
         protocol,
-        headers,
-        timeout,
-        compression,
-        tls,
+        headers: rest.headers,
+        timeout: rest.timeout,
+        compression: rest.compression,
+        tls: rest.tls,
+    })
+}
+
+/// The variables one signal reads besides its endpoint and protocol: its own, then the
+/// generic one. A signal's own variables never reach another signal.
+pub(crate) struct Signal {
+    /// For people: `traces`, `metrics`.
+    name: &'static str,
+    headers: &'static str,
+    timeout: &'static str,
+    compression: &'static str,
+    certificate: &'static str,
+    client_certificate: &'static str,
+    client_key: &'static str,
+}
+
+pub(crate) const TRACES: Signal = Signal {
+    name: "traces",
+    headers: super::env::OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+    timeout: super::env::OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+    compression: super::env::OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+    certificate: super::env::OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+    client_certificate: super::env::OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+    client_key: super::env::OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+};
+
+pub(crate) const METRICS: Signal = Signal {
+    name: "metrics",
+    headers: super::env::OTEL_EXPORTER_OTLP_METRICS_HEADERS,
+    timeout: super::env::OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
+    compression: super::env::OTEL_EXPORTER_OTLP_METRICS_COMPRESSION,
+    certificate: super::env::OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE,
+    client_certificate: super::env::OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE,
+    client_key: super::env::OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY,
+};
+
+impl Signal {
+    /// The header variables in force for this signal, lowest first: the generic one, then
+    /// the signal's own.
+    pub(crate) fn header_vars(&self) -> [&'static str; 2] {
+        [super::env::OTEL_EXPORTER_OTLP_HEADERS, self.headers]
+    }
+}
+
+/// Whether the file's headers (its API keys) go to a signal's endpoint: only when that
+/// endpoint is the file's own, or derived from it.
+pub(crate) enum FileHeaders {
+    Sent,
+    /// The endpoint comes from elsewhere (a variable or a flag naming another collector).
+    Withheld { from: super::layers::Source },
+}
+
+/// A signal's headers, timeout, compression and TLS files.
+struct Rest {
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    compression: Compression,
+    tls: TlsFiles,
+}
+
+impl Rest {
+    fn resolve(
+        signal: &Signal,
+        overrides: &OtlpOverrides,
+        layers: &Layers<'_>,
+        endpoint: &str,
+        file_headers: FileHeaders,
+    ) -> Result<Rest, ConfigError> {
+        use super::env::*;
+        // Lowest first: the file, the generic variable, the signal's own, the flags. The
+        // file's headers hold its API keys, and go only where the file sends: with an
+        // endpoint from a variable or a flag (another collector), they stay behind.
+        let mut layered = Vec::new();
+        if let Some(file) = layers.file.filter(|f| !f.headers.is_empty()) {
+            let name = format!("{} [otlp.headers]", file.path.display());
+            for (k, v) in &file.headers {
+                check_header(&name, k, v)?;
+            }
+            match file_headers {
+                FileHeaders::Withheld { from } => warn_once(format!(
+                    "{name} is not sent{with}: the {signal} endpoint {shown} comes from {from}, not from the file, and the file's headers (API keys) go only to the file's endpoint; set the endpoint in the file, or the headers with OTEL_EXPORTER_OTLP_HEADERS or {own}",
+                    signal = signal.name,
+                    with = if signal.name == TRACES.name { String::new() } else { format!(" with {}", signal.name) },
+                    shown = crate::export::otlp::shown_endpoint(endpoint),
+                    own = signal.headers,
+                )),
+                FileHeaders::Sent => layered.push(file.headers.clone()),
+            }
+        }
+        for var in signal.header_vars() {
+            if let Some(f) = layers.env(var) {
+                layered.push(parse_headers(var, &f.value)?);
+            }
+        }
+        for (k, v) in &overrides.headers {
+            check_header("--header", k, v)?;
+        }
+        layered.push(overrides.headers.clone());
+        let headers = merge_headers(layered);
+        let timeout = layers.pick(
+            overrides.timeout,
+            &[signal.timeout, OTEL_EXPORTER_OTLP_TIMEOUT],
+            millis,
+            defaults::TIMEOUT,
+        )?;
+        let compression = layers.pick(
+            overrides.compression,
+            &[signal.compression, OTEL_EXPORTER_OTLP_COMPRESSION],
+            parse_compression,
+            Compression::None,
+        )?;
+        let path = |vars: &[&'static str]| layers.first(vars).map(|f| f.value.trim().to_string());
+        let tls = TlsFiles {
+            ca: path(&[signal.certificate, OTEL_EXPORTER_OTLP_CERTIFICATE]),
+            client_cert: path(&[
+                signal.client_certificate,
+                OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
+            ]),
+            client_key: path(&[signal.client_key, OTEL_EXPORTER_OTLP_CLIENT_KEY]),
+        };
+        Ok(Rest {
+            headers,
+            timeout,
+            compression,
+            tls,
+        })
+    }
+}
+
+/// Metrics' own [`OtlpSettings`]: the traces' protocol, metrics' endpoint ([`metrics_endpoint`]),
+/// and metrics' own variables before the generic ones (`OTEL_EXPORTER_OTLP_METRICS_*`, never
+/// the traces'). The file's headers go with them only when the metrics endpoint is the file's
+/// own: the file names it, or it is derived from the traces' endpoint the file names.
+pub(crate) fn resolve_metrics_in(
+    traces: &OtlpSettings,
+    overrides: &OtlpOverrides,
+    layers: &Layers<'_>,
+) -> Result<OtlpSettings, ConfigError> {
+    let endpoint = metrics_endpoint(traces, layers)?;
+    let file_headers = match layers.metrics_endpoint_elsewhere(overrides.endpoint.as_deref()) {
+        Some(from) => FileHeaders::Withheld { from },
+        None => FileHeaders::Sent,
+    };
+    let rest = Rest::resolve(&METRICS, overrides, layers, &endpoint, file_headers)?;
+    Ok(OtlpSettings {
+        endpoint,
+        protocol: traces.protocol,
+        headers: rest.headers,
+        timeout: rest.timeout,
+        compression: rest.compression,
+        tls: rest.tls,
     })
 }
 

@@ -124,6 +124,15 @@ pub fn explain(
                 }
             }
         };
+        // A password in a URL is sent as Basic auth: masked as a header is.
+        let value = match k.var {
+            env::OTEL_EXPORTER_OTLP_ENDPOINT
+            | env::OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+            | env::OTEL_EXPORTER_OTLP_METRICS_ENDPOINT => {
+                crate::export::otlp::shown_endpoint(&value)
+            }
+            _ => value,
+        };
         out.push(Shown {
             key: k.key.to_string(),
             var: Some(k.var),
@@ -148,6 +157,32 @@ pub fn explain(
                 key: format!("{HEADERS}.{k}"),
                 var: None,
                 value: format!("{}  NOT SENT: the endpoint comes from {from}", mask(v)),
+                source: Source::File(format!("{} [{HEADERS}]", f.path.display())),
+            });
+        }
+    }
+    for (name, value, source) in metrics_headers(&layers) {
+        out.push(Shown {
+            key: format!("{HEADERS}.{name}"),
+            var: None,
+            value: format!("{}  (metrics only)", mask(&value)),
+            source,
+        });
+    }
+    let traces_withheld = layers.endpoint_elsewhere(overrides.otlp.endpoint.as_deref());
+    if let (Some(f), None, Some(from)) = (
+        file,
+        traces_withheld,
+        layers.metrics_endpoint_elsewhere(overrides.otlp.endpoint.as_deref()),
+    ) {
+        for (k, v) in &f.headers {
+            out.push(Shown {
+                key: format!("{HEADERS}.{k}"),
+                var: None,
+                value: format!(
+                    "{}  NOT SENT with metrics: the metrics endpoint comes from {from}",
+                    mask(v)
+                ),
                 source: Source::File(format!("{} [{HEADERS}]", f.path.display())),
             });
         }
@@ -225,6 +260,19 @@ fn headers(overrides: &Overrides, layers: &Layers<'_>) -> Vec<(String, String, S
         add(k, v, Source::Flag);
     }
     out
+}
+
+/// Headers only metrics get: `OTEL_EXPORTER_OTLP_METRICS_HEADERS`.
+fn metrics_headers(layers: &Layers<'_>) -> Vec<(String, String, Source)> {
+    let var = env::OTEL_EXPORTER_OTLP_METRICS_HEADERS;
+    let Some(found) = layers.env(var) else {
+        return Vec::new();
+    };
+    super::parse::pairs(&found.value)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v, Source::Env(var)))
+        .collect()
 }
 
 /// The settings in force that came from flags or the environment, by file key, as `install`

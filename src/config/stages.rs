@@ -176,11 +176,13 @@ pub(super) fn pipeline(
     Ok(pipeline)
 }
 
-/// GenAI metrics, sent to the traces' collector with the traces' settings
-/// ([`OtlpSettings`]: headers, TLS, compression, timeout), unless `OTEL_METRICS_EXPORTER` is
+/// GenAI metrics, sent to the traces' collector (or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`)
+/// with metrics' own settings ([`super::otlp::resolve_metrics_in`]: the file's headers only to
+/// the file's endpoint, never the traces' own variables), unless `OTEL_METRICS_EXPORTER` is
 /// `none`. `None` too when spans do not go over OTLP (a file, the console).
 pub(super) fn metrics(
     e: &Layers<'_>,
+    overrides: &super::otlp::OtlpOverrides,
     otlp: Option<&OtlpSettings>,
 ) -> Result<Option<MetricsConfig>, ConfigError> {
     use super::env::*;
@@ -213,10 +215,8 @@ pub(super) fn metrics(
             "must be above 0",
         ));
     }
-    let mut settings = otlp.clone();
-    settings.endpoint = super::otlp::metrics_endpoint(otlp, e)?;
     Ok(Some(MetricsConfig {
-        otlp: settings,
+        otlp: super::otlp::resolve_metrics_in(otlp, overrides, e)?,
         interval,
     }))
 }

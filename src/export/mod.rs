@@ -149,6 +149,13 @@ pub trait SpanExporter: Send + Sync {
     fn spool_key(&self) -> Option<String> {
         None
     }
+
+    /// The name an earlier version gave the same destination's spool, where it differs
+    /// (before 0.1.1 an endpoint's password was part of it): its folder is taken over, so
+    /// what it holds is still sent.
+    fn former_spool_key(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An export that is already done: for exporters that do their work when called.

@@ -304,6 +304,22 @@ impl Spool {
     }
 }
 
+/// Takes over `former`, the folder an earlier version gave the destination that `dir` is for,
+/// when `dir` is not there yet: what it holds is then sent as if spooled under the new name.
+pub fn adopt(former: &Path, dir: &Path) {
+    if former == dir || !former.is_dir() || dir.exists() {
+        return;
+    }
+    match std::fs::rename(former, dir) {
+        Ok(()) => tracing::info!("the spool {} is now {}", former.display(), dir.display()),
+        Err(e) => tracing::warn!(
+            "cannot move the spool {} to {}: {e}; what it holds waits there",
+            former.display(),
+            dir.display()
+        ),
+    }
+}
+
 /// The spool folder for one destination under `root`.
 pub fn for_destination(root: &Path, destination: &str) -> PathBuf {
     let hash = xxhash_rust::xxh3::xxh3_64(destination.as_bytes());

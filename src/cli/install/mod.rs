@@ -223,7 +223,7 @@ pub fn install(target: &Target) -> Result<i32> {
     if let Some(otlp) = &resolved.otlp {
         println!(
             "hooks export to {} ({})",
-            otlp.endpoint,
+            otlp.shown_endpoint(),
             otlp.protocol.as_str()
         );
     }

@@ -35,7 +35,7 @@ impl GrpcTransport {
     /// Sets up the channel for `signal`'s service; it connects on first use and reconnects
     /// by itself.
     pub fn new(settings: &OtlpSettings, signal: Signal) -> Result<Self, ExportError> {
-        let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
+        let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.shown_endpoint()));
         let connect_timeout = settings.timeout.min(Duration::from_secs(5));
         let mut endpoint = Endpoint::from_shared(settings.endpoint.clone())
             .map_err(|e| setup(e.to_string()))?
@@ -74,7 +74,7 @@ impl GrpcTransport {
         Ok(GrpcTransport {
             client,
             metadata,
-            endpoint: settings.endpoint.clone(),
+            endpoint: settings.shown_endpoint(),
             timeout: settings.timeout,
             path: match signal {
                 Signal::Traces => EXPORT_PATH,

@@ -23,6 +23,8 @@ use crate::export::{ExportError, Exported, Payload};
 pub struct HttpTransport {
     client: reqwest::Client,
     endpoint: String,
+    /// The endpoint as errors show it (a password in it masked).
+    shown: String,
     headers: HeaderMap,
     json: bool,
     gzip: bool,
@@ -31,7 +33,7 @@ pub struct HttpTransport {
 
 impl HttpTransport {
     pub fn new(settings: &OtlpSettings, signal: Signal) -> Result<Self, ExportError> {
-        let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.endpoint));
+        let setup = |e: String| ExportError::Setup(format!("{}: {e}", settings.shown_endpoint()));
         let mut builder = reqwest::Client::builder()
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout.min(Duration::from_secs(5)))
@@ -78,6 +80,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             client,
             endpoint: settings.endpoint.clone(),
+            shown: settings.shown_endpoint(),
             headers,
             json,
             gzip,
@@ -107,9 +110,10 @@ impl HttpTransport {
         if let Some(t) = timeout {
             request = request.timeout(t);
         }
+        // reqwest's error names the URL, password and all: it is left out.
         let response = request.send().await.map_err(|e| ExportError::Unreachable {
-            endpoint: self.endpoint.clone(),
-            reason: error_chain(&e),
+            endpoint: self.shown.clone(),
+            reason: error_chain(&e.without_url()),
         })?;
         let status = response.status();
         let retry_after = response
@@ -153,7 +157,7 @@ impl HttpTransport {
                 .to_string()
         };
         Err(ExportError::Rejected {
-            endpoint: self.endpoint.clone(),
+            endpoint: self.shown.clone(),
             status: format!("HTTP {status}"),
             message,
             retryable,

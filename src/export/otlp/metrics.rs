@@ -24,7 +24,7 @@ impl MetricsExporter {
     pub fn new(settings: &OtlpSettings) -> Result<Self, ExportError> {
         Ok(MetricsExporter {
             transport: Transport::new(settings, Signal::Metrics)?,
-            endpoint: settings.endpoint.clone(),
+            endpoint: settings.shown_endpoint(),
         })
     }
 

@@ -15,7 +15,7 @@ mod tls;
 mod wire;
 
 pub use settings::{
-    Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_METRICS_PATH,
+    shown_endpoint, Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_METRICS_PATH,
     HTTP_TRACES_PATH, TIMEOUT,
 };
 
@@ -142,17 +142,29 @@ impl SpanExporter for OtlpExporter {
     fn describe(&self) -> String {
         format!(
             "{} ({})",
-            self.settings.endpoint,
+            self.settings.shown_endpoint(),
             self.settings.protocol.as_str()
         )
     }
 
+    /// Masked as shown: the folder name carries no credentials, and a changed password
+    /// still drains what the old one spooled.
     fn spool_key(&self) -> Option<String> {
         Some(format!(
             "{} {}",
             self.settings.protocol.as_str(),
-            self.settings.endpoint
+            self.settings.shown_endpoint()
         ))
+    }
+
+    fn former_spool_key(&self) -> Option<String> {
+        (self.settings.shown_endpoint() != self.settings.endpoint).then(|| {
+            format!(
+                "{} {}",
+                self.settings.protocol.as_str(),
+                self.settings.endpoint
+            )
+        })
     }
 }
 

@@ -72,7 +72,7 @@ pub struct OtlpSettings {
 impl std::fmt::Debug for OtlpSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OtlpSettings")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &shown_endpoint(&self.endpoint))
             .field("protocol", &self.protocol)
             .field(
                 "headers",
@@ -89,7 +89,37 @@ impl std::fmt::Debug for OtlpSettings {
     }
 }
 
+/// `url` as it may be shown (logs, `config show`, `status`, spool folder names): a password
+/// in it (`https://tenant:TOKEN@host`, which is sent as Basic auth) masked, and a user part
+/// with no password (`https://TOKEN@host`) masked whole; the rest as given.
+pub fn shown_endpoint(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let masked = match authority[..at].split_once(':') {
+        Some((user, _)) => format!("{user}:******"),
+        None => "******".to_string(),
+    };
+    format!(
+        "{}://{masked}@{}{}",
+        &url[..scheme_end],
+        &authority[at + 1..],
+        &rest[authority_end..]
+    )
+}
+
 impl OtlpSettings {
+    /// The endpoint as it may be shown: see [`shown_endpoint`].
+    pub fn shown_endpoint(&self) -> String {
+        shown_endpoint(&self.endpoint)
+    }
+
     /// A hint when the endpoint's port is the usual one of the other protocol.
     pub fn port_hint(&self) -> Option<String> {
         let uri: http::Uri = self.endpoint.parse().ok()?;
@@ -101,6 +131,26 @@ impl OtlpSettings {
                 "port 4317 is usually OTLP/gRPC; set OTEL_EXPORTER_OTLP_PROTOCOL=grpc or use port 4318".into(),
             ),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_endpoint;
+
+    #[test]
+    fn a_password_in_the_endpoint_is_never_shown() {
+        assert_eq!(
+            shown_endpoint("https://tenant:glc_TOKEN@otlp.example:443/otlp/v1/traces"),
+            "https://tenant:******@otlp.example:443/otlp/v1/traces"
+        );
+        assert_eq!(
+            shown_endpoint("https://glc_TOKEN@otlp.example/v1/traces?a=b@c"),
+            "https://******@otlp.example/v1/traces?a=b@c"
+        );
+        for plain in ["http://localhost:4318/v1/traces", "http://h/p@q", "not a url"] {
+            assert_eq!(shown_endpoint(plain), plain);
         }
     }
 }

@@ -50,7 +50,7 @@ pub(crate) fn spool_dir(
     root: &std::path::Path,
     otlp: &crate::export::otlp::OtlpSettings,
 ) -> PathBuf {
-    let key = format!("{} {}", otlp.protocol.as_str(), otlp.endpoint);
+    let key = format!("{} {}", otlp.protocol.as_str(), otlp.shown_endpoint());
     spool::for_destination(root, &key).join("metrics")
 }
 
@@ -68,6 +68,11 @@ impl MetricsSender {
         };
         let spool = spool.and_then(|cfg| {
             let dir = spool_dir(&cfg.root, &config.otlp);
+            let former = format!("{} {}", config.otlp.protocol.as_str(), config.otlp.endpoint);
+            spool::adopt(
+                &spool::for_destination(&cfg.root, &former).join("metrics"),
+                &dir,
+            );
             let max = (cfg.max_bytes / SPOOL_SHARE).max(1 << 20);
             match Spool::open(&dir, max) {
                 Ok(s) => Some(s),

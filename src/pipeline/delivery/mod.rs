@@ -168,7 +168,11 @@ where
     };
     let spool_config = spool;
     let spool = match (&spool_config, exporter.spool_key()) {
-        (Some(cfg), Some(key)) => match spooling::open(cfg, &key) {
+        (Some(cfg), Some(key)) => match spooling::open(
+            cfg,
+            &key,
+            exporter.former_spool_key().as_deref(),
+        ) {
             Ok(s) => Some(s),
             Err(e) => {
                 let _ = ready.send(Err(e));

@@ -19,8 +19,15 @@ use crate::pipeline::stats::Stats;
 use crate::pipeline::SpoolConfig;
 
 /// Opens the spool for destination `key`, saying what an earlier run left in it.
-pub(super) fn open(cfg: &SpoolConfig, key: &str) -> Result<Spool, ExportError> {
+pub(super) fn open(
+    cfg: &SpoolConfig,
+    key: &str,
+    former: Option<&str>,
+) -> Result<Spool, ExportError> {
     let dir = spool_dir(cfg, key);
+    if let Some(former) = former {
+        crate::pipeline::spool::adopt(&spool_dir(cfg, former), &dir);
+    }
     match Spool::open(&dir, cfg.max_bytes) {
         Ok(s) => {
             if !s.is_empty() {

@@ -103,7 +103,7 @@ pub fn probe(settings: &Settings, timeout: Duration) -> Answer {
             true,
             format!(
                 "the collector at {} ({}) accepted a test trace",
-                otlp.endpoint,
+                otlp.shown_endpoint(),
                 otlp.protocol.as_str()
             ),
         ),
@@ -111,7 +111,7 @@ pub fn probe(settings: &Settings, timeout: Duration) -> Answer {
             false,
             format!(
                 "the collector at {} answered, but refused the test span",
-                otlp.endpoint
+                otlp.shown_endpoint()
             ),
         ),
         Err(e) => answer(false, explain(&e, settings)),
@@ -142,12 +142,12 @@ pub fn explain(e: &ExportError, settings: &Settings) -> String {
             format!(
                 "{} from the collector at {}: the API key is missing or wrong ({headers}); set it with `albedo-otel config set otlp.headers.<name> <key>`",
                 status.trim_start_matches("HTTP ").trim_start_matches("gRPC "),
-                otlp.endpoint
+                otlp.shown_endpoint()
             )
         }
         ExportError::Unreachable { reason, .. } => format!(
             "no collector at {} ({reason}); start one, or point at yours with `albedo-otel config set otlp.endpoint <url>`",
-            host_port(&otlp.endpoint)
+            host_port(&otlp.shown_endpoint())
         ),
         other => other.to_string(),
     }
