@@ -408,3 +408,163 @@ fn metrics_a_down_collector_missed_arrive_with_the_next_run_before_its_own() {
         );
     }
 }
+
+/// How many turns the metrics counted: the data points of `gen_ai.invoke_agent.duration`.
+fn turns_counted(r: &Receiver) -> u64 {
+    r.metrics()
+        .iter()
+        .flat_map(|m| &m.request.resource_metrics)
+        .flat_map(|rm| &rm.scope_metrics)
+        .flat_map(|s| &s.metrics)
+        .filter(|m| m.name == "gen_ai.invoke_agent.duration")
+        .map(|m| match &m.data {
+            Some(Data::Histogram(h)) => h.data_points.iter().map(|p| p.count).sum(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A collector that turns metrics away for a while (404: a restart behind an ingress) costs
+/// them nothing with a spool: they wait there, backing off, and the first 200 resumes them, so
+/// in the end the metrics add up to the spans.
+#[test]
+fn metrics_turned_away_for_a_while_resume_and_add_up() {
+    let r = Receiver::start();
+    r.refuse_metrics();
+    let spool = scratch("metrics-404");
+    let config = scratch("config-404");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(["run", "--batch-delay", "10ms", "--protocol", "grpc"])
+        .args(["--endpoint", &r.grpc_url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("XDG_CONFIG_HOME", &*config)
+        .env("ALBEDO_OTEL_SPOOL_DIR", &*spool)
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "20");
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let demo = String::from_utf8(demo_session()).unwrap();
+    let copy = |name: &str| -> String {
+        demo.replace("demo-7f3a", name)
+            .lines()
+            .filter(|l| !l.contains(r#""kind":"closed""#))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    stdin.write_all(copy("demo-404").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    wait_until(Duration::from_secs(20), "metrics to be turned away", || {
+        r.metrics_refused() >= 1
+    });
+    r.accept_metrics();
+    stdin.write_all(copy("demo-200").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // The backoff's next try (a second after the 404) finds the collector taking them.
+    wait_until(Duration::from_secs(20), "metrics to resume", || {
+        !r.metrics().is_empty()
+    });
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("takes no OTLP metrics now") && stderr.contains("they wait in the spool"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("metrics are delivered again"), "{stderr}");
+    let spans = r.spans();
+    assert_eq!(spans.len(), 2 * 21, "{stderr}");
+    assert_same_totals(span_totals(&spans), metric_totals(&r), "after a 404");
+    let turns = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("invoke_agent"))
+        .count() as u64;
+    assert_eq!(turns_counted(&r), turns, "each turn counted once");
+}
+
+/// A metrics endpoint that never answers holds up no span and no checkpoint (issue 37.2):
+/// across daemons, with the default timeout and with 30 s, each turn arrives once, its resume
+/// point is saved, and once the collector takes metrics again each turn is counted once.
+#[test]
+fn a_silent_metrics_endpoint_costs_no_span_and_exports_no_turn_twice() {
+    use support::hooks::Setup;
+    for timeout in [None, Some("30000")] {
+        let r = Receiver::start();
+        r.blackhole_metrics();
+        let setup = Setup::new(&r);
+        let extra: Vec<(std::ffi::OsString, std::ffi::OsString)> = timeout
+            .map(|t| vec![("OTEL_EXPORTER_OTLP_TIMEOUT".into(), t.into())])
+            .unwrap_or_default();
+        let daemons_done = || setup.daemon_log().matches("daemon done (Some(Idle))").count();
+        let turn = |n: u32, end: bool| {
+            let s = "silent-metrics";
+            let hook = |p: String| setup.hook_with(&p, &extra);
+            hook(format!(
+                r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
+            ));
+            hook(format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#));
+            hook(format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","duration_ms":5}}"#));
+            hook(format!(
+                r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+            ));
+            if end {
+                hook(format!(
+                    r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#
+                ));
+            }
+        };
+        let roots = |r: &Receiver| {
+            r.spans()
+                .iter()
+                .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("invoke_agent"))
+                .map(|s| s.attr("gen_ai.prompt").unwrap_or_default() + &hex(&s.span.trace_id))
+                .collect::<Vec<_>>()
+        };
+        // Two daemons, one after the other, each with a turn of the same session.
+        for n in 1..=2 {
+            turn(n, false);
+            wait_until(Duration::from_secs(40), "the daemon to go idle", || {
+                daemons_done() == n as usize
+            });
+            assert_eq!(roots(&r).len(), n as usize, "{timeout:?}: {:?}", roots(&r));
+            // What it could not send it gave back to the spool as it closed.
+            wait_until(Duration::from_secs(20), "no claim left in the spool", || {
+                files_under(&setup.spool)
+                    .iter()
+                    .all(|f| !f.to_string_lossy().contains(".claimed-"))
+            });
+        }
+        assert!(r.metrics_swallowed() >= 1, "{timeout:?}: metrics were sent");
+        assert!(r.metrics().is_empty());
+        // The collector takes metrics again: a third daemon sends what the first two kept.
+        r.accept_metrics();
+        turn(3, true);
+        setup.wait_idle();
+        let roots = roots(&r);
+        let mut unique = roots.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            (roots.len(), unique.len()),
+            (3, 3),
+            "{timeout:?}: each turn's root arrives once: {roots:?}\n{}",
+            setup.daemon_log()
+        );
+        assert_eq!(
+            turns_counted(&r),
+            3,
+            "{timeout:?}: each turn counted once\n{}",
+            setup.daemon_log()
+        );
+    }
+}
+
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}

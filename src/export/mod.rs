@@ -151,7 +151,7 @@ pub trait SpanExporter: Send + Sync {
     }
 
     /// The name an earlier version gave the same destination's spool, where it differs
-    /// (before 0.1.1 an endpoint's password was part of it): its folder is taken over, so
+    /// (earlier versions put an endpoint's password in it): its folder is taken over, so
     /// what it holds is still sent.
     fn former_spool_key(&self) -> Option<String> {
         None

@@ -129,8 +129,9 @@ const LINE_QUEUE: usize = 16;
 const BATCH_QUEUE: usize = 8;
 
 pub(crate) enum Control {
-    /// Reply once everything handed over before this is exported.
-    Flush(Sender<()>),
+    /// Reply once everything handed over before this is exported (or spooled, for what is
+    /// still unanswered at the instant given).
+    Flush(Sender<()>, Instant),
     Shutdown,
 }
 
@@ -196,10 +197,13 @@ impl PipelineHandle {
         }
     }
 
-    /// Waits until everything handed over so far has been exported (or given up on).
+    /// Waits until everything handed over so far has been exported (or given up on); with a
+    /// spool, what the collector has not answered a little before `timeout` goes to the spool,
+    /// so that with one the answer is yes unless the pipeline itself is stuck.
     pub fn flush(&self, timeout: Duration) -> bool {
         let (tx, rx) = bounded(1);
-        if self.control.send(Control::Flush(tx)).is_err() {
+        let by = Instant::now() + timeout - (timeout / 5).min(Duration::from_millis(500));
+        if self.control.send(Control::Flush(tx, by)).is_err() {
             return false;
         }
         rx.recv_timeout(timeout).is_ok()

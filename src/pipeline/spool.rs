@@ -162,7 +162,9 @@ impl Spool {
         &self.dir
     }
 
-    fn reclaim_orphans(&self) -> io::Result<()> {
+    /// Gives back the claims of processes that are gone (also done at open): for a long-lived
+    /// reader, whose peers come and go after it opened the spool.
+    pub fn reclaim_orphans(&self) -> io::Result<()> {
         for e in fs::read_dir(&self.dir)? {
             let name = e?.file_name().to_string_lossy().into_owned();
             if let Some((base, owner)) = name.rsplit_once(CLAIM) {
@@ -204,6 +206,11 @@ impl Spool {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The cap it was opened with.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
     }
 
     pub fn files(&self) -> usize {

@@ -138,11 +138,11 @@ pub(super) fn run(
                 Err(_) => lines = never(),
             },
             recv(control) -> m => match m {
-                Ok(Control::Flush(ack)) => {
+                Ok(Control::Flush(ack, by)) => {
                     w.drain(&lines, &events);
                     w.send_batch();
                     w.send_metrics();
-                    let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack));
+                    let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack, by));
                 }
                 Ok(Control::Shutdown) | Err(_) => break,
             },

@@ -461,6 +461,23 @@ impl Receiver {
         self.state.metrics.refuse.store(true, Ordering::SeqCst);
     }
 
+    /// From now on, take metrics requests and never answer them.
+    pub fn blackhole_metrics(&self) {
+        self.state.metrics.blackhole.store(true, Ordering::SeqCst);
+    }
+
+    /// Metrics requests taken into the black hole.
+    pub fn metrics_swallowed(&self) -> u64 {
+        self.state.metrics.swallowed.load(Ordering::SeqCst)
+    }
+
+    /// From now on, take metrics again (after [`refuse_metrics`](Self::refuse_metrics) or
+    /// [`blackhole_metrics`](Self::blackhole_metrics)).
+    pub fn accept_metrics(&self) {
+        self.state.metrics.refuse.store(false, Ordering::SeqCst);
+        self.state.metrics.blackhole.store(false, Ordering::SeqCst);
+    }
+
     /// Metrics requests refused so.
     pub fn metrics_refused(&self) -> u64 {
         self.state.metrics.refused.load(Ordering::SeqCst)

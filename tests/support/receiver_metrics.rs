@@ -28,6 +28,19 @@ pub(super) struct MetricsState {
     /// Answer 404 / UNIMPLEMENTED, as a collector with no metrics pipeline does.
     pub refuse: AtomicBool,
     pub refused: AtomicU64,
+    /// Never answer, nor keep what was sent: a collector whose metrics pipeline hangs.
+    pub blackhole: AtomicBool,
+    pub swallowed: AtomicU64,
+}
+
+impl MetricsState {
+    /// In a black hole: counted, never answered (the client gives up, or goes away).
+    async fn swallow_if_told(&self) {
+        if self.blackhole.load(Ordering::SeqCst) {
+            self.swallowed.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 pub(super) struct GrpcMetrics(pub std::sync::Arc<super::receiver::State>);
@@ -39,6 +52,7 @@ impl MetricsService for GrpcMetrics {
         request: tonic::Request<ExportMetricsServiceRequest>,
     ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
         let m = &self.0.metrics;
+        m.swallow_if_told().await;
         if m.refuse.load(Ordering::SeqCst) {
             m.refused.fetch_add(1, Ordering::SeqCst);
             return Err(tonic::Status::unimplemented("no metrics here"));
@@ -68,6 +82,7 @@ pub(super) async fn http_metrics(
     body: Bytes,
 ) -> axum::response::Response {
     let m = &state.metrics;
+    m.swallow_if_told().await;
     if m.refuse.load(Ordering::SeqCst) {
         m.refused.fetch_add(1, Ordering::SeqCst);
         return (StatusCode::NOT_FOUND, "404 page not found").into_response();

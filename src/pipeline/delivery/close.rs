@@ -30,6 +30,25 @@ impl Delivery {
         }
     }
 
+    /// A flush's deadline (with a spool): every export still unanswered is abandoned and its
+    /// batch spooled, as at the close's cut, but the delivery goes on. A collector that answers
+    /// slowly then costs the flush its deadline, never more, and whoever waits on it (the hook
+    /// daemon's checkpoint) finds everything delivered or on disk. The abandoned request may
+    /// still have reached the collector: its spans come again, with the same ids.
+    pub(super) fn flush_cut(&mut self) {
+        if self.in_flight.is_empty() && self.retries.is_empty() {
+            return;
+        }
+        tracing::debug!(
+            "a flush's deadline: {} exports unanswered go to the spool",
+            self.in_flight.len() + self.retries.len()
+        );
+        self.in_flight.abort_all();
+        for attempt in std::mem::take(&mut self.retries) {
+            self.unanswered(&attempt.payload);
+        }
+    }
+
     /// A batch the collector did not acknowledge by the cut: kept in the spool, or lost.
     pub(super) fn unanswered(&mut self, payload: &Payload) {
         if self.spool.is_some() {

@@ -51,8 +51,10 @@ use crate::export::{ExportError, Exported, Payload, SpanExporter};
 pub(crate) enum ToDelivery {
     /// A batch the assemble thread encoded.
     Batch(Payload),
-    /// Reply once every batch before this one has been dealt with.
-    Flush(Sender<()>),
+    /// Reply once every batch before this one has been dealt with: delivered, refused, or
+    /// (with a spool) in it. At the instant given, exports still unanswered are abandoned and
+    /// their batches spooled, so that a flush never waits on a slow collector for longer.
+    Flush(Sender<()>, Instant),
     /// An encoded `ExportMetricsServiceRequest`: sent on its own, in order (`metrics`).
     Metrics(Payload),
 }
@@ -183,7 +185,7 @@ where
     };
     let metrics = metrics.and_then(|m| {
         let _entered = runtime.enter();
-        metrics::MetricsSender::new(&m, spool_config.as_ref())
+        metrics::MetricsSender::new(&m, spool_config.as_ref(), deadline.clone())
     });
     let _ = ready.send(Ok(exporter.describe()));
     let mut d = Delivery {
@@ -213,8 +215,10 @@ where
     if !d.cut {
         runtime.block_on(d.drain_before_close());
     }
+    // Until the close's end, not its cut: at the cut the worker gives back what it could not
+    // send, and that needs the runtime running.
     if let Some(m) = &mut d.metrics {
-        runtime.block_on(m.settle(d.deadline.cut_at()));
+        runtime.block_on(m.settle(d.deadline.by()));
     }
     let left = d.closing_by().map_or(Duration::from_secs(5), |by| {
         by.saturating_duration_since(Instant::now())
@@ -248,20 +252,18 @@ impl Delivery {
                 msg = batches.recv(), if open && room => match msg {
                     Some(ToDelivery::Batch(payload)) => self.dispatch(payload),
                     Some(ToDelivery::Metrics(payload)) => {
-                        let timeout = self.send_timeout();
                         if let Some(m) = &mut self.metrics {
                             if self.cut {
-                                m.keep(payload);
+                                m.keep_or_lose(payload);
                             } else {
-                                m.send(payload, timeout);
+                                m.send(payload);
                             }
                         }
                     }
-                    Some(ToDelivery::Flush(ack)) => {
-                        self.settle().await;
-                        if let Some(m) = &mut self.metrics {
-                            m.settle(self.deadline.cut_at()).await;
-                        }
+                    // Metrics are not waited for: they are in their spool already, or on
+                    // their way from memory without one.
+                    Some(ToDelivery::Flush(ack, by)) => {
+                        self.settle(Some(by)).await;
                         if let Err(e) = self.exporter.force_flush() {
                             tracing::error!("{e}");
                         }
@@ -282,8 +284,13 @@ impl Delivery {
         }
     }
 
-    /// Waits until nothing is in flight or waiting for a retry.
-    async fn settle(&mut self) {
+    /// Waits until nothing is in flight or waiting for a retry. With a spool and a flush's
+    /// deadline `by`, what is still unanswered then goes to the spool instead ([`Self::flush_cut`]).
+    async fn settle(&mut self, mut by: Option<Instant>) {
+        if self.spool.is_none() {
+            // Nothing could keep what is abandoned: waiting is all there is.
+            by = None;
+        }
         loop {
             self.start_due_retries();
             if self.in_flight.is_empty() && self.retries.is_empty() {
@@ -291,11 +298,16 @@ impl Delivery {
             }
             let wake = self.next_wake();
             let deadline = self.deadline.clone();
+            let flush_due = by.unwrap_or_else(|| wake + Duration::from_secs(3600));
             tokio::select! {
                 Some(done) = self.in_flight.join_next_with_id(), if !self.in_flight.is_empty() => {
                     self.finished(done);
                 }
                 _ = deadline.cut(), if !self.cut => self.cut_short(),
+                _ = tokio::time::sleep_until(flush_due.into()), if by.is_some() => {
+                    by = None;
+                    self.flush_cut();
+                }
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
         }
