@@ -71,6 +71,8 @@ pub(crate) struct MetricsSender {
     to_worker: mpsc::Sender<Msg>,
     worker: JoinHandle<()>,
     losses: Arc<Losses>,
+    /// The spool was full once: said once per process.
+    warned_full: bool,
 }
 
 /// The folder metrics for `settings`' collector are spooled in, below the spool's root.
@@ -146,6 +148,7 @@ impl MetricsSender {
             to_worker,
             worker: tokio::spawn(worker.run(inbox)),
             losses,
+            warned_full: false,
         })
     }
 
@@ -171,9 +174,9 @@ impl MetricsSender {
         let _ = spool.rescan();
         match spool.push(&payload.body, payload.spans) {
             Ok(evicted) => {
-                if evicted.files > 0 {
+                if evicted.files > 0 && !std::mem::replace(&mut self.warned_full, true) {
                     tracing::warn!(
-                        "the metrics spool {} is full: its {} oldest exports were dropped",
+                        "the metrics spool {} is full: its oldest exports are dropped to make room ({} so far); a collector that takes no metrics is best told so with OTEL_METRICS_EXPORTER=none",
                         spool.dir().display(),
                         evicted.files
                     );
