@@ -175,6 +175,7 @@ pub(super) fn request(
 fn bounds(instrument: Instrument) -> &'static [f64] {
     match instrument {
         Instrument::TokenUsage => &TOKEN_BUCKETS,
+        Instrument::InvokeAgent | Instrument::ExecuteTool => &LONG_DURATION_BUCKETS,
         _ => &DURATION_BUCKETS,
     }
 }

@@ -208,7 +208,7 @@ impl Recorder {
         if kind != Kind::Chat {
             add(
                 &mut self.row(kind, labels).duration,
-                &DURATION_BUCKETS,
+                &LONG_DURATION_BUCKETS,
                 seconds,
             );
             return;

@@ -246,3 +246,47 @@ fn a_failed_model_call_has_its_error_on_the_duration_and_its_tokens_with_the_res
     };
     assert_eq!(c.data_points.len(), 1);
 }
+
+/// Turns and tool calls get buckets past the model calls' 81.92 s: a ten-minute turn and a
+/// ten-minute test run land in a finite bucket, (327.68, 655.36], so a dashboard's p95 can
+/// say ten minutes; a model call keeps the advice's buckets.
+#[test]
+fn a_ten_minute_turn_lands_in_a_finite_bucket() {
+    let mut r = Recorder::new(0);
+    r.record(&span(
+        vec![(GEN_AI_OPERATION_NAME, Value::Static(OP_INVOKE_AGENT))],
+        600.0,
+    ));
+    r.record(&span(
+        vec![
+            (GEN_AI_OPERATION_NAME, Value::Static(OP_EXECUTE_TOOL)),
+            (GEN_AI_TOOL_NAME, Value::Static("run")),
+        ],
+        600.0,
+    ));
+    r.record(&chat("m", 1, 1, None));
+    let out = decode(&r.take(1, &ResourceInfo::build(None, &[])).unwrap());
+    for m in &out.resource_metrics[0].scope_metrics[0].metrics {
+        let Some(Data::Histogram(h)) = &m.data else {
+            continue;
+        };
+        let p = &h.data_points[0];
+        assert_eq!(p.bucket_counts.len(), p.explicit_bounds.len() + 1, "{}", m.name);
+        if m.name == GEN_AI_CLIENT_OPERATION_DURATION {
+            assert_eq!(p.explicit_bounds.last(), Some(&81.92));
+            continue;
+        }
+        if m.name == GEN_AI_CLIENT_TOKEN_USAGE {
+            continue;
+        }
+        assert!(*p.explicit_bounds.last().unwrap() >= 3600.0, "{}", m.name);
+        let i = p.bucket_counts.iter().position(|&c| c == 1).unwrap();
+        assert!(i < p.explicit_bounds.len(), "{}: in the +Inf bucket", m.name);
+        assert_eq!(
+            (p.explicit_bounds[i - 1], p.explicit_bounds[i]),
+            (327.68, 655.36),
+            "{}",
+            m.name
+        );
+    }
+}
