@@ -495,13 +495,14 @@ fn doctor_tests_the_installed_route() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let doctor = || {
+    let doctor_with = |env: &[(&str, &str)]| {
         let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
             .args(["doctor", "--settings"])
             .arg(&settings)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("XDG_STATE_HOME", dir.join("state"))
             .env("ALBEDO_OTEL_IDLE_EXIT", "1s")
+            .envs(env.iter().copied())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -514,6 +515,7 @@ fn doctor_tests_the_installed_route() {
             .to_string();
         (out.status.code(), hook_line, stdout)
     };
+    let doctor = || doctor_with(&[]);
     install(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &rx.grpc_url()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
@@ -525,6 +527,16 @@ fn doctor_tests_the_installed_route() {
     assert!(
         !all.contains("right-key-27f"),
         "no key in doctor's output: {all}"
+    );
+    // A value of our own the route cannot read (no unit): the test trace still goes through,
+    // and doctor names the value (issue 37.13).
+    let (code, line, all) = doctor_with(&[("ALBEDO_OTEL_STOP_GRACE", "1")]);
+    assert_eq!(code, Some(1), "{all}");
+    assert!(
+        line.starts_with("FAIL hook")
+            && line.contains("accepted a test trace")
+            && line.contains("ALBEDO_OTEL_STOP_GRACE=\"1\": expected a duration such as 15s"),
+        "{line}"
     );
 
     install(&[("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=wrong-key-8c1")]);

@@ -431,6 +431,27 @@ fn a_variable_that_is_not_utf8_loses_nothing() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// A value of our own the daemon cannot read where the agent runs (`ALBEDO_OTEL_STOP_GRACE=1`,
+/// no unit) costs that setting only: the session's spans all arrive, and the log says which
+/// value took its default (issue 37.13; it used to export nothing at all).
+#[test]
+fn a_bad_value_of_our_own_costs_that_setting_only() {
+    let extra = [("ALBEDO_OTEL_STOP_GRACE".into(), "1".into())];
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    for p in recorded("multi_tool") {
+        setup.hook_with(&p, &extra);
+    }
+    setup.wait_idle();
+    let log = setup.daemon_log();
+    assert_eq!(names(&rx.spans()), names(&play("multi_tool").0), "{log}");
+    assert!(
+        log.contains("ALBEDO_OTEL_STOP_GRACE=\"1\": expected a duration such as 15s")
+            && log.contains("the setting takes its default instead"),
+        "{log}"
+    );
+}
+
 /// The agent the hooks named has exited, and its pid now belongs to another process (pids
 /// wrap: at 99,999 on macOS). `kill(pid, 0)` answers for the newcomer, which used to keep the
 /// turn open for good, since the silence cap applied only when no agent was known. The start

@@ -169,11 +169,12 @@ pub struct HookArgs {
     /// [default: $XDG_STATE_HOME/albedo-otel/hooks]
     #[arg(long, value_name = "DIR")]
     hook_dir: Option<std::path::PathBuf>,
-    /// Exit after this long with nothing to do [env: ALBEDO_OTEL_IDLE_EXIT] [default: 60s]
+    /// Exit after this long with nothing to do, a duration with its unit such as 90s or 5m
+    /// [env: ALBEDO_OTEL_IDLE_EXIT] [default: 60s]
     #[arg(long, value_parser = humantime::parse_duration)]
     idle_exit: Option<Duration>,
-    /// How long a Stop waits for a held stop's continuation before its turn ends
-    /// [env: ALBEDO_OTEL_STOP_GRACE] [default: 15s]
+    /// How long a Stop waits for a held stop's continuation before its turn ends, a duration
+    /// with its unit such as 15s or 500ms [env: ALBEDO_OTEL_STOP_GRACE] [default: 15s]
     #[arg(long, value_parser = humantime::parse_duration)]
     stop_grace: Option<Duration>,
 }

@@ -42,9 +42,31 @@ pub(crate) struct Found {
 pub(crate) struct Layers<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     pub file: Option<&'a ConfigFile>,
+    /// Our own settings whose values could not be read, each said once: they took their
+    /// default instead (`doctor` repeats them).
+    pub unread: std::cell::RefCell<Vec<String>>,
 }
 
-impl Layers<'_> {
+/// Logs `message` once per process: settings are resolved again for every turn in the
+/// daemon, and a warning per turn would bury the log.
+pub(crate) fn warn_once(message: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if !said.contains(&message) {
+        tracing::warn!("{message}");
+        said.push(message);
+    }
+}
+
+impl<'a> Layers<'a> {
+    pub fn new(env: &'a dyn Fn(&str) -> Option<String>, file: Option<&'a ConfigFile>) -> Self {
+        Layers {
+            env,
+            file,
+            unread: Default::default(),
+        }
+    }
+
     /// A variable of the environment alone.
     pub fn env(&self, var: &'static str) -> Option<Found> {
         (self.env)(var)
@@ -114,7 +136,10 @@ impl Layers<'_> {
         (file_says.as_deref() != Some(found.value.trim())).then_some(found.source)
     }
 
-    /// `flag`, else the first of `vars` parsed by `parse`, else `default`.
+    /// `flag`, else the first of `vars` parsed by `parse`, else `default`. A value of our own
+    /// (`ALBEDO_OTEL_*`, or its file key) that cannot be read costs that setting only: it
+    /// takes its default, with a warning, so that one bad value where an agent runs does not
+    /// stop the whole route. A standard `OTEL_*` value that cannot be read is an error.
     pub fn pick<T>(
         &self,
         flag: Option<T>,
@@ -125,9 +150,17 @@ impl Layers<'_> {
         if let Some(v) = flag {
             return Ok(v);
         }
-        match self.first(vars) {
-            Some(found) => parse(&found.name, &found.value),
-            None => Ok(default),
+        let Some(found) = self.first(vars) else {
+            return Ok(default);
+        };
+        match parse(&found.name, &found.value) {
+            Err(e) if found.var.starts_with("ALBEDO_OTEL_") => {
+                let message = format!("{e}; the setting takes its default instead");
+                warn_once(message.clone());
+                self.unread.borrow_mut().push(message);
+                Ok(default)
+            }
+            parsed => parsed,
         }
     }
 }

@@ -118,6 +118,9 @@ pub struct Settings {
     pub hooks: HookSettings,
     /// The configuration file the settings were read from, if there was one.
     pub file: Option<ConfigFile>,
+    /// Settings of our own whose values could not be read, and took their defaults: one
+    /// line each, naming the variable or the file's key, for `doctor`.
+    pub unread: Vec<String>,
 }
 
 /// The configuration file's path: the flag, `ALBEDO_OTEL_CONFIG`, or the default place
@@ -174,7 +177,7 @@ impl Settings {
         env: &dyn Fn(&str) -> Option<String>,
         file: Option<&ConfigFile>,
     ) -> Result<Settings, ConfigError> {
-        let layers = Layers { env, file };
+        let layers = Layers::new(env, file);
         let exporter = stages::exporter(&layers, overrides)?;
         let otlp = match exporter {
             ExporterKind::Otlp => Some(otlp::resolve_otlp_in(&overrides.otlp, &layers)?),
@@ -182,13 +185,15 @@ impl Settings {
         };
         let mut pipeline = stages::pipeline(&layers, overrides)?;
         pipeline.metrics = stages::metrics(&layers, &overrides.otlp, otlp.as_ref())?;
+        let hooks = stages::hooks(&layers, overrides)?;
         Ok(Settings {
             exporter,
             otlp,
             pipeline,
             max_line_bytes: overrides.max_line_bytes.unwrap_or(defaults::MAX_LINE_BYTES),
-            hooks: stages::hooks(&layers, overrides)?,
+            hooks,
             file: None,
+            unread: layers.unread.into_inner(),
         })
     }
 

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::layers::Layers;
+use super::layers::{warn_once, Layers};
 use super::parse::{invalid, millis, pairs, PairError};
 use super::{defaults, ConfigError};
 pub use crate::export::otlp::{Compression, OtlpSettings, Protocol, TlsFiles};
@@ -131,24 +131,13 @@ fn merge_headers(layers: Vec<Vec<(String, String)>>) -> Vec<(String, String)> {
     out
 }
 
-/// Logs `message` once per process: settings are resolved again for every turn in the
-/// daemon, and a warning per turn would bury the log.
-fn warn_once(message: String) {
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
-    if !said.contains(&message) {
-        tracing::warn!("{message}");
-        said.push(message);
-    }
-}
-
 /// The exporter's [`OtlpSettings`], every setting resolved: `overrides`, then
 /// `OTEL_EXPORTER_OTLP_TRACES_*`, then `OTEL_EXPORTER_OTLP_*`, then the defaults.
 pub fn resolve_otlp(
     overrides: &OtlpOverrides,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<OtlpSettings, ConfigError> {
-    resolve_otlp_in(overrides, &Layers { env, file: None })
+    resolve_otlp_in(overrides, &Layers::new(env, None))
 }
 
 /// As [`resolve_otlp`], with the configuration file below the environment.

@@ -110,7 +110,7 @@ pub fn explain(
     env: &dyn Fn(&str) -> Option<String>,
     file: Option<&ConfigFile>,
 ) -> Vec<Shown> {
-    let layers = Layers { env, file };
+    let layers = Layers::new(env, file);
     let mut out = Vec::new();
     for k in KEYS {
         let (value, source) = match flag_text(overrides, k.var) {
@@ -287,7 +287,7 @@ pub struct Snapshot {
 
 /// What [`Snapshot`] holds, from `overrides` and `env` (the file and the defaults left out).
 pub fn snapshot(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Snapshot {
-    let layers = Layers { env, file: None };
+    let layers = Layers::new(env, None);
     let mut s = Snapshot::default();
     for k in KEYS {
         // `file` cannot be said by a variable, so it is not written.

@@ -146,11 +146,42 @@ fn a_bad_value_names_its_variable() {
         e.to_string().starts_with("OTEL_TRACES_EXPORTER=\"zipkin\""),
         "{e}"
     );
-    let e = resolve(&Overrides::default(), &[("ALBEDO_OTEL_IDLE_EXIT", "soon")]).unwrap_err();
+}
+
+/// One bad value of our own costs that setting only (issue 37.13): with
+/// `ALBEDO_OTEL_STOP_GRACE=1` (no unit) where an agent runs, the route still exports, the stop
+/// grace takes its default, and the settings say which value was not read, for `doctor`.
+#[test]
+fn a_bad_value_of_our_own_costs_that_setting_only() {
+    let s = resolve(
+        &Overrides::default(),
+        &[
+            ("ALBEDO_OTEL_STOP_GRACE", "1"),
+            ("ALBEDO_OTEL_IDLE_EXIT", "soon"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "7"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.hooks.stop_grace, defaults::STOP_GRACE);
+    assert_eq!(s.hooks.idle_exit, defaults::IDLE_EXIT);
+    assert_eq!(s.pipeline.batch_size, 7, "the other settings are read");
+    assert_eq!(s.unread.len(), 2, "{:?}", s.unread);
     assert!(
-        e.to_string().starts_with("ALBEDO_OTEL_IDLE_EXIT=\"soon\""),
-        "{e}"
+        s.unread[0].starts_with("ALBEDO_OTEL_IDLE_EXIT=\"soon\": expected a duration such as 15s")
+            && s.unread[0].ends_with("the setting takes its default instead"),
+        "{:?}",
+        s.unread
     );
+    assert!(s.unread[1].starts_with("ALBEDO_OTEL_STOP_GRACE=\"1\""), "{:?}", s.unread);
+    // The file's key is named as the file says it.
+    let f = ConfigFile::parse(
+        std::path::Path::new("/cfg/config.toml"),
+        "[hooks]\nstop_grace = \"1\"\n",
+    )
+    .unwrap();
+    let s = resolve_with(&Overrides::default(), &[], Some(&f)).unwrap();
+    assert_eq!(s.hooks.stop_grace, defaults::STOP_GRACE);
+    assert!(s.unread[0].contains("stop_grace"), "{:?}", s.unread);
 }
 
 const FILE: &str = r#"

@@ -69,8 +69,22 @@ pub fn test_span() -> Span {
     }
 }
 
-/// Sends the test trace with `settings` and says, in one line, how it went.
+/// Sends the test trace with `settings` and says, in one line, how it went; a setting of our
+/// own whose value could not be read (it took its default) fails the test and is named.
 pub fn probe(settings: &Settings, timeout: Duration) -> Answer {
+    let mut answer = send_test_trace(settings, timeout);
+    if !settings.unread.is_empty() {
+        answer.ok = false;
+        answer.message = format!(
+            "{}; but {} (fix it where the agent runs: its environment, or the configuration file)",
+            answer.message,
+            settings.unread.join("; ")
+        );
+    }
+    answer
+}
+
+fn send_test_trace(settings: &Settings, timeout: Duration) -> Answer {
     let span = test_span();
     let trace_id = span.trace_id.to_string();
     let answer = |ok, message| Answer {
