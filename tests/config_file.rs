@@ -238,7 +238,7 @@ fn the_file_s_api_key_never_goes_to_a_metrics_endpoint_named_elsewhere() {
     let elsewhere = other.grpc_url();
     let metrics_elsewhere = ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", elsewhere.as_str());
     let out = run_binary(
-        &["replay", "-", "--no-spool", "--flush-timeout", "2s"],
+        &["replay", "-", "--metrics", "--no-spool", "--flush-timeout", "2s"],
         &[
             config,
             metrics_elsewhere,

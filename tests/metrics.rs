@@ -179,6 +179,7 @@ fn two_exporters_one_after_the_other_give_totals_that_add_up() {
         &[
             "replay",
             "-",
+            "--metrics",
             "--no-spool",
             "--flush-timeout",
             "1s",
@@ -355,6 +356,7 @@ fn metrics_a_down_collector_missed_arrive_with_the_next_run_before_its_own() {
             let args = [
                 "replay",
                 "-",
+                "--metrics",
                 "--flush-timeout",
                 "1s",
                 "--protocol",
@@ -567,4 +569,30 @@ fn a_silent_metrics_endpoint_costs_no_span_and_exports_no_turn_twice() {
 
 fn hex(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Replaying a file twice sends its spans twice with the same ids (a backend keeps them once),
+/// but a metric point is a delta: so `replay` sends none unless told (`--metrics`), and two
+/// replays of one file count nothing twice (issue 37.12).
+#[test]
+fn replaying_a_file_twice_counts_nothing_twice() {
+    let r = Receiver::start();
+    let args = ["replay", "-", "--no-spool", "--protocol", "grpc", "--endpoint"];
+    for _ in 0..2 {
+        let out = run_binary(&[&args[..], &[&r.grpc_url()]].concat(), &[], &demo_session());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(r.spans().len(), 2 * 21, "the spans go, twice, with their ids");
+    assert!(r.metrics().is_empty(), "{} metrics requests", r.metrics().len());
+    let once = run_binary(
+        &[&args[..], &[&r.grpc_url(), "--metrics"]].concat(),
+        &[],
+        &demo_session(),
+    );
+    assert!(once.status.success());
+    assert_same_totals(
+        span_totals(&r.spans()[..21]),
+        metric_totals(&r),
+        "--metrics",
+    );
 }

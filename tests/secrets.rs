@@ -227,6 +227,7 @@ fn the_spool_holds_scrubbed_data_only() {
         &[
             "replay",
             "-",
+            "--metrics",
             "--capture-messages",
             "--endpoint",
             &format!("http://127.0.0.1:{port}"),
@@ -322,7 +323,11 @@ fn a_password_in_the_endpoint_is_never_shown() {
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("ALBEDO_OTEL_LOG", "debug"),
     ];
-    let out = run_binary(&["replay", "-", "--flush-timeout", "1s"], &env, &demo_session());
+    let out = run_binary(
+        &["replay", "-", "--metrics", "--flush-timeout", "1s"],
+        &env,
+        &demo_session(),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("tenant:******@127.0.0.1"), "{stderr}");
     assert!(!stderr.contains(secret), "{stderr}");

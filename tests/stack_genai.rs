@@ -39,6 +39,7 @@ fn replay(input: &Path, protocol: &str, endpoint: &str, metrics: Option<&str>) {
     let args = [
         "replay",
         &input_s,
+        "--metrics",
         "--no-spool",
         "--protocol",
         protocol,

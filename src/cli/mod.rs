@@ -54,6 +54,11 @@ enum Command {
         /// Files to replay, in order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
+        /// Send GenAI metrics too. Off for replay: a replayed span keeps its ids, so a backend
+        /// keeps it once, but a metric point is a delta no collector can tell from a new one,
+        /// and replaying a file twice would count it twice.
+        #[arg(long)]
+        metrics: bool,
         #[command(flatten)]
         export: ExportArgs,
     },
@@ -298,7 +303,11 @@ pub fn init_logging() {
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
-        Command::Replay { files, export } => stream::run(&export, &files, stream::Mode::Replay),
+        Command::Replay {
+            files,
+            export,
+            metrics,
+        } => stream::run(&export, &files, stream::Mode::Replay { metrics }),
         Command::Status { spool_dir } => status::run(spool_dir),
         Command::Hook {
             hook_dir,

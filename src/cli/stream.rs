@@ -16,7 +16,9 @@ use albedo_otel::sources::stream::read_lines;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Run,
-    Replay,
+    /// `metrics`: send GenAI metrics too (`replay --metrics`); off by default, since a
+    /// collector counts a replayed point again.
+    Replay { metrics: bool },
 }
 
 enum Stop {
@@ -39,7 +41,10 @@ pub fn start_pipeline(
 }
 
 pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
-    let settings = args.settings(None)?;
+    let mut settings = args.settings(None)?;
+    if mode == (Mode::Replay { metrics: false }) {
+        settings.pipeline.metrics = None;
+    }
     let kind = settings.exporter.clone();
     let (handle, guard) = start_pipeline(&settings)?;
     tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
@@ -118,9 +123,9 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     }
     Ok(match mode {
         Mode::Run => 0,
-        Mode::Replay if !all_read => 1,
-        Mode::Replay if lost > 0 => 3,
-        Mode::Replay => 0,
+        Mode::Replay { .. } if !all_read => 1,
+        Mode::Replay { .. } if lost > 0 => 3,
+        Mode::Replay { .. } => 0,
     })
 }
 

@@ -277,13 +277,14 @@ pub fn demo_session() -> Vec<u8> {
     std::fs::read(repo_file("examples/demo-session.ndjson")).unwrap()
 }
 
-/// Replays the example session to `endpoint` once, with no spool and a 1-s flush deadline:
-/// what could not be delivered is reported, not kept.
+/// Replays the example session to `endpoint` once, with its metrics, no spool and a 1-s flush
+/// deadline: what could not be delivered is reported, not kept.
 pub fn replay_once(protocol: &str, endpoint: &str, env: &[(&str, &str)]) -> Output {
     run_binary(
         &[
             "replay",
             "-",
+            "--metrics",
             "--no-spool",
             "--flush-timeout",
             "1s",
