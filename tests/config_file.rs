@@ -238,7 +238,14 @@ fn the_file_s_api_key_never_goes_to_a_metrics_endpoint_named_elsewhere() {
     let elsewhere = other.grpc_url();
     let metrics_elsewhere = ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", elsewhere.as_str());
     let out = run_binary(
-        &["replay", "-", "--metrics", "--no-spool", "--flush-timeout", "2s"],
+        &[
+            "replay",
+            "-",
+            "--metrics",
+            "--no-spool",
+            "--flush-timeout",
+            "2s",
+        ],
         &[
             config,
             metrics_elsewhere,
@@ -251,9 +258,15 @@ fn the_file_s_api_key_never_goes_to_a_metrics_endpoint_named_elsewhere() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(ours.unauthorized(), 0, "the traces kept the file's key");
     assert!(!ours.spans().is_empty(), "{stderr}");
-    assert!(ours.metrics().is_empty(), "metrics went to the file's collector");
+    assert!(
+        ours.metrics().is_empty(),
+        "metrics went to the file's collector"
+    );
     let metrics = other.metrics();
-    assert!(!metrics.is_empty(), "no metrics reached {elsewhere}: {stderr}");
+    assert!(
+        !metrics.is_empty(),
+        "no metrics reached {elsewhere}: {stderr}"
+    );
     for m in &metrics {
         let names: Vec<&str> = m.headers.iter().map(|(k, _)| k.as_str()).collect();
         assert!(
@@ -261,7 +274,9 @@ fn the_file_s_api_key_never_goes_to_a_metrics_endpoint_named_elsewhere() {
             "the metrics host got {names:?}"
         );
         assert!(
-            m.headers.iter().any(|(k, v)| k == "x-metrics-key" && v == "m1"),
+            m.headers
+                .iter()
+                .any(|(k, v)| k == "x-metrics-key" && v == "m1"),
             "OTEL_EXPORTER_OTLP_METRICS_HEADERS was not sent: {names:?}"
         );
     }

@@ -503,15 +503,24 @@ fn a_silent_metrics_endpoint_costs_no_span_and_exports_no_turn_twice() {
         let extra: Vec<(std::ffi::OsString, std::ffi::OsString)> = timeout
             .map(|t| vec![("OTEL_EXPORTER_OTLP_TIMEOUT".into(), t.into())])
             .unwrap_or_default();
-        let daemons_done = || setup.daemon_log().matches("daemon done (Some(Idle))").count();
+        let daemons_done = || {
+            setup
+                .daemon_log()
+                .matches("daemon done (Some(Idle))")
+                .count()
+        };
         let turn = |n: u32, end: bool| {
             let s = "silent-metrics";
             let hook = |p: String| setup.hook_with(&p, &extra);
             hook(format!(
                 r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
             ));
-            hook(format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#));
-            hook(format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","duration_ms":5}}"#));
+            hook(format!(
+                r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#
+            ));
+            hook(format!(
+                r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","duration_ms":5}}"#
+            ));
             hook(format!(
                 r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
             ));
@@ -536,11 +545,15 @@ fn a_silent_metrics_endpoint_costs_no_span_and_exports_no_turn_twice() {
             });
             assert_eq!(roots(&r).len(), n as usize, "{timeout:?}: {:?}", roots(&r));
             // What it could not send it gave back to the spool as it closed.
-            wait_until(Duration::from_secs(20), "no claim left in the spool", || {
-                files_under(&setup.spool)
-                    .iter()
-                    .all(|f| !f.to_string_lossy().contains(".claimed-"))
-            });
+            wait_until(
+                Duration::from_secs(20),
+                "no claim left in the spool",
+                || {
+                    files_under(&setup.spool)
+                        .iter()
+                        .all(|f| !f.to_string_lossy().contains(".claimed-"))
+                },
+            );
         }
         assert!(r.metrics_swallowed() >= 1, "{timeout:?}: metrics were sent");
         assert!(r.metrics().is_empty());
@@ -577,13 +590,36 @@ fn hex(id: &[u8]) -> String {
 #[test]
 fn replaying_a_file_twice_counts_nothing_twice() {
     let r = Receiver::start();
-    let args = ["replay", "-", "--no-spool", "--protocol", "grpc", "--endpoint"];
+    let args = [
+        "replay",
+        "-",
+        "--no-spool",
+        "--protocol",
+        "grpc",
+        "--endpoint",
+    ];
     for _ in 0..2 {
-        let out = run_binary(&[&args[..], &[&r.grpc_url()]].concat(), &[], &demo_session());
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run_binary(
+            &[&args[..], &[&r.grpc_url()]].concat(),
+            &[],
+            &demo_session(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    assert_eq!(r.spans().len(), 2 * 21, "the spans go, twice, with their ids");
-    assert!(r.metrics().is_empty(), "{} metrics requests", r.metrics().len());
+    assert_eq!(
+        r.spans().len(),
+        2 * 21,
+        "the spans go, twice, with their ids"
+    );
+    assert!(
+        r.metrics().is_empty(),
+        "{} metrics requests",
+        r.metrics().len()
+    );
     let once = run_binary(
         &[&args[..], &[&r.grpc_url(), "--metrics"]].concat(),
         &[],

@@ -263,7 +263,14 @@ fn genai_metrics_through_the_gateway_add_up_in_prometheus() {
             input.display().to_string(),
             format!("http://127.0.0.1:{port}"),
         );
-        let args = ["replay", &input_s, "--metrics", "--no-spool", "--protocol", protocol];
+        let args = [
+            "replay",
+            &input_s,
+            "--metrics",
+            "--no-spool",
+            "--protocol",
+            protocol,
+        ];
         let run = run_binary(&[&args[..], &["--endpoint", &endpoint]].concat(), &[], b"");
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(

@@ -18,7 +18,9 @@ pub enum Mode {
     Run,
     /// `metrics`: send GenAI metrics too (`replay --metrics`); off by default, since a
     /// collector counts a replayed point again.
-    Replay { metrics: bool },
+    Replay {
+        metrics: bool,
+    },
 }
 
 enum Stop {

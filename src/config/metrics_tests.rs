@@ -29,7 +29,8 @@ fn names(h: &[(String, String)]) -> Vec<(&str, &str)> {
     h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-const KEYED: &str = "[otlp]\nendpoint = \"http://file-collector:4318\"\n[otlp.headers]\nx-api-key = \"file-key\"\n";
+const KEYED: &str =
+    "[otlp]\nendpoint = \"http://file-collector:4318\"\n[otlp.headers]\nx-api-key = \"file-key\"\n";
 
 #[test]
 fn the_file_s_key_goes_with_metrics_to_the_file_s_collector_only() {
@@ -37,7 +38,10 @@ fn the_file_s_key_goes_with_metrics_to_the_file_s_collector_only() {
     let none = Overrides::default();
     // Derived from the file's endpoint: the file's collector, the file's key.
     let s = resolve_with(&none, &[], Some(&f)).unwrap();
-    assert_eq!(metrics(&s).endpoint, "http://file-collector:4318/v1/metrics");
+    assert_eq!(
+        metrics(&s).endpoint,
+        "http://file-collector:4318/v1/metrics"
+    );
     assert_eq!(names(&metrics(&s).headers), [("x-api-key", "file-key")]);
 
     // Another host, named by the environment: the key stays behind.

@@ -242,7 +242,9 @@ impl Signal {
 pub(crate) enum FileHeaders {
     Sent,
     /// The endpoint comes from elsewhere (a variable or a flag naming another collector).
-    Withheld { from: super::layers::Source },
+    Withheld {
+        from: super::layers::Source,
+    },
 }
 
 /// A signal's headers, timeout, compression and TLS files.

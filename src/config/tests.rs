@@ -172,7 +172,11 @@ fn a_bad_value_of_our_own_costs_that_setting_only() {
         "{:?}",
         s.unread
     );
-    assert!(s.unread[1].starts_with("ALBEDO_OTEL_STOP_GRACE=\"1\""), "{:?}", s.unread);
+    assert!(
+        s.unread[1].starts_with("ALBEDO_OTEL_STOP_GRACE=\"1\""),
+        "{:?}",
+        s.unread
+    );
     // The file's key is named as the file says it.
     let f = ConfigFile::parse(
         std::path::Path::new("/cfg/config.toml"),

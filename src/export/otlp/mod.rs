@@ -15,8 +15,8 @@ mod tls;
 mod wire;
 
 pub use settings::{
-    shown_endpoint, Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT, HTTP_METRICS_PATH,
-    HTTP_TRACES_PATH, TIMEOUT,
+    shown_endpoint, Compression, OtlpSettings, Protocol, TlsFiles, GRPC_ENDPOINT, HTTP_ENDPOINT,
+    HTTP_METRICS_PATH, HTTP_TRACES_PATH, TIMEOUT,
 };
 
 use std::sync::Arc;

@@ -149,7 +149,11 @@ mod tests {
             shown_endpoint("https://glc_TOKEN@otlp.example/v1/traces?a=b@c"),
             "https://******@otlp.example/v1/traces?a=b@c"
         );
-        for plain in ["http://localhost:4318/v1/traces", "http://h/p@q", "not a url"] {
+        for plain in [
+            "http://localhost:4318/v1/traces",
+            "http://h/p@q",
+            "not a url",
+        ] {
             assert_eq!(shown_endpoint(plain), plain);
         }
     }

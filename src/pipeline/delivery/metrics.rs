@@ -158,7 +158,11 @@ impl MetricsSender {
         if self.keep(&payload) {
             // A wake-up the full queue refuses is not needed: the worker sends all it finds.
             let _ = self.to_worker.try_send(Msg::New(None));
-        } else if self.to_worker.try_send(Msg::New(Some(payload.clone()))).is_err() {
+        } else if self
+            .to_worker
+            .try_send(Msg::New(Some(payload.clone())))
+            .is_err()
+        {
             self.losses.add(payload.spans);
             tracing::warn!("metrics dropped: {QUEUED} exports already wait for the collector");
         }
@@ -312,7 +316,9 @@ impl Worker {
     }
 
     fn past_the_cut(&self) -> bool {
-        self.deadline.cut_at().is_some_and(|cut| Instant::now() >= cut)
+        self.deadline
+            .cut_at()
+            .is_some_and(|cut| Instant::now() >= cut)
     }
 
     /// Sends the spool, then what waits in memory, oldest first, until one fails.
@@ -348,7 +354,11 @@ impl Worker {
             let Some(spool) = self.spool.as_mut() else {
                 return true;
             };
-            if self.deadline.cut_at().is_some_and(|cut| Instant::now() >= cut) {
+            if self
+                .deadline
+                .cut_at()
+                .is_some_and(|cut| Instant::now() >= cut)
+            {
                 return false;
             }
             // A process that died mid-export (an earlier daemon) left its claim: given back,

@@ -170,17 +170,15 @@ where
     };
     let spool_config = spool;
     let spool = match (&spool_config, exporter.spool_key()) {
-        (Some(cfg), Some(key)) => match spooling::open(
-            cfg,
-            &key,
-            exporter.former_spool_key().as_deref(),
-        ) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                let _ = ready.send(Err(e));
-                return;
+        (Some(cfg), Some(key)) => {
+            match spooling::open(cfg, &key, exporter.former_spool_key().as_deref()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
             }
-        },
+        }
         _ => None,
     };
     let metrics = metrics.and_then(|m| {

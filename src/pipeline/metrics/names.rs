@@ -52,8 +52,8 @@ pub const DURATION_BUCKETS: [f64; 14] = [
 /// ten minutes): the same doubling, on to 5242.88 s (87 minutes), so that a turn's p95 can be
 /// read past the advice's 81.92 s.
 pub const LONG_DURATION_BUCKETS: [f64; 20] = [
-    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
-    163.84, 327.68, 655.36, 1310.72, 2621.44, 5242.88,
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84,
+    327.68, 655.36, 1310.72, 2621.44, 5242.88,
 ];
 
 /// The span attributes a metric point may carry: none names a session, a trace or a call,

@@ -271,7 +271,12 @@ fn a_ten_minute_turn_lands_in_a_finite_bucket() {
             continue;
         };
         let p = &h.data_points[0];
-        assert_eq!(p.bucket_counts.len(), p.explicit_bounds.len() + 1, "{}", m.name);
+        assert_eq!(
+            p.bucket_counts.len(),
+            p.explicit_bounds.len() + 1,
+            "{}",
+            m.name
+        );
         if m.name == GEN_AI_CLIENT_OPERATION_DURATION {
             assert_eq!(p.explicit_bounds.last(), Some(&81.92));
             continue;
@@ -281,7 +286,11 @@ fn a_ten_minute_turn_lands_in_a_finite_bucket() {
         }
         assert!(*p.explicit_bounds.last().unwrap() >= 3600.0, "{}", m.name);
         let i = p.bucket_counts.iter().position(|&c| c == 1).unwrap();
-        assert!(i < p.explicit_bounds.len(), "{}: in the +Inf bucket", m.name);
+        assert!(
+            i < p.explicit_bounds.len(),
+            "{}: in the +Inf bucket",
+            m.name
+        );
         assert_eq!(
             (p.explicit_bounds[i - 1], p.explicit_bounds[i]),
             (327.68, 655.36),

@@ -260,14 +260,20 @@ fn a_former_folder_is_taken_over_with_what_it_holds() {
     let root = temp("adopt");
     let former = for_destination(&root, "http/protobuf http://u:SECRET@h:4318/v1/traces");
     let dir = for_destination(&root, "http/protobuf http://u:******@h:4318/v1/traces");
-    Spool::open(&former, 1 << 20).unwrap().push(b"kept", 3).unwrap();
+    Spool::open(&former, 1 << 20)
+        .unwrap()
+        .push(b"kept", 3)
+        .unwrap();
     adopt(&former, &dir);
     assert!(!former.exists());
     let mut s = Spool::open(&dir, 1 << 20).unwrap();
     assert_eq!((s.files(), s.spans()), (1, 3));
     assert_eq!(s.take_oldest().unwrap().unwrap().body, b"kept");
     // Once there, the new folder is never replaced by an old one.
-    Spool::open(&former, 1 << 20).unwrap().push(b"late", 1).unwrap();
+    Spool::open(&former, 1 << 20)
+        .unwrap()
+        .push(b"late", 1)
+        .unwrap();
     adopt(&former, &dir);
     assert!(former.exists(), "left where it is, not over the new folder");
 }
