@@ -139,7 +139,6 @@ fn exit_code(mode: Mode, all_read: bool, summary: &pipeline::Summary) -> i32 {
     }
 }
 
-
 /// SIGTERM and SIGINT close the pipeline (flushing what it holds); SIGUSR1 logs a status line.
 #[cfg(unix)]
 fn watch_signals(
