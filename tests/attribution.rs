@@ -166,3 +166,87 @@ fn through_the_hooks_the_token_is_in_no_journal_log_or_span() {
     assert!(files_containing(&setup.spool, SECRET).is_empty());
     assert!(!setup.daemon_log().contains(SECRET));
 }
+
+/// Issue 37: a FIFO where the checkout's HEAD should be made attribution wait for a writer
+/// that never came, on the one thread every session's turns go through; `replay` exited 0
+/// with nothing exported. Now the FIFO is not opened: the turn arrives whole, without a
+/// branch, and the command ends at once with 0.
+#[cfg(unix)]
+#[test]
+fn a_fifo_for_head_holds_up_nothing() {
+    let repo = checkout();
+    let head = repo.join(".git/HEAD");
+    std::fs::remove_file(&head).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&head)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let session = repo.join("session.ndjson");
+    std::fs::write(&session, turn("fifo", &repo, 1_796_000_000_000)).unwrap();
+    let rx = Receiver::start();
+    let out = run_within(
+        &[
+            "replay",
+            session.to_str().unwrap(),
+            "--flush-timeout",
+            "3s",
+            "--endpoint",
+            rx.http_url().as_str(),
+        ],
+        std::time::Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let spans = rx.spans();
+    let names: Vec<&str> = spans.iter().map(|s| s.span.name.as_str()).collect();
+    assert_eq!(spans.len(), 2, "the turn and its model call: {names:?}");
+    let root = spans
+        .iter()
+        .find(|s| s.span.name.starts_with("invoke_agent"))
+        .expect("the turn");
+    assert_eq!(
+        root.attr("vcs.repository.url.full").as_deref(),
+        Some("https://github.com/o/r"),
+        "the config is still read"
+    );
+    assert_eq!(root.attr("vcs.ref.head.name"), None, "HEAD was not read");
+}
+
+/// Runs the binary with `args`, as `run_binary` does but without input, waiting for it at
+/// most `limit`: past that it is killed and the test fails, instead of hanging.
+#[cfg(unix)]
+fn run_within(args: &[&str], limit: std::time::Duration) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
+            cmd.env_remove(k);
+        }
+    }
+    let (spool, config, home) = (scratch("spool"), scratch("config"), scratch("home"));
+    cmd.env("ALBEDO_OTEL_LOG", "info")
+        .env("ALBEDO_OTEL_SPOOL_DIR", &*spool)
+        .env("XDG_CONFIG_HOME", &*config)
+        .env("HOME", &*home);
+    let child = cmd.spawn().expect("the binary starts");
+    let pid = child.id().to_string();
+    let (tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match done.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+            panic!(
+                "`albedo-otel {}` still running after {limit:?}",
+                args.join(" ")
+            );
+        }
+    }
+}

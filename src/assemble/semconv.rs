@@ -134,6 +134,11 @@ pub const ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS: &str = "albedo.chat.time_to_first_
 /// With message capture on: the oldest messages left out of `gen_ai.input.messages` to keep
 /// it under the attribute length limit.
 pub const ALBEDO_CHAT_INPUT_MESSAGES_DROPPED: &str = "albedo.chat.input_messages_dropped";
+/// What a call's price counts beside its tokens, when it has any (no convention names them):
+/// the cache writes of `gen_ai.usage.cache_write.input_tokens` kept for an hour, the provider's
+/// own web searches.
+pub const ALBEDO_CHAT_CACHE_WRITE_1H_TOKENS: &str = "albedo.chat.cache_write_1h_tokens";
+pub const ALBEDO_CHAT_WEB_SEARCHES: &str = "albedo.chat.web_searches";
 /// The span was still open when its turn or session ended; its end is when that happened.
 pub const ALBEDO_UNFINISHED: &str = "albedo.unfinished";
 /// The span stands for a call that was only ever named as another call's `within`.
@@ -233,6 +238,8 @@ pub const ALL: &[&str] = &[
     ALBEDO_TOOL_TIMED_OUT,
     ALBEDO_CHAT_TIME_TO_FIRST_TOKEN_MS,
     ALBEDO_CHAT_INPUT_MESSAGES_DROPPED,
+    ALBEDO_CHAT_CACHE_WRITE_1H_TOKENS,
+    ALBEDO_CHAT_WEB_SEARCHES,
     ALBEDO_UNFINISHED,
     ALBEDO_SYNTHESIZED,
     ALBEDO_TIMING_CLAMPED,

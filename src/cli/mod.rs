@@ -49,7 +49,8 @@ enum Command {
     /// This is the process albedo's extension starts; SIGTERM also flushes before exit.
     Run(ExportArgs),
     /// Replay recorded sessions (protocol NDJSON files; `-` reads stdin), then flush and exit.
-    /// Exits 1 if a file could not be read, 3 if spans were lost (spooled ones are not lost).
+    /// Exits 1 if a file could not be read, 3 if spans were lost or lines read were never
+    /// assembled (spooled spans are not lost).
     Replay {
         /// Files to replay, in order.
         #[arg(required = true, value_name = "FILE")]

@@ -120,15 +120,30 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
                 "is a collector listening? `docker compose -f deploy/docker-compose.yml up -d` starts one; `--exporter console` shows the traces without one"
             );
         }
+    } else if summary.unassembled > 0 {
+        tracing::error!("done: {summary}{}", memory_note());
     } else {
         tracing::info!("done: {summary}{}", memory_note());
     }
-    Ok(match mode {
+    if summary.unassembled > 0 {
+        tracing::error!(
+            "{} lines read were never assembled, so their events were never exported: the assembly was still held up at the flush deadline",
+            summary.unassembled
+        );
+    }
+    Ok(exit_code(mode, all_read, &summary))
+}
+
+/// `run` exits 0 (its reader, albedo, does not look); `replay` says what went wrong: 1 if a
+/// file could not be read, 3 if spans were lost or lines read were never assembled (spooled
+/// spans are not lost: a later run sends them).
+fn exit_code(mode: Mode, all_read: bool, summary: &pipeline::Summary) -> i32 {
+    match mode {
         Mode::Run => 0,
         Mode::Replay { .. } if !all_read => 1,
-        Mode::Replay { .. } if lost > 0 => 3,
+        Mode::Replay { .. } if summary.lost() > 0 || summary.unassembled > 0 => 3,
         Mode::Replay { .. } => 0,
-    })
+    }
 }
 
 /// SIGTERM and SIGINT close the pipeline (flushing what it holds); SIGUSR1 logs a status line.
@@ -207,5 +222,34 @@ fn memory_note() -> String {
             peak as f64 / 1024.0
         ),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_fails_when_lines_it_read_were_never_assembled() {
+        let settled = pipeline::Summary {
+            lines: 4,
+            events: 4,
+            spans: 4,
+            exported: 3,
+            spooled: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            exit_code(Mode::Replay { metrics: false }, true, &settled),
+            0,
+            "spooled is not lost"
+        );
+        let stuck = pipeline::Summary {
+            unassembled: 3,
+            ..settled
+        };
+        assert_eq!(exit_code(Mode::Replay { metrics: false }, true, &stuck), 3);
+        assert_eq!(exit_code(Mode::Run, true, &stuck), 0);
+        assert!(stuck.to_string().contains("3 lines read but not assembled"));
     }
 }

@@ -149,7 +149,15 @@ pub struct PipelineHandle {
 impl PipelineHandle {
     /// Hands over a chunk of lines, waiting for room. `false` once the pipeline is closed.
     pub fn send_lines(&self, chunk: LineChunk) -> bool {
-        self.lines.send(chunk).is_ok()
+        // Counted before the assembly can take them, so that what it has not finished at the
+        // end is known (`Summary::unassembled`).
+        let n = chunk.lines().count() as u64;
+        Stats::add(&self.stats.handed_lines, n);
+        let sent = self.lines.send(chunk).is_ok();
+        if !sent {
+            self.stats.handed_lines.fetch_sub(n, Ordering::Relaxed);
+        }
+        sent
     }
 
     /// Hands over one event, waiting for room (for a reader that is not on anyone's critical

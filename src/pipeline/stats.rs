@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// Non-blank lines handed to the pipeline (one count per chunk).
+    pub(crate) handed_lines: AtomicU64,
+    /// Of those, the ones the assembly is done with (counted after each one).
     pub(crate) lines: AtomicU64,
     pub(crate) events: AtomicU64,
     pub(crate) bad_lines: AtomicU64,
@@ -27,8 +30,12 @@ pub struct Stats {
 /// A snapshot of the counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// Non-blank input lines read.
+    /// Non-blank input lines read and assembled (or skipped as malformed).
     pub lines: u64,
+    /// Non-blank input lines handed over that the assembly is not done with: queued while it
+    /// runs; at the end, lines read whose events were never assembled, so never exported
+    /// (the assembly was held up past the flush deadline).
+    pub unassembled: u64,
     /// Events accepted (from lines or from the in-process hook).
     pub events: u64,
     /// Lines skipped as malformed.
@@ -62,6 +69,11 @@ impl Stats {
     pub fn summary(&self) -> Summary {
         Summary {
             lines: self.lines.load(Relaxed),
+            // Counted by the handle before the worker can take them: never fewer than done.
+            unassembled: self
+                .handed_lines
+                .load(Relaxed)
+                .saturating_sub(self.lines.load(Relaxed)),
             events: self.events.load(Relaxed),
             bad_lines: self.bad_lines.load(Relaxed),
             dropped_events: self.dropped_events.load(Relaxed),
@@ -87,6 +99,7 @@ impl Summary {
     /// Adds `other`'s counts to these (the daemon's pipelines, one per destination).
     pub fn add(&mut self, other: &Summary) {
         self.lines += other.lines;
+        self.unassembled += other.unassembled;
         self.events += other.events;
         self.bad_lines += other.bad_lines;
         self.dropped_events += other.dropped_events;
@@ -114,9 +127,10 @@ impl Summary {
         self.failed + self.rejected + self.spool_dropped + self.in_flight()
     }
 
-    /// Whether anything was lost: dropped events, or spans lost for good.
+    /// Whether anything was lost: dropped events, lines never assembled, or spans lost for
+    /// good.
     pub fn lost_anything(&self) -> bool {
-        self.dropped_events > 0 || self.lost() > 0
+        self.dropped_events > 0 || self.unassembled > 0 || self.lost() > 0
     }
 }
 
@@ -135,6 +149,9 @@ impl fmt::Display for Summary {
         }
         if self.in_flight() > 0 {
             write!(f, ", {} still in flight", self.in_flight())?;
+        }
+        if self.unassembled > 0 {
+            write!(f, ", {} lines read but not assembled", self.unassembled)?;
         }
         if self.rejected > 0 {
             write!(f, ", {} refused by the collector", self.rejected)?;
@@ -162,5 +179,27 @@ impl fmt::Display for Summary {
             write!(f, "; {} repairs to out-of-order input", self.repairs)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_handed_over_and_never_assembled_are_lost() {
+        let stats = Stats::default();
+        Stats::add(&stats.handed_lines, 4);
+        Stats::add(&stats.lines, 1);
+        let s = stats.summary();
+        assert_eq!((s.lines, s.unassembled), (1, 3));
+        assert!(
+            s.lost_anything() && s.lost() == 0,
+            "no span was made to lose"
+        );
+        assert!(s.to_string().contains("3 lines read but not assembled"));
+        Stats::add(&stats.lines, 3);
+        assert_eq!(stats.summary().unassembled, 0);
+        assert!(!stats.summary().lost_anything());
     }
 }

@@ -219,7 +219,6 @@ impl Worker {
 
     fn lines(&mut self, chunk: &LineChunk) {
         for (number, line) in chunk.lines() {
-            Stats::add(&self.stats.lines, 1);
             match line.and_then(decode_line) {
                 Ok(record) => {
                     Stats::add(&self.stats.events, 1);
@@ -228,6 +227,8 @@ impl Worker {
                 }
                 Err(e) => self.bad_line(&chunk.source, number, &e),
             }
+            // After, not before: a line the assembly never finished shows as unassembled.
+            Stats::add(&self.stats.lines, 1);
             if self.batch.len() >= self.config.batch_size {
                 self.send_batch();
             }

@@ -182,9 +182,23 @@ pub struct Usage {
     pub cache_write_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+    /// Of `cache_write_tokens`, those written to the one-hour cache (Anthropic's
+    /// `cache_creation.ephemeral_1h_input_tokens`), dearer than the five-minute rest.
+    /// 32 bits, as `web_searches`: far more than any call's, and the `call_sent` event stays
+    /// within a few bytes of its others.
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub cache_write_1h_tokens: u32,
+    /// Web searches the provider ran for the call (Anthropic's
+    /// `server_tool_use.web_search_requests`), priced per search.
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub web_searches: u32,
 }
 
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero32(n: &u32) -> bool {
     *n == 0
 }
 

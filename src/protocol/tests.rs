@@ -126,3 +126,33 @@ fn deep_nesting_is_refused_with_the_field_without_recursing() {
     );
     assert!(decode_line(known.as_bytes()).is_err());
 }
+
+/// Issue 37: the one-hour cache writes and web searches are optional: a line without them
+/// reads as before and is written as before; a line with them keeps them.
+#[test]
+fn hour_long_cache_writes_and_web_searches_are_optional_usage() {
+    let usage = |line: &str| match decode_line(line.as_bytes()).unwrap().event {
+        Event::CallSent(c) => c.usage,
+        other => panic!("{other:?}"),
+    };
+    let line = |u: &str| {
+        format!(
+            r#"{{"v":1,"kind":"call_sent","session":"s","request":{{"model":"x"}},"usage":{u},"started_ms":1,"finished_ms":2}}"#
+        )
+    };
+    let old = line(r#"{"input_tokens":1,"output_tokens":2,"cache_write_tokens":4}"#);
+    let u = usage(&old);
+    assert_eq!((u.cache_write_1h_tokens, u.web_searches), (0, 0));
+    let written = encode_record(&decode_line(old.as_bytes()).unwrap());
+    assert!(
+        !written.contains("1h") && !written.contains("web"),
+        "{written}"
+    );
+    let new = line(
+        r#"{"input_tokens":1,"output_tokens":2,"cache_write_tokens":4,"cache_write_1h_tokens":3,"web_searches":2}"#,
+    );
+    let u = usage(&new);
+    assert_eq!((u.cache_write_1h_tokens, u.web_searches), (3, 2));
+    let again = encode_record(&decode_line(new.as_bytes()).unwrap());
+    assert_eq!(usage(&again), u);
+}

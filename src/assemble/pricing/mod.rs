@@ -30,6 +30,8 @@ const LOOKUPS_KEPT: usize = 1024;
 /// A model call's price, in US dollars.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cost {
+    /// Everything: tokens, and the web searches the provider ran, which are neither input
+    /// nor output.
     pub total: f64,
     /// Input tokens: fresh, cache reads and cache writes.
     pub input: f64,
@@ -171,7 +173,8 @@ fn table_provider(name: &str) -> Option<&str> {
 }
 
 /// The usage as the table counts it: `input_tokens` with cache reads and writes inside it,
-/// `output_tokens` with reasoning inside it (as the protocol's are).
+/// `output_tokens` with reasoning inside it (as the protocol's are), one-hour cache writes
+/// inside the writes, and web searches by the count.
 fn price_usage(u: &Usage) -> PriceUsage {
     let mut usage = PriceUsage::from([
         (UsageKey::INPUT_TOKENS, u.total_input() as f64),
@@ -182,6 +185,16 @@ fn price_usage(u: &Usage) -> PriceUsage {
     }
     if u.cache_write_tokens > 0 {
         usage.insert(UsageKey::CACHE_WRITE_TOKENS, u.cache_write_tokens as f64);
+    }
+    // Inside the cache writes, as the table counts them: the rest are priced at the
+    // five-minute rate, and all of them are where a model has no one-hour price. More than
+    // the writes would make the table refuse the call whole.
+    let hour = u64::from(u.cache_write_1h_tokens).min(u.cache_write_tokens);
+    if hour > 0 {
+        usage.insert(UsageKey::CACHE_WRITE_1H_TOKENS, hour as f64);
+    }
+    if u.web_searches > 0 {
+        usage.insert(UsageKey::WEB_SEARCHES, u.web_searches as f64);
     }
     // More reasoning than output is a host counting them apart: the output then holds none
     // of it, and the table would refuse the call whole.

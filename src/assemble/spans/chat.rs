@@ -142,6 +142,15 @@ pub(crate) fn chat_span(
         span.push(GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, int(r));
         span.push(LLM_TOKEN_COUNT_REASONING, int(r));
     }
+    if u.cache_write_1h_tokens > 0 {
+        span.push(
+            ALBEDO_CHAT_CACHE_WRITE_1H_TOKENS,
+            int(u.cache_write_1h_tokens.into()),
+        );
+    }
+    if u.web_searches > 0 {
+        span.push(ALBEDO_CHAT_WEB_SEARCHES, int(u.web_searches.into()));
+    }
     if let Some(cost) = cost {
         span.push(GEN_AI_USAGE_COST, Value::Double(cost.total));
         span.push(LLM_COST_TOTAL, Value::Double(cost.total));

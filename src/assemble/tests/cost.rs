@@ -250,3 +250,93 @@ fn a_turn_s_cost_is_the_sum_of_its_own_calls_and_only_under_albedo_turn_cost() {
         assert_eq!(root.attr(key), None, "the root never says {key}");
     }
 }
+
+/// A model's base price for `key`, read from the table the crate was built from.
+fn table_rate(provider: &str, model: &str, key: &str) -> f64 {
+    let table: serde_json::Value =
+        serde_json::from_str(include_str!("../pricing/prices.json")).unwrap();
+    let p = table.as_array().unwrap().iter();
+    let p = p.clone().find(|p| p["id"] == provider).unwrap();
+    let m = p["models"].as_array().unwrap().iter();
+    let prices = &m.clone().find(|m| m["id"] == model).unwrap()["prices"];
+    let price = &prices[key];
+    price["base"].as_f64().or(price.as_f64()).unwrap()
+}
+
+/// Issue 37: Anthropic's one-hour cache writes cost more than its five-minute ones, and its
+/// web searches cost per search. Both reach the price, at the table's rates, and the span.
+#[test]
+fn one_hour_cache_writes_and_web_searches_are_priced_at_the_table_s_rates() {
+    let usage = json!({"input_tokens":1840,"output_tokens":210,"cache_read_tokens":12000,
+        "cache_write_tokens":1500,"cache_write_1h_tokens":1200,"web_searches":3});
+    let out = run(&[&call("m1", "claude-sonnet-4-5", Some("anthropic"), usage)]);
+    let chat = by_name(&out, "chat claude-sonnet-4-5");
+    let rate = |key| table_rate("anthropic", "claude-sonnet-4-5", key);
+    let by_table = (1840.0 * rate("input_mtok")
+        + 12000.0 * rate("cache_read_mtok")
+        + 300.0 * rate("cache_write_mtok")
+        + 1200.0 * rate("cache_write_1h_mtok")
+        + 210.0 * rate("output_mtok"))
+        / 1e6
+        + 3.0 * rate("web_searches_kcount") / 1e3;
+    // $3 input, $0.30 cache read, $3.75 and $6 cache writes (5 min, 1 h), $15 output per
+    // million tokens; $10 per thousand searches.
+    let by_hand =
+        (1840.0 * 3.0 + 12000.0 * 0.3 + 300.0 * 3.75 + 1200.0 * 6.0 + 210.0 * 15.0) / 1e6 + 0.03;
+    assert!(
+        (by_table - by_hand).abs() < 1e-12,
+        "{by_table} != {by_hand}"
+    );
+    let cost = double_attr(chat, GEN_AI_USAGE_COST).unwrap();
+    assert!((cost - by_table).abs() < 1e-12, "{cost} != {by_table}");
+    let expected = crate_price(
+        "claude-sonnet-4-5",
+        "anthropic",
+        &[
+            (UsageKey::INPUT_TOKENS, 15340.0),
+            (UsageKey::CACHE_READ_TOKENS, 12000.0),
+            (UsageKey::CACHE_WRITE_TOKENS, 1500.0),
+            (UsageKey::CACHE_WRITE_1H_TOKENS, 1200.0),
+            (UsageKey::WEB_SEARCHES, 3.0),
+            (UsageKey::OUTPUT_TOKENS, 210.0),
+        ],
+        AT_MS,
+    );
+    assert_eq!(Some(cost), Some(expected.total_price));
+    assert_eq!(double_attr(chat, LLM_COST_TOTAL), Some(cost));
+    assert_eq!(
+        double_attr(chat, LLM_COST_PROMPT),
+        Some(expected.input_price)
+    );
+    assert_eq!(
+        chat.attr(ALBEDO_CHAT_CACHE_WRITE_1H_TOKENS),
+        Some(&Value::Int(1200))
+    );
+    assert_eq!(chat.attr(ALBEDO_CHAT_WEB_SEARCHES), Some(&Value::Int(3)));
+    assert_eq!(
+        chat.attr(GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS),
+        Some(&Value::Int(1500))
+    );
+
+    // More hour-long writes than writes (a host's slip) prices all the writes at the hour's
+    // rate, not the call at nothing; a call without either says neither.
+    let mut pricer = Pricer::default();
+    let odd = Usage {
+        input_tokens: 100,
+        cache_write_tokens: 50,
+        cache_write_1h_tokens: 80,
+        ..Usage::default()
+    };
+    let odd = pricer.cost(Some("anthropic"), "claude-sonnet-4-5", &odd, AT_MS);
+    let whole = (100.0 * 3.0 + 50.0 * 6.0) / 1e6;
+    assert!((odd.unwrap().total - whole).abs() < 1e-12, "{odd:?}");
+    let plain = run(&[&call(
+        "m2",
+        "claude-sonnet-4-5",
+        Some("anthropic"),
+        json!({"input_tokens":1,"output_tokens":1}),
+    )]);
+    let plain = by_name(&plain, "chat claude-sonnet-4-5");
+    assert_eq!(plain.attr(ALBEDO_CHAT_CACHE_WRITE_1H_TOKENS), None);
+    assert_eq!(plain.attr(ALBEDO_CHAT_WEB_SEARCHES), None);
+}

@@ -69,12 +69,39 @@ fn inode(_: &std::fs::Metadata) -> u64 {
     0
 }
 
-/// The text of a file no bigger than `max` bytes.
+/// The text of a regular file no bigger than `max` bytes. Anything else in its place (a FIFO,
+/// a device, a socket) is not read: opening a FIFO waits for a writer, and this runs on the
+/// assemble thread every session's turns go through, so one checkout could stop them all.
 pub(super) fn small_file(path: &Path, max: u64) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = open_without_waiting(path).ok()?;
+    // What was opened may not be what was looked at: it is checked again, on the open file.
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut text = String::new();
     file.take(max + 1).read_to_string(&mut text).ok()?;
     (text.len() as u64 <= max).then_some(text)
+}
+
+/// Opens `path` to read without waiting: on unix with `O_NONBLOCK`, which opens a FIFO put in
+/// place since the check at once instead of waiting for its writer (and changes nothing for
+/// reading a regular file).
+#[cfg(unix)]
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Elsewhere there are no FIFOs on a file path to wait for; the metadata check is the guard.
+#[cfg(not(unix))]
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 /// The checkout `dir` is in, looking up from it as git does; `None` when there is none, or

@@ -265,3 +265,58 @@ fn who_is_the_setting_else_the_checkout_s_email_the_global_one_or_the_login() {
     };
     assert_eq!(Attributor::new(UserId::Auto, none).facts(None).user, None);
 }
+
+/// A FIFO at `path`, in place of the file git would have there.
+#[cfg(unix)]
+fn fifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "{path:?}");
+}
+
+/// Issue 37: a FIFO where git keeps a file (HEAD, a ref, the config, an included config, the
+/// `.git` of a worktree) is not opened, so nothing waits for a writer that never comes: the
+/// facts come back at once, with what the regular files say.
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_a_checkout_is_never_waited_on() {
+    let head = checkout("fifo-head", "main");
+    fifo(&head.join(".git/HEAD"));
+    let branch = checkout("fifo-ref", "main");
+    fifo(&branch.join(".git/refs/heads/main"));
+    let config = checkout("fifo-config", "main");
+    fifo(&config.join(".git/config"));
+    let include = checkout("fifo-include", "main");
+    write(&include.join(".git/config"), "[include]\n\tpath = more\n");
+    fifo(&include.join(".git/more"));
+    let dot_git = folder("fifo-dot-git");
+    fifo(&dot_git.join(".git"));
+    let dirs: Vec<PathBuf> = [&head, &branch, &config, &include, &dot_git]
+        .iter()
+        .map(|d| d.to_path_buf())
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let all: Vec<Attribution> = dirs.iter().map(|d| (*facts(d)).clone()).collect();
+        let _ = tx.send(all);
+    });
+    let all = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a FIFO in a checkout held up attribution");
+    let said = |a: &Attribution| (a.branch.clone(), a.revision.clone());
+    assert_eq!(said(&all[0]), (None, None), "HEAD is a FIFO: no branch");
+    assert_eq!(all[0].repository.as_deref(), Some("https://github.com/o/r"));
+    assert_eq!(
+        said(&all[1]),
+        (Some("main".into()), None),
+        "the ref is a FIFO"
+    );
+    assert_eq!(said(&all[2]), (Some("main".into()), Some(SHA.into())));
+    assert_eq!(all[2].repository, None, "the config is a FIFO");
+    assert_eq!(said(&all[3]), (Some("main".into()), Some(SHA.into())));
+    assert_eq!(all[4].repository, None, "`.git` is a FIFO: not a checkout");
+    assert_eq!(all[4].user.as_deref(), Some("dev"));
+}

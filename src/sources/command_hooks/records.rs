@@ -29,6 +29,7 @@ impl CachedWithin {
             cache_read_tokens: cached,
             cache_write_tokens: self.cache_write,
             reasoning_tokens: self.reasoning,
+            ..Usage::default()
         }
     }
 }

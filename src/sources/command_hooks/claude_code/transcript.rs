@@ -107,11 +107,32 @@ struct TranscriptUsage {
     cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
     output_tokens_details: Option<OutputDetails>,
+    /// The cache writes by how long they are kept: `ephemeral_5m_input_tokens` and
+    /// `ephemeral_1h_input_tokens`, which sum to `cache_creation_input_tokens`.
+    #[serde(default)]
+    cache_creation: Option<CacheCreation>,
+    /// Tools Anthropic's servers ran: `web_search_requests`, `web_fetch_requests`.
+    #[serde(default)]
+    server_tool_use: Option<ServerToolUse>,
 }
 
 #[derive(Deserialize)]
 struct OutputDetails {
     thinking_tokens: Option<u64>,
+}
+
+fn saturate(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[derive(Deserialize)]
+struct CacheCreation {
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ServerToolUse {
+    web_search_requests: Option<u64>,
 }
 
 impl TranscriptCursor {
@@ -233,6 +254,14 @@ impl TranscriptCursor {
                 .output_tokens_details
                 .and_then(|d| d.thinking_tokens)
                 .filter(|t| *t > 0),
+            cache_write_1h_tokens: u
+                .cache_creation
+                .and_then(|c| c.ephemeral_1h_input_tokens)
+                .map_or(0, saturate),
+            web_searches: u
+                .server_tool_use
+                .and_then(|s| s.web_search_requests)
+                .map_or(0, saturate),
         });
         let open = self.open.iter().any(|(c, _)| c.id == id);
         // The input of a new call is the conversation before its own message.

@@ -68,6 +68,45 @@ fn each_message_is_one_call_with_its_usage_and_timing() {
     assert!(again.take_calls().is_empty());
 }
 
+/// Issue 37: the cache writes kept for an hour and the web searches Anthropic's servers ran,
+/// as Claude Code records them in the message's usage, reach the call (the fixture's first
+/// message, its counts changed: CLI 2.1.332 wrote them as 0).
+#[test]
+fn hour_long_cache_writes_and_web_searches_are_read() {
+    let data = String::from_utf8(fixture("multi_tool/transcript.jsonl")).unwrap();
+    // Each block of a message is a line, each with the message's usage.
+    let data: String = data
+        .split_inclusive('\n')
+        .map(|line| {
+            if !line.contains("msg_01Mockmain000001") {
+                return line.to_string();
+            }
+            line.replace(
+                r#""server_tool_use":{"web_search_requests":0,"#,
+                r#""server_tool_use":{"web_search_requests":2,"#,
+            )
+            .replace(
+                r#""cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":14211}"#,
+                r#""cache_creation":{"ephemeral_1h_input_tokens":14000,"ephemeral_5m_input_tokens":211}"#,
+            )
+        })
+        .collect();
+    let mut c = TranscriptCursor::default();
+    c.feed(data.as_bytes());
+    let calls = c.take_calls();
+    let u = calls[0].usage;
+    assert_eq!(
+        (
+            u.cache_write_tokens,
+            u.cache_write_1h_tokens,
+            u.web_searches
+        ),
+        (14211, 14000, 2)
+    );
+    let later = calls[1].usage;
+    assert_eq!((later.cache_write_1h_tokens, later.web_searches), (0, 0));
+}
+
 /// A daemon that resumes mid-session starts at the saved offset; the calls after it still
 /// carry the conversation before it.
 #[test]

@@ -37,7 +37,11 @@ struct ModelInfo {
     provider: Option<String>,
 }
 
-/// Cline's token counts: `inputTokens` includes the cache's (as the OpenAI API counts them).
+/// Cline's token counts: `inputTokens` includes the cache's, reads and writes. It is the AI
+/// SDK's `inputTokens.total`, which its Anthropic provider makes `input_tokens` plus
+/// `cache_read_input_tokens` plus `cache_creation_input_tokens` (`@ai-sdk/anthropic` 4.0.112,
+/// `convertAnthropicUsage`), and an OpenAI-compatible one `prompt_tokens`; Cline's own price
+/// takes both out of it (`@cline/llms` 3.0.65).
 #[derive(Debug, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Metrics {
@@ -178,6 +182,7 @@ fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
     let end = m.ts.unwrap_or(started).max(started);
     let info = m.model_info.unwrap_or_default();
     let model = info.id.unwrap_or_default();
+    let write = metrics.cache_write_tokens.unwrap_or(0);
     Some(CallSent {
         id: Some(Cow::Owned(m.id.clone())),
         request: Request {
@@ -193,12 +198,12 @@ fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
             stop_reason: None,
             content: None,
         }),
-        // Cline counts the cache's tokens inside the input's.
+        // Cline counts the cache's tokens, written and read, inside the input's.
         usage: CachedWithin {
-            input: metrics.input_tokens.unwrap_or(0),
+            input: (metrics.input_tokens.unwrap_or(0)).saturating_sub(write),
             cached: metrics.cache_read_tokens.unwrap_or(0),
             output: metrics.output_tokens.unwrap_or(0),
-            cache_write: metrics.cache_write_tokens.unwrap_or(0),
+            cache_write: write,
             reasoning: None,
         }
         .usage(),

@@ -192,6 +192,37 @@ fn a_read_goes_on_from_the_last_message_taken_and_a_rewritten_file_from_its_star
     assert_eq!(again.calls.len(), 1);
 }
 
+/// Issue 37: under Anthropic's provider Cline's `inputTokens` holds the cache writes as well as
+/// the reads (the AI SDK's Anthropic usage: `input_tokens` 12, `cache_creation_input_tokens`
+/// 3000, `cache_read_input_tokens` 9000, `output_tokens` 150, as Cline 3.0.65 writes it).
+/// Neither is counted twice.
+#[test]
+fn under_anthropic_the_input_holds_cache_writes_too_and_they_are_taken_out() {
+    let anthropic = MESSAGES
+        .replace(
+            r#""metrics": {"inputTokens": 1017, "outputTokens": 21, "cacheReadTokens": 100, "cacheWriteTokens": 0}"#,
+            r#""metrics": {"inputTokens": 12012, "outputTokens": 150, "cacheReadTokens": 9000, "cacheWriteTokens": 3000}"#,
+        )
+        .replace(
+            r#"{"id": "test-model", "provider": "openai-compatible"}"#,
+            r#"{"id": "claude-sonnet-4-5", "provider": "anthropic"}"#,
+        );
+    let mut files = File(anthropic);
+    let read = messages::read("/m", None, None, 0, u64::MAX, &mut files);
+    let u = read.calls[0].usage;
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.output_tokens
+        ),
+        (12, 9000, 3000, 150)
+    );
+    assert_eq!(u.total_input(), 12012, "as Anthropic billed it");
+    assert_eq!(read.calls[1].usage.total_input(), 2017);
+}
+
 /// Messages files by path, as `files` reads them (a missing one reads empty).
 struct Files(Vec<(String, String)>);
 

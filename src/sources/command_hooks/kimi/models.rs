@@ -103,5 +103,6 @@ fn usage_of(u: &Value) -> Usage {
         cache_read_tokens: n("inputCacheRead"),
         cache_write_tokens: n("inputCacheCreation"),
         reasoning_tokens: None,
+        ..Usage::default()
     }
 }

@@ -80,6 +80,7 @@ impl Adapter {
                     cache_read_tokens: t.cache.read.unwrap_or(0),
                     cache_write_tokens: t.cache.write.unwrap_or(0),
                     reasoning_tokens: (reasoning > 0).then_some(reasoning),
+                    ..Usage::default()
                 },
                 started_ms: start.started_ms,
                 finished_ms: done.max(start.started_ms),

@@ -121,6 +121,7 @@ impl Adapter {
                     cache_read_tokens: u.cache_read.unwrap_or(0),
                     cache_write_tokens: u.cache_write.unwrap_or(0),
                     reasoning_tokens: (reasoning > 0).then_some(reasoning),
+                    ..Usage::default()
                 },
                 started_ms: started,
                 finished_ms: finished,

@@ -365,3 +365,56 @@ fn a_call_the_cli_refused_before_any_hook_is_a_refused_call() {
     assert!(ended[0].1.refused);
     assert_eq!(ended[0].1.call.name, "run_shell_command");
 }
+
+/// Issue 37: signed in with a Gemini key, Qwen's `output_token_count` is Gemini's
+/// `candidatesTokenCount`, which leaves the thoughts out (`promptTokenCount` 5120,
+/// `candidatesTokenCount` 48, `cachedContentTokenCount` 4096, `thoughtsTokenCount` 310,
+/// `totalTokenCount` 5478: the shape Qwen 0.24.4's `ApiResponseEvent` makes of it, read from
+/// the package, not recorded from a run). The call's output holds them, as the protocol
+/// counts it; through OpenAI's API it already did.
+#[test]
+fn signed_in_with_gemini_the_output_gets_its_thoughts() {
+    let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
+    let pid = format!("{SID}########1");
+    a.push(
+        0,
+        &payload("SessionStart", 0, json!({"source": "startup"})),
+        &mut t,
+        &mut out,
+    );
+    let prompt = json!({"prompt": "why", "submitted_prompt": "why", "prompt_id": pid});
+    a.push(
+        0,
+        &payload("UserPromptSubmit", 100, prompt),
+        &mut t,
+        &mut out,
+    );
+    for (n, auth, output) in [(1, "gemini", 48), (2, "openai", 358)] {
+        let e = json!({"event.name": "qwen-code.api_response", "event.timestamp": at(900 + n),
+            "response_id": format!("r{n}"), "model": "gemini-2.5-pro", "status_code": 200,
+            "duration_ms": 400, "input_token_count": 5120, "output_token_count": output,
+            "cached_content_token_count": 4096, "thoughts_token_count": 310,
+            "total_token_count": 5478, "prompt_id": pid, "auth_type": auth});
+        let line = json!({"type": "system", "subtype": "ui_telemetry", "sessionId": SID,
+            "systemPayload": {"uiEvent": e}});
+        t.0.push_str(&format!("{line}\n"));
+    }
+    let stop = json!({"stop_hook_active": false, "last_assistant_message": "so", "prompt_id": pid});
+    a.push(0, &payload("Stop", 1_000, stop), &mut t, &mut out);
+    let calls = sent(&out);
+    assert_eq!(calls.len(), 2, "{out:?}");
+    for (_, c) in calls {
+        let u = c.usage;
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cache_read_tokens,
+                u.output_tokens,
+                u.reasoning_tokens
+            ),
+            (1024, 4096, 358, Some(310)),
+            "{:?}",
+            c.request.provider
+        );
+    }
+}

@@ -229,6 +229,19 @@ fn provider(auth_type: Option<&str>) -> &'static str {
     }
 }
 
+/// The output with the thoughts inside it, as the protocol counts it. Qwen's is the API's
+/// `candidatesTokenCount`: through the OpenAI-compatible APIs (`openai`, `qwen-oauth`) the
+/// completion, thoughts included; through Gemini's own (`gemini`, `vertex-ai`) the answer
+/// alone, the thoughts counted apart. Qwen's own totals (`getEventTotalTokenCount`, 0.24.4)
+/// add them for every sign-in but those two; so does this.
+fn output_with_thoughts(e: &ApiEvent) -> u64 {
+    let output = e.output_token_count.unwrap_or(0);
+    match e.auth_type.as_deref() {
+        None | Some("openai") | Some("qwen-oauth") => output,
+        Some(_) => output.saturating_add(e.thoughts_token_count.unwrap_or(0)),
+    }
+}
+
 fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
     let model = e.model.clone().unwrap_or_default();
     let failed = e.name == "qwen-code.api_error";
@@ -251,7 +264,7 @@ fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
         usage: CachedWithin {
             input: e.input_token_count.unwrap_or(0),
             cached: e.cached_content_token_count.unwrap_or(0),
-            output: e.output_token_count.unwrap_or(0),
+            output: output_with_thoughts(&e),
             cache_write: 0,
             reasoning: e.thoughts_token_count.filter(|t| *t > 0),
         }
