@@ -221,10 +221,11 @@ fn otel_metrics_exporter_none_sends_no_metrics() {
 /// Feeds the demo to `run` three times under other session ids, 300 ms apart and without
 /// its `closed` records (which end `run`), with a batch every 10 ms and metrics every 20 ms: a run that sends
 /// metrics several times, not once at the close.
-fn run_slowly(r: &Receiver, protocol: &str) -> (std::process::ExitStatus, String) {
-    let config = scratch("config");
+/// `albedo-otel run` to `r` over `protocol`, with a batch every 10 ms and metrics every 20 ms,
+/// none of the test's own `OTEL_*` or `ALBEDO_OTEL_*` variables, and its streams piped.
+fn run_command(r: &Receiver, protocol: &str, config: &std::path::Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    cmd.args(["run", "--no-spool", "--batch-delay", "10ms"])
+    cmd.args(["run", "--batch-delay", "10ms"])
         .args(["--protocol", protocol, "--endpoint", &r.url(protocol)])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -234,9 +235,16 @@ fn run_slowly(r: &Receiver, protocol: &str) -> (std::process::ExitStatus, String
             cmd.env_remove(k);
         }
     }
-    cmd.env("XDG_CONFIG_HOME", &config)
+    cmd.env("XDG_CONFIG_HOME", config)
         .env("ALBEDO_OTEL_LOG", "info")
         .env("OTEL_METRIC_EXPORT_INTERVAL", "20");
+    cmd
+}
+
+fn run_slowly(r: &Receiver, protocol: &str) -> (std::process::ExitStatus, String) {
+    let config = scratch("config");
+    let mut cmd = run_command(r, protocol, &config);
+    cmd.arg("--no-spool");
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     // Input waits for `ready`: written before, it would all be read at once.
@@ -435,20 +443,8 @@ fn metrics_turned_away_for_a_while_resume_and_add_up() {
     r.refuse_metrics();
     let spool = scratch("metrics-404");
     let config = scratch("config-404");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    cmd.args(["run", "--batch-delay", "10ms", "--protocol", "grpc"])
-        .args(["--endpoint", &r.grpc_url()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_") || k.starts_with("ALBEDO_OTEL") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("XDG_CONFIG_HOME", &*config)
-        .env("ALBEDO_OTEL_SPOOL_DIR", &*spool)
-        .env("OTEL_METRIC_EXPORT_INTERVAL", "20");
+    let mut cmd = run_command(&r, "grpc", &config);
+    cmd.env("ALBEDO_OTEL_SPOOL_DIR", &*spool);
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let demo = String::from_utf8(demo_session()).unwrap();

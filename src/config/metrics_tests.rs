@@ -3,23 +3,8 @@
 
 use std::collections::HashMap;
 
+use super::tests::{file, resolve_with};
 use super::*;
-
-fn resolve_with(
-    o: &Overrides,
-    vars: &[(&str, &str)],
-    file: Option<&ConfigFile>,
-) -> Result<Settings, ConfigError> {
-    let map: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Settings::resolve(o, &|k| map.get(k).cloned(), file)
-}
-
-fn file(text: &str) -> ConfigFile {
-    ConfigFile::parse(std::path::Path::new("/cfg/config.toml"), text).unwrap()
-}
 
 fn metrics(s: &Settings) -> &OtlpSettings {
     &s.pipeline.metrics.as_ref().expect("metrics are on").otlp

@@ -9,7 +9,7 @@ fn resolve(o: &Overrides, vars: &[(&str, &str)]) -> Result<Settings, ConfigError
     resolve_with(o, vars, None)
 }
 
-fn resolve_with(
+pub(super) fn resolve_with(
     o: &Overrides,
     vars: &[(&str, &str)],
     file: Option<&ConfigFile>,
@@ -21,7 +21,7 @@ fn resolve_with(
     Settings::resolve(o, &|k| map.get(k).cloned(), file)
 }
 
-fn file(text: &str) -> ConfigFile {
+pub(super) fn file(text: &str) -> ConfigFile {
     ConfigFile::parse(std::path::Path::new("/cfg/config.toml"), text).unwrap()
 }
 
