@@ -655,3 +655,46 @@ fn a_hook_newer_than_the_daemon_starts_one_that_takes_over() {
     );
     assert_eq!(rx.spans().len(), 2, "the turn and its call: {log}");
 }
+
+/// A Claude Code window left open for days (issue 37, item 7): each turn's payloads, a large
+/// tool output among them, went into its journal for good, what a tool printed (a key) with
+/// them. Once a turn is exported and its resume point saved, what came before it leaves the
+/// disk: after each of N turns the journal holds no more than what is not exported yet, and
+/// the key the first turn's tool printed is in no file of the journal folder.
+#[test]
+fn a_live_sessions_journal_keeps_only_what_is_not_exported() {
+    use albedo_otel::sources::command_hooks::journal;
+    const KEY: &str = "AKIAJOURNALSECRET0001";
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let s = "open-for-days";
+    let output = "o".repeat(200_000);
+    let path = setup.hook_dir.join(journal::journal_name(s));
+    for n in 1..=5u32 {
+        let printed = if n == 1 { KEY } else { "nothing" };
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
+        ));
+        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#));
+        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_response":{{"stdout":"{printed} {output}"}}}}"#));
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+        ));
+        rx.wait_for_spans(2 * n as usize, Duration::from_secs(30));
+        // Exported, and checkpointed within a second or so: nothing of it is left.
+        wait_until(
+            Duration::from_secs(10),
+            "the exported turns to leave the journal",
+            || std::fs::metadata(&path).map_or(0, |m| m.len()) < output.len() as u64,
+        );
+    }
+    assert_eq!(
+        files_containing(&setup.hook_dir, KEY),
+        Vec::<std::path::PathBuf>::new()
+    );
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#
+    ));
+    setup.wait_idle();
+    assert_eq!(rx.spans().len(), 10, "five turns, five calls");
+}
