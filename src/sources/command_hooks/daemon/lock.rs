@@ -25,6 +25,7 @@ fn open_lock_file(dir: &Path, name: &str) -> io::Result<File> {
     let f = crate::fs::private_file_options()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .open(dir.join(name))?;
     super::log::make_private(&f);
@@ -65,7 +66,10 @@ pub struct Holder {
 }
 
 fn read_holder(path: &Path) -> Holder {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    holder_in(&std::fs::read_to_string(path).unwrap_or_default())
+}
+
+fn holder_in(text: &str) -> Holder {
     let mut words = text.split_whitespace();
     Holder {
         pid: words.next().and_then(|w| w.parse().ok()),
@@ -73,9 +77,19 @@ fn read_holder(path: &Path) -> Holder {
     }
 }
 
-/// Who holds the lock, if a daemon does.
+/// Who holds the lock, if a daemon does: the file that was tried is the file read (the check
+/// every hook makes costs one read more than [`running`]).
 pub fn holder(dir: &Path) -> Option<Holder> {
-    running(dir).then(|| read_holder(&dir.join(journal::DAEMON_LOCK)))
+    use std::io::Read;
+    let mut f = open_lock_file(dir, journal::DAEMON_LOCK).ok()?;
+    match f.try_lock() {
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = f.read_to_string(&mut text);
+            Some(holder_in(&text))
+        }
+        _ => None,
+    }
 }
 
 /// The pid written in the lock file, if a daemon holds it.
