@@ -221,6 +221,13 @@ fn state_path(journal: &Path) -> PathBuf {
     journal.with_file_name(name)
 }
 
+/// Where [`compact`] writes the journal's new contents before they take its name.
+fn compacting_path(journal: &Path) -> PathBuf {
+    let mut name = journal.file_name().unwrap_or_default().to_os_string();
+    name.push(".compacting");
+    journal.with_file_name(name)
+}
+
 /// Where an earlier daemon stood in `journal`; the start for a journal it never saw, or for a
 /// state that is another file's (see [`Resume::file`]).
 pub fn load_resume(journal: &Path) -> Resume {
@@ -265,9 +272,7 @@ pub fn compact(journal: &Path, resume: Resume) -> io::Result<Resume> {
     f.seek(SeekFrom::Start(resume.offset))?;
     let mut tail = Vec::new();
     f.read_to_end(&mut tail)?;
-    let mut name = journal.file_name().unwrap_or_default().to_os_string();
-    name.push(".compacting");
-    let tmp = journal.with_file_name(name);
+    let tmp = compacting_path(journal);
     let compacted = (|| {
         let _ = fs::remove_file(&tmp);
         let mut new = private_file_options()
@@ -313,6 +318,8 @@ pub fn save_resume(journal: &Path, mut resume: Resume) -> io::Result<()> {
 /// never a journal without its state (which a new daemon would export again from the start).
 pub fn remove(journal: &Path) -> io::Result<()> {
     fs::remove_file(journal)?;
+    // What a compaction cut short left (see [`compact`]).
+    let _ = fs::remove_file(compacting_path(journal));
     match fs::remove_file(state_path(journal)) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),

@@ -69,3 +69,20 @@ fn an_older_daemon_hands_over_to_a_newer_one_that_waits() {
     drop(new);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A successor that died while it waited leaves its pid in `daemon.next`: hooks start no
+/// other while it is there, so the holder empties it, whatever version it names.
+#[test]
+fn a_successor_that_died_is_forgotten() {
+    let dir = fresh("dead-successor");
+    let lock = Lock::acquire(&dir).unwrap().unwrap();
+    // As new as the holder (a successor of a daemon since gone): not one to hand over to,
+    // and not one to wait for.
+    let next = format!("4000000 {}", super::VERSION);
+    std::fs::write(dir.join(super::lock::DAEMON_NEXT), next).unwrap();
+    assert!(super::successor_waits(&dir));
+    assert!(!super::lock::newer_waits(&dir, super::VERSION));
+    assert!(!super::successor_waits(&dir));
+    drop(lock);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -50,11 +50,17 @@ pub(super) fn try_lock_in(dir: &Path) -> io::Result<Option<File>> {
     try_lock_file(open_lock_file(dir, journal::DAEMON_LOCK)?)
 }
 
-/// Writes `pid version` in a lock file (for `doctor`, for people, and for newer hooks).
+/// Writes `pid version` in a lock file (for `doctor`, for people, and for newer hooks): over
+/// what was there, then cut to its length, so that a hook reading meanwhile never finds it
+/// empty.
 pub(super) fn write_holder(lock: &File, version: &str) {
+    use std::io::{Seek, SeekFrom};
     let mut f = lock;
-    let _ = lock.set_len(0);
-    let _ = f.write_all(format!("{} {version}", std::process::id()).as_bytes());
+    let text = format!("{} {version}", std::process::id());
+    let _ = f.seek(SeekFrom::Start(0));
+    if f.write_all(text.as_bytes()).is_ok() {
+        let _ = lock.set_len(text.len() as u64);
+    }
 }
 
 /// Who holds a lock file, as it says: its pid, and its version (none from a daemon older
@@ -66,14 +72,22 @@ pub struct Holder {
 }
 
 fn read_holder(path: &Path) -> Holder {
-    holder_in(&std::fs::read_to_string(path).unwrap_or_default())
+    holder_in(std::fs::read_to_string(path).ok().as_deref())
 }
 
-fn holder_in(text: &str) -> Holder {
-    let mut words = text.split_whitespace();
-    Holder {
-        pid: words.next().and_then(|w| w.parse().ok()),
-        version: words.next().map(str::to_string),
+/// What a lock file's text says. One that cannot be read (Windows locks reads out too) or
+/// names no pid says an unknown version, which is not taken for older.
+fn holder_in(text: Option<&str>) -> Holder {
+    let mut words = text.unwrap_or_default().split_whitespace();
+    match words.next().and_then(|w| w.parse().ok()) {
+        Some(pid) => Holder {
+            pid: Some(pid),
+            version: words.next().map(str::to_string),
+        },
+        None => Holder {
+            pid: None,
+            version: Some("unknown".into()),
+        },
     }
 }
 
@@ -85,8 +99,8 @@ pub fn holder(dir: &Path) -> Option<Holder> {
     match f.try_lock() {
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut text = String::new();
-            let _ = f.read_to_string(&mut text);
-            Some(holder_in(&text))
+            let read = f.read_to_string(&mut text).ok().map(|_| text.as_str());
+            Some(holder_in(read))
         }
         _ => None,
     }
@@ -124,15 +138,15 @@ pub fn older(theirs: Option<&str>, ours: &str) -> bool {
 }
 
 /// Whether a daemon newer than `ours` waits to take over (see the module's doc). A
-/// `daemon.next` left by a successor that died is emptied.
+/// `daemon.next` left by a successor that died is emptied, whatever its version: hooks start
+/// no successor while it names one.
 pub(super) fn newer_waits(dir: &Path, ours: &str) -> bool {
-    let path = dir.join(DAEMON_NEXT);
-    let next = read_holder(&path);
-    if next.pid.is_none() || !older(Some(ours), next.version.as_deref().unwrap_or("")) {
+    let next = read_holder(&dir.join(DAEMON_NEXT));
+    if next.pid.is_none() {
         return false;
     }
     match open_lock_file(dir, DAEMON_NEXT).and_then(try_lock_file) {
-        Ok(None) => true,
+        Ok(None) => older(Some(ours), next.version.as_deref().unwrap_or("")),
         Ok(Some(stale)) => {
             let _ = stale.set_len(0);
             false
