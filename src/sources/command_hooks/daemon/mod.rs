@@ -1,7 +1,9 @@
 //! The background exporter for command hooks: drains the session journals into the pipeline.
 //!
 //! It is started on demand by a hook, holds `daemon.lock` so only one runs, and exits once
-//! every journal is drained and no turn is open for a while, so nothing is left running. It
+//! every journal is drained and no turn is open for a while, so nothing is left running. A
+//! hook of a newer albedo-otel starts one that takes over (see `lock.rs`); a line of an agent
+//! this build does not know is left where it is, unread, for that one. It
 //! remembers, per journal, a resume point between two turns whose events are all delivered or
 //! spooled; a daemon that dies is replaced by the next hook's, which starts from there. Ids are
 //! derived from the events, so the part of a turn read twice yields the same spans again.
@@ -90,7 +92,7 @@ pub enum Exit {
     AlreadyRunning,
     /// Everything drained and quiet.
     Idle,
-    /// A newer albedo-otel's daemon took over (see [`lock`]).
+    /// A newer albedo-otel's daemon took over (see `lock.rs`).
     HandedOver,
 }
 
