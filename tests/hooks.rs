@@ -595,3 +595,127 @@ fn an_oversized_payload_keeps_its_event() {
         setup.daemon_log()
     );
 }
+
+/// A hook of a newer albedo-otel names an agent this build does not know (issue 37, item 4:
+/// a daemon used to log "install the hook again" and delete such a journal, and an older
+/// daemon, kept alive by another agent, destroyed a newer agent's sessions). The daemon
+/// leaves the journal whole and unread for a daemon that knows the agent, says so once, and
+/// still exits when idle.
+#[test]
+fn a_journal_of_an_agent_the_daemon_does_not_know_is_left_whole() {
+    use albedo_otel::sources::command_hooks::{daemon, journal};
+    let rx = Receiver::start();
+    let mut setup = Setup::new(&rx);
+    setup
+        .args
+        .extend(["--agent".into(), "an-agent-from-the-future".into()]);
+    for n in 0..3 {
+        setup.hook(&format!(
+            r#"{{"session_id":"future","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
+        ));
+    }
+    wait_until(Duration::from_secs(30), "the daemon to exit", || {
+        !daemon::running(&setup.hook_dir) && setup.daemon_log().contains("daemon done (Some(Idle))")
+    });
+    let journals = journal::list(&setup.hook_dir);
+    assert_eq!(journals.len(), 1, "{}", setup.daemon_log());
+    let text = std::fs::read_to_string(&journals[0]).unwrap();
+    assert_eq!(text.lines().count(), 3, "every line kept: {text}");
+    assert!(text.contains("turn 0") && text.contains("turn 2"));
+    let log = setup.daemon_log();
+    let said = log
+        .matches("\"an-agent-from-the-future\", which this albedo-otel")
+        .count();
+    let daemons = log.matches("draining hook journals").count();
+    assert_eq!(said, daemons, "said once by each daemon: {log}");
+    assert!(said >= 1, "{log}");
+    assert!(!log.contains("install the hook again"), "{log}");
+    assert!(rx.spans().is_empty());
+}
+
+/// A daemon of an older albedo-otel holds the folder and does not let go (one from before
+/// daemons handed over, kept busy by another agent's session). A hook of this version starts
+/// a daemon that waits for it (one, however many hooks come), and that daemon takes over once
+/// the older one goes, and drains what came meanwhile.
+#[test]
+fn a_hook_newer_than_the_daemon_starts_one_that_takes_over() {
+    use albedo_otel::sources::command_hooks::daemon;
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let old = daemon::Lock::acquire_as(&setup.hook_dir, "0.0.1")
+        .unwrap()
+        .expect("the folder is this test's");
+    let s = "takeover-session";
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"hi"}}"#
+    ));
+    wait_until(Duration::from_secs(10), "a daemon to wait", || {
+        daemon::successor_waits(&setup.hook_dir)
+    });
+    setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{{}}}}"#));
+    setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1","duration_ms":5}}"#));
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+    ));
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#
+    ));
+    let holder = daemon::holder(&setup.hook_dir).unwrap();
+    assert_eq!(
+        holder.version.as_deref(),
+        Some("0.0.1"),
+        "the old one still holds it"
+    );
+    drop(old);
+    setup.wait_idle();
+    let log = setup.daemon_log();
+    assert_eq!(
+        log.matches("waiting for it to hand over").count(),
+        1,
+        "one daemon waited: {log}"
+    );
+    assert_eq!(rx.spans().len(), 2, "the turn and its call: {log}");
+}
+
+/// A Claude Code window left open for days (issue 37, item 7): each turn's payloads, a large
+/// tool output among them, went into its journal for good, what a tool printed (a key) with
+/// them. Once a turn is exported and its resume point saved, what came before it leaves the
+/// disk: after each of N turns the journal holds no more than what is not exported yet, and
+/// the key the first turn's tool printed is in no file of the journal folder.
+#[test]
+fn a_live_sessions_journal_keeps_only_what_is_not_exported() {
+    use albedo_otel::sources::command_hooks::journal;
+    const KEY: &str = "AKIAJOURNALSECRET0001";
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let s = "open-for-days";
+    let output = "o".repeat(200_000);
+    let path = setup.hook_dir.join(journal::journal_name(s));
+    for n in 1..=5u32 {
+        let printed = if n == 1 { KEY } else { "nothing" };
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"UserPromptSubmit","prompt":"turn {n}"}}"#
+        ));
+        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_input":{{}}}}"#));
+        setup.hook(&format!(r#"{{"session_id":"{s}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t{n}","tool_response":{{"stdout":"{printed} {output}"}}}}"#));
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"Stop","stop_hook_active":false}}"#
+        ));
+        rx.wait_for_spans(2 * n as usize, Duration::from_secs(30));
+        // Exported, and checkpointed within a second or so: nothing of it is left.
+        wait_until(
+            Duration::from_secs(10),
+            "the exported turns to leave the journal",
+            || std::fs::metadata(&path).map_or(0, |m| m.len()) < output.len() as u64,
+        );
+    }
+    assert_eq!(
+        files_containing(&setup.hook_dir, KEY),
+        Vec::<std::path::PathBuf>::new()
+    );
+    setup.hook(&format!(
+        r#"{{"session_id":"{s}","hook_event_name":"SessionEnd"}}"#
+    ));
+    setup.wait_idle();
+    assert_eq!(rx.spans().len(), 10, "five turns, five calls");
+}

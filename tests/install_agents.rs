@@ -296,3 +296,82 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// After an upgrade through npm, Gemini's hooks still run the old version's copy
+/// (`~/.local/share/albedo-otel/npm/<version>/`), whose daemon may not know the newer agents
+/// (issue 37, item 4). Installing another agent names them; with `--move-others` it points
+/// them at this install's copy, the rest of their command and file kept.
+#[test]
+fn install_names_other_agents_hooks_on_another_versions_copy_and_moves_them() {
+    let home = scratch("install-versions");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .args(args)
+            .current_dir(&home)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        said
+    };
+    let gemini = home.join(".gemini/settings.json");
+    run(&["install", "gemini"]);
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .canonicalize()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let old = home
+        .join(".local/share/albedo-otel/npm/0.0.1")
+        .to_string_lossy()
+        .into_owned();
+    let installed = std::fs::read_to_string(&gemini).unwrap();
+    assert!(
+        installed.contains(&format!("{ours}/albedo-otel")),
+        "{installed}"
+    );
+    let on_old = installed.replace(&format!("{ours}/"), &format!("{old}/"));
+    std::fs::write(&gemini, &on_old).unwrap();
+
+    let claude = home.join(".claude/settings.json");
+    let said = run(&["install", "claude-code"]);
+    assert!(
+        said.contains(&format!(
+            "note: gemini's hooks in {} run albedo-otel 0.0.1's copy in {old}",
+            gemini.display()
+        )) && said.contains("--move-others"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&gemini).unwrap(),
+        on_old,
+        "only named"
+    );
+
+    let said = run(&["install", "claude-code", "--move-others"]);
+    assert!(
+        said.contains(&format!(
+            "moved: gemini's hooks in {} now run {ours}",
+            gemini.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), installed);
+    assert!(std::fs::read_to_string(&claude)
+        .unwrap()
+        .contains("albedo-otel-hook"));
+    // Nothing left to name.
+    let said = run(&["install", "claude-code"]);
+    assert!(!said.contains("0.0.1"), "{said}");
+}

@@ -22,8 +22,9 @@ pub fn daemon(args: &ExportArgs, hook_args: &HookArgs) -> Result<i32> {
         "no folder for hook journals: set --hook-dir, ALBEDO_OTEL_HOOK_DIR, XDG_STATE_HOME or HOME",
     )?;
     albedo_otel::fs::create_private_dir(&dir)?;
-    // The lock first: hooks that came at once may have started several daemons.
-    let Some(lock) = daemon::Lock::acquire(&dir)? else {
+    // The lock first: hooks that came at once may have started several daemons. One older
+    // than this holds it: this one waits for it to hand over.
+    let Some(lock) = daemon::Lock::acquire_or_take_over(&dir)? else {
         return Ok(0);
     };
     let mut config = daemon::DaemonConfig::new(dir.clone());

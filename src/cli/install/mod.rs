@@ -24,6 +24,7 @@ mod scope;
 mod scripts;
 mod settings;
 mod toml_hooks;
+mod versions;
 mod writer;
 
 use std::path::PathBuf;
@@ -62,6 +63,10 @@ pub struct Target {
     /// them without asking (it skips untrusted hooks without a word)
     #[arg(long)]
     trust: bool,
+    /// Point other agents' hooks that run another version's copy of albedo-otel (install
+    /// names them) at this one's
+    #[arg(long)]
+    move_others: bool,
     /// albedo only: albedo's home [env: ALBEDO_HOME]
     #[arg(long, value_name = "DIR")]
     albedo_home: Option<PathBuf>,
@@ -240,6 +245,9 @@ pub fn install(target: &Target) -> Result<i32> {
     if let Some(warning) = target.both_scopes(&file, &command) {
         println!("warning: {warning}");
     }
+    for line in versions::others(&file, &command, target.move_others)? {
+        println!("{line}");
+    }
     Ok(0)
 }
 
@@ -249,6 +257,9 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     target.check_project_file(&file)?;
     if target.trust() {
         anyhow::bail!("--trust is for install; uninstall takes our hooks' trust out by itself");
+    }
+    if target.move_others {
+        anyhow::bail!("--move-others is for install");
     }
     for line in writer_of(&form).uninstall(&file, target)? {
         println!("{line}");

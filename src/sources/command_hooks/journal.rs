@@ -8,6 +8,10 @@
 //! reads journals from where it last stood, and a new daemon resumes an old one's. (A process
 //! crash, that is: the append is not flushed to disk, which would cost the agent milliseconds
 //! per event; the resume points are.)
+//!
+//! What a journal holds before a saved resume point is exported: the daemon then replaces the
+//! journal with what comes after it ([`compact`]), so that a session left open for days keeps
+//! on disk only what is not out yet, not every tool output it ever had.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -102,9 +106,14 @@ pub fn append(dir: &Path, session: &str, payload: &str, stamp: &Stamp<'_>) -> io
     // One writer at a time per journal, so lines never interleave whatever their size. The
     // lock goes with the file when it is closed.
     f.lock()?;
-    // The daemon removes a journal it has read to the end, under this lock: one removed while
-    // this hook waited for the lock is opened anew, or the line would go to a file nobody reads.
-    if removed_meanwhile(&f, &path) {
+    // The daemon removes a journal it has read to the end, and replaces one with what it has
+    // not read yet ([`compact`]), under this lock: one removed or replaced while this hook
+    // waited for the lock is opened anew (as often as that happens), or the line would go to a
+    // file nobody reads.
+    for _ in 0..1000 {
+        if !removed_meanwhile(&f, &path) {
+            break;
+        }
         f = open_append(&path).or_else(|_| {
             create_private_dir(dir)?;
             open_append(&path)
@@ -187,6 +196,11 @@ pub struct Resume {
     /// old one's offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<u64>,
+    /// The file the journal was before the daemon last compacted it, and the offset in it
+    /// (see [`compact`]): should the compacted file not have taken the journal's name (a
+    /// crash), the state applies to that one, at that offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<(u64, u64)>,
 }
 
 /// The identity of the file at `path`, where the OS gives one.
@@ -207,6 +221,13 @@ fn state_path(journal: &Path) -> PathBuf {
     journal.with_file_name(name)
 }
 
+/// Where [`compact`] writes the journal's new contents before they take its name.
+fn compacting_path(journal: &Path) -> PathBuf {
+    let mut name = journal.file_name().unwrap_or_default().to_os_string();
+    name.push(".compacting");
+    journal.with_file_name(name)
+}
+
 /// Where an earlier daemon stood in `journal`; the start for a journal it never saw, or for a
 /// state that is another file's (see [`Resume::file`]).
 pub fn load_resume(journal: &Path) -> Resume {
@@ -215,9 +236,74 @@ pub fn load_resume(journal: &Path) -> Resume {
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     match (saved.file, identity(journal)) {
-        (Some(theirs), Some(ours)) if theirs != ours => Resume::default(),
+        (Some(theirs), Some(ours)) if theirs != ours => match saved.before {
+            Some((file, offset)) if file == ours => Resume {
+                offset,
+                file: Some(ours),
+                before: None,
+                ..saved
+            },
+            _ => Resume::default(),
+        },
         _ => saved,
     }
+}
+
+/// Discards what comes before `resume.offset` (delivered or spooled, and between two turns)
+/// and saves where the daemon stands: the lines after it are copied to a new file that takes
+/// the journal's name, under the journal's lock, so that no hook appends meanwhile (one that
+/// opened the old file finds it replaced and opens the new: see [`append`]). A session left
+/// open for days keeps on disk only what is not exported yet, not every tool output it ever
+/// had. The state is saved first, for the new file at offset 0 and, should the rename not
+/// happen (a crash), the old one at `resume.offset`. What the daemon now stands at is returned.
+///
+/// Unix only: elsewhere a hook cannot tell that the file it opened was replaced, and the
+/// state is saved as it is.
+#[cfg(unix)]
+pub fn compact(journal: &Path, resume: Resume) -> io::Result<Resume> {
+    use std::os::unix::fs::MetadataExt;
+    let mut f = File::open(journal)?;
+    f.lock()?;
+    let old = f.metadata()?.ino();
+    if resume.offset == 0 || identity(journal) != Some(old) {
+        save_resume(journal, resume.clone())?;
+        return Ok(resume);
+    }
+    f.seek(SeekFrom::Start(resume.offset))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    let tmp = compacting_path(journal);
+    let compacted = (|| {
+        let _ = fs::remove_file(&tmp);
+        let mut new = private_file_options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        new.write_all(&tail)?;
+        new.sync_data()?;
+        let compacted = Resume {
+            offset: 0,
+            file: Some(new.metadata()?.ino()),
+            before: Some((old, resume.offset)),
+            ..resume
+        };
+        let text = serde_json::to_vec(&compacted).map_err(io::Error::other)?;
+        replace_durably(&state_path(journal), &text)?;
+        fs::rename(&tmp, journal)?;
+        Ok(compacted)
+    })();
+    if compacted.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    // The lock on the old file goes with it: hooks waiting for it find the new one.
+    drop(f);
+    compacted.map(|c| Resume { before: None, ..c })
+}
+
+#[cfg(not(unix))]
+pub fn compact(journal: &Path, resume: Resume) -> io::Result<Resume> {
+    save_resume(journal, resume.clone())?;
+    Ok(resume)
 }
 
 /// Saves where the daemon stands, atomically and durably.
@@ -232,6 +318,8 @@ pub fn save_resume(journal: &Path, mut resume: Resume) -> io::Result<()> {
 /// never a journal without its state (which a new daemon would export again from the start).
 pub fn remove(journal: &Path) -> io::Result<()> {
     fs::remove_file(journal)?;
+    // What a compaction cut short left (see [`compact`]).
+    let _ = fs::remove_file(compacting_path(journal));
     match fs::remove_file(state_path(journal)) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),

@@ -71,6 +71,7 @@ fn concurrent_appends_never_interleave() {
             },
             host,
             file: None,
+            before: None,
         },
     )
     .unwrap();
@@ -201,5 +202,102 @@ fn reads_come_in_pieces_of_whole_lines() {
         read_from(&path, 105, 1 << 20).unwrap(),
         (b"c\n".to_vec(), 107)
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A daemon compacting a journal after each read, while eight hooks append to it: every line
+/// is read once, none lost to the file that was replaced, none read twice (issue 37, item 7).
+#[cfg(unix)]
+#[test]
+fn compacting_while_hooks_append_loses_no_line() {
+    let dir = std::env::temp_dir().join(format!("albedo-otel-compact-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut seen = std::collections::HashSet::new();
+    let mut compactions = 0;
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let (dir, done) = (&dir, &done);
+            s.spawn(move || {
+                for i in 0..200 {
+                    let stamp = Stamp {
+                        received_ms: i,
+                        host: None,
+                        handoff: &HandOff::default(),
+                        agent: None,
+                    };
+                    let payload =
+                        format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(500));
+                    append(dir, "compacted", &payload, &stamp).unwrap();
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+        let path = dir.join(journal_name("compacted"));
+        let mut offset = 0;
+        loop {
+            let finished = done.load(std::sync::atomic::Ordering::SeqCst) == 8;
+            let Ok((bytes, end)) = read_from(&path, offset, u64::MAX) else {
+                continue;
+            };
+            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let e: Entry = serde_json::from_slice(line).expect("a whole line");
+                let v: serde_json::Value = serde_json::from_str(e.payload.get()).unwrap();
+                assert!(
+                    seen.insert((v["t"].as_u64().unwrap(), v["i"].as_u64().unwrap())),
+                    "read twice: {v}"
+                );
+            }
+            let resume = Resume {
+                offset: end,
+                ..Resume::default()
+            };
+            offset = compact(&path, resume).unwrap().offset;
+            compactions += 1;
+            assert_eq!(load_resume(&path).offset, offset);
+            if finished && read_from(&path, offset, u64::MAX).unwrap().0.is_empty() {
+                break;
+            }
+        }
+    });
+    assert_eq!(seen.len(), 8 * 200, "after {compactions} compactions");
+    assert_eq!(list(&dir).len(), 1, "no other file is left");
+    let left = fs::metadata(dir.join(journal_name("compacted")))
+        .unwrap()
+        .len();
+    assert_eq!(left, 0, "everything read is gone from the journal");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A crash after the compacted file's state was saved but before it took the journal's name:
+/// the state still applies to the old file, at the offset it had in it.
+#[cfg(unix)]
+#[test]
+fn a_compaction_cut_short_leaves_the_old_file_at_its_offset() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::temp_dir().join(format!("albedo-otel-cut-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(journal_name("cut"));
+    fs::write(&path, "{\"a\":1}\n{\"b\":2}\n").unwrap();
+    let old = fs::metadata(&path).unwrap().ino();
+    let state = Resume {
+        offset: 0,
+        file: Some(old + 1),
+        before: Some((old, 8)),
+        ..Resume::default()
+    };
+    fs::write(state_path(&path), serde_json::to_vec(&state).unwrap()).unwrap();
+    assert_eq!(load_resume(&path).offset, 8);
+    // The rename happened: the new file, from its start.
+    let tail = dir.join("tail");
+    fs::write(&tail, "{\"b\":2}\n").unwrap();
+    let state = Resume {
+        file: Some(fs::metadata(&tail).unwrap().ino()),
+        ..state
+    };
+    fs::write(state_path(&path), serde_json::to_vec(&state).unwrap()).unwrap();
+    fs::rename(&tail, &path).unwrap();
+    assert_eq!(load_resume(&path).offset, 0);
     fs::remove_dir_all(&dir).unwrap();
 }

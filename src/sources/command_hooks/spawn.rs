@@ -39,17 +39,22 @@ pub fn daemon_may_inherit(name: &str) -> bool {
         || (name.starts_with("ALBEDO_OTEL_") && !name.contains("HEADERS"))
 }
 
-/// Starts `exe daemon …` in the background unless a daemon holds the lock; `exe` is found
-/// only then (a hook whose daemon runs, the usual case, does not look). The daemon gets a
-/// process group of its own, so a host that kills the hook's group when the hook returns (as
-/// albedo does) leaves it running.
+/// Starts `exe daemon …` in the background unless a daemon as new as this hook holds the
+/// lock (one older is taken over from: it may not know this hook's agent; see
+/// [`daemon::Lock::acquire_or_take_over`]); `exe` is found only then (a hook whose daemon
+/// runs, the usual case, does not look). The daemon gets a process group of its own, so a
+/// host that kills the hook's group when the hook returns (as albedo does) leaves it running.
 pub fn ensure_daemon(
     dir: &Path,
     exe: impl FnOnce() -> std::io::Result<PathBuf>,
     args: &[String],
 ) -> Result<bool, String> {
-    if daemon::running(dir) {
-        return Ok(false);
+    if let Some(holder) = daemon::holder(dir) {
+        if !daemon::older(holder.version.as_deref(), daemon::VERSION)
+            || daemon::successor_waits(dir)
+        {
+            return Ok(false);
+        }
     }
     let exe = exe().map_err(|e| format!("cannot find albedo-otel: {e}"))?;
     spawn_daemon(dir, &exe, args)

@@ -185,9 +185,14 @@ pub(super) fn checkpoint(
                 .unwrap_or_default(),
             host: state.host.known,
             file: None,
+            before: None,
         };
-        match journal::save_resume(&path, resume.clone()) {
-            Ok(()) => state.saved = resume,
+        // What came before the resume point is out: it leaves the disk too.
+        match journal::compact(&path, resume) {
+            Ok(saved) => {
+                state.offset = saved.offset;
+                state.saved = saved;
+            }
             Err(e) => tracing::warn!("cannot save {}: {e}", path.display()),
         }
     }

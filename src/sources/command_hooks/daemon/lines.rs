@@ -10,8 +10,9 @@ use super::super::registry::{Adapters, Agent, Head};
 pub(super) enum Unread {
     /// It is not a payload (a torn or edited line).
     Skip(String),
-    /// It is another agent's, one this build does not know: its session, and why.
-    NotOurs(String, String),
+    /// It is another agent's, one this build does not know: why. The line stays where it is,
+    /// unread, for a daemon that knows it.
+    NotOurs(String),
     /// Another agent ran Claude Code's hook, and nothing here traces it: who, and its session.
     Foreign(Caller, String),
 }
@@ -39,9 +40,12 @@ pub(super) fn read_line(
         Ok(agent) => agent,
         Err(name) => {
             let message = format!(
-                "its hooks are for the agent {name:?}, which this albedo-otel does not know; install the hook again"
+                "its hooks are for the agent {name:?}, which this albedo-otel ({}) does not know; \
+                 its journal is left unread for a newer albedo-otel's daemon (its next hook starts \
+                 one, which takes over from this one)",
+                super::lock::VERSION
             );
-            return Err(Unread::NotOurs(head.session_id, message));
+            return Err(Unread::NotOurs(message));
         }
     };
     let parsed = adapter.parse(agent, &entry.payload).map_err(Unread::Skip)?;

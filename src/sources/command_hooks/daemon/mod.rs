@@ -1,7 +1,9 @@
 //! The background exporter for command hooks: drains the session journals into the pipeline.
 //!
 //! It is started on demand by a hook, holds `daemon.lock` so only one runs, and exits once
-//! every journal is drained and no turn is open for a while, so nothing is left running. It
+//! every journal is drained and no turn is open for a while, so nothing is left running. A
+//! hook of a newer albedo-otel starts one that takes over (see `lock.rs`); a line of an agent
+//! this build does not know is left where it is, unread, for that one. It
 //! remembers, per journal, a resume point between two turns whose events are all delivered or
 //! spooled; a daemon that dies is replaced by the next hook's, which starts from there. Ids are
 //! derived from the events, so the part of a turn read twice yields the same spans again.
@@ -38,8 +40,8 @@ pub use super::profiles::Profiles;
 use super::registry::{Adapters, Head};
 use crate::clock::unix_ms as now_ms;
 use lines::{read_line, Unread};
-pub use lock::{pid, running, Lock};
-use lock::{try_lock, write_pid};
+pub use lock::{holder, older, pid, running, successor_waits, Holder, Lock, VERSION};
+use lock::{try_lock, write_holder};
 use watch::{AgentProcess, Blocked, Listing};
 
 /// How much of a journal is read at a time: a long backlog is handed on in pieces rather than
@@ -90,7 +92,13 @@ pub enum Exit {
     AlreadyRunning,
     /// Everything drained and quiet.
     Idle,
+    /// A newer albedo-otel's daemon took over (see `lock.rs`).
+    HandedOver,
 }
+
+/// A daemon asked to hand over does so once no turn is open, or after this long at most (its
+/// open turns are then read again by the next daemon, from their resume points).
+const HAND_OVER_WITHIN: Duration = Duration::from_secs(30);
 
 struct JournalState {
     session: Option<String>,
@@ -109,6 +117,9 @@ struct JournalState {
     alive_ms: u64,
     /// When the journal was last looked at: a quiet one is looked at less often.
     looked: Option<Instant>,
+    /// Its lines are an agent's this build does not know: never read, skipped or removed
+    /// here, they wait for a daemon that knows it.
+    not_ours: bool,
 }
 
 /// A journal quiet this long is looked at every [`QUIET_LOOK`] rather than every poll, so an
@@ -146,6 +157,7 @@ impl JournalState {
             blocked: None,
             alive_ms: 0,
             looked: None,
+            not_ours: false,
         }
     }
 
@@ -164,7 +176,9 @@ impl JournalState {
 /// Runs until idle, holding `lock`. Records go to the pipeline of the settings their payloads
 /// were handed off with (`profiles`); the caller closes them afterwards.
 pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Result<Exit> {
-    let mut lock = lock.0;
+    let version = lock.version.clone();
+    let mut lock = lock.file;
+    let mut handing_over: Option<Instant> = None;
     let mut adapter = Adapters::new(config.stop_grace.as_millis() as u64);
     let mut dropped = Dropped::default();
     let mut journals: HashMap<PathBuf, JournalState> = HashMap::new();
@@ -239,6 +253,18 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             ending::checkpoint(&mut adapter, &mut journals, profiles);
             log::keep_bounded(&config.dir, log::MAX_LOG);
             last_checkpoint = Instant::now();
+            if handing_over.is_none() && lock::newer_waits(&config.dir, &version) {
+                tracing::info!(
+                    "a newer albedo-otel's daemon waits to drain this folder: handing over to it"
+                );
+                handing_over = Some(Instant::now());
+            }
+        }
+        if handing_over
+            .is_some_and(|t| adapter.open_turns() == 0 || t.elapsed() >= HAND_OVER_WITHIN)
+        {
+            ending::checkpoint(&mut adapter, &mut journals, profiles);
+            return Ok(Exit::HandedOver);
         }
         if !got && last_new.elapsed() >= config.idle_exit && adapter.open_turns() == 0 {
             ending::checkpoint(&mut adapter, &mut journals, profiles);
@@ -250,7 +276,8 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             let pending = count::listed(journal::list(&config.dir)).iter().any(|p| {
                 let state = journals.get(p);
                 let offset = state.map_or(0, |s| s.offset);
-                let waits = state.is_some_and(|s| s.blocked.as_ref().is_some_and(Blocked::still));
+                let waits = state
+                    .is_some_and(|s| s.not_ours || s.blocked.as_ref().is_some_and(Blocked::still));
                 // A whole line, not the torn tail a writer that died mid-line left.
                 !waits
                     && std::fs::metadata(count::stat(p)).is_ok_and(|m| m.len() > offset)
@@ -262,7 +289,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
             }
             match try_lock(&config.dir)? {
                 Some(l) => {
-                    write_pid(&l);
+                    write_holder(&l, &version);
                     lock = l;
                 }
                 None => return Ok(Exit::Idle),
@@ -283,7 +310,7 @@ fn drain(
     profiles: &mut Profiles,
     dropped: &mut Dropped,
 ) -> bool {
-    if state.blocked.as_ref().is_some_and(Blocked::still) {
+    if state.not_ours || state.blocked.as_ref().is_some_and(Blocked::still) {
         return false;
     }
     state.blocked = None;
@@ -318,13 +345,12 @@ fn drain(
                 state.offset = next;
                 continue;
             }
-            Err(Unread::NotOurs(session, message)) => {
-                // Not ours to read: said once; the journal goes at the next checkpoint.
+            Err(Unread::NotOurs(message)) => {
+                // Not ours to read: said once, and left where it is, this line and those after
+                // it, for a daemon that knows its agent (a newer hook's takes over).
                 profiles.log_once(format!("{}: {message}", path.display()));
-                state.session.get_or_insert(session);
-                state.ended = true;
-                state.offset = next;
-                continue;
+                state.not_ours = true;
+                break;
             }
         };
         if payload.hook_event_name == doctor::EVENT && payload.doctor_id.is_some() {
@@ -424,5 +450,7 @@ fn message_budget(settings: &crate::config::Settings) -> usize {
     }
 }
 
+#[cfg(test)]
+mod handover_tests;
 #[cfg(test)]
 mod tests;

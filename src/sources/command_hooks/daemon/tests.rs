@@ -26,6 +26,7 @@ fn idle_run(n: usize) -> (Counts, Duration) {
             transcript: Default::default(),
             host: alive,
             file: None,
+            before: None,
         };
         // As `journal::save_resume` writes it, without its two thousand fsyncs.
         let mut state = path.clone().into_os_string();
