@@ -33,6 +33,7 @@ pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
 use super::files::{FileCursor, Transcripts};
+use super::held::WentOut;
 use super::records::{record, rfc3339_ms, session_opened, Ended, Outcome};
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Call, CallSent, Event, Json, Record};
@@ -64,6 +65,8 @@ struct Session {
     /// Where an earlier daemon's turns had read this session's log to: the first read here
     /// goes on from there, not from the log's start, if it is still that log.
     resumed: Option<FileCursor>,
+    /// When the last turn went out at its `Stop` (see [`WentOut`]).
+    went_out: WentOut,
 }
 
 #[derive(Debug, Default)]
@@ -114,6 +117,7 @@ impl Adapter {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
                 }
                 s.turn = Some(OpenTurn::new(at_ms));
+                s.went_out = WentOut::default();
                 s.closing = None;
                 out.push(record(
                     sid,
@@ -124,6 +128,11 @@ impl Adapter {
                 ));
             }
             "Stop" => {
+                // With no turn open, the stop ends what the agent did since the last went out
+                // (its stop blocked late), which only the log has.
+                if s.turn.is_none() {
+                    s.turn = s.went_out.continuation().map(OpenTurn::new);
+                }
                 if let Some(turn) = s.turn.as_mut() {
                     let log = p.transcript_path.clone().filter(|p| !p.is_empty());
                     s.log = log.or(s.log.take());
@@ -166,6 +175,7 @@ impl Adapter {
                     }
                 } else {
                     finish(sid, s, now_ms, Why::Interrupted, logs, out);
+                    s.went_out = WentOut::at(at);
                 }
             }
             if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
@@ -188,6 +198,10 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
+            // A continuation the agent died in (no `Stop` ended it) is in the log too.
+            if s.turn.is_none() {
+                s.turn = s.went_out.continuation().map(OpenTurn::new);
+            }
             // Copilot's hooks say nothing of its calls, so the daemon may last have seen it
             // before a call its log holds began: each event logged since says it was alive
             // then.
