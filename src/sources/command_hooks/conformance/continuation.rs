@@ -151,3 +151,42 @@ fn a_continuation_after_the_turn_went_out_goes_into_its_trace() {
         Ok(())
     });
 }
+
+/// The same, the daemon restarted while the blocking hook ran (the old one idled out once the
+/// turn went out): the new one knows nothing of the turn, so the continuation may make a trace
+/// of its own, but none of it is lost.
+#[test]
+fn a_continuation_after_a_daemon_restart_is_not_lost() {
+    each_agent(Promise::ContinuationAfterExportKept, |run: &mut Run| {
+        run.steps(&[
+            (0, Step::Prompt("fix it")),
+            (100, Step::ToolStart("call_1")),
+            (300, Step::ToolEnd("call_1")),
+            (500, Step::Stop),
+        ]);
+        run.tick(20_000);
+        run.restart();
+        let on = 500 + BLOCKED_FOR;
+        run.steps(&[
+            (on + 500, Step::ToolStart("call_2")),
+            (on + 900, Step::ToolEnd("call_2")),
+            (on + 1_500, Step::Stop),
+        ]);
+        run.tick(on + 60_000);
+        let spans = run.spans();
+        let (from, to) = ((T0 + on + 500) * MS, (T0 + on + 900) * MS);
+        let calls: Vec<&Span> = spans
+            .iter()
+            .filter(|s| op(s) == Some(OP_EXECUTE_TOOL) && s.start_ns >= (T0 + on) * MS)
+            .collect();
+        if !matches!(calls.as_slice(), [c] if (c.start_ns, c.end_ns) == (from, to)) {
+            return Err(format!(
+                "the continuation's call, +{} ms to +{}, is lost:\n{}",
+                on + 500,
+                on + 900,
+                listing(&spans)
+            ));
+        }
+        Ok(())
+    });
+}

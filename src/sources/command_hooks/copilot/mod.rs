@@ -129,9 +129,11 @@ impl Adapter {
             }
             "Stop" => {
                 // With no turn open, the stop ends what the agent did since the last went out
-                // (its stop blocked late), which only the log has.
+                // (its stop blocked late), which only the log has: in a new daemon, what the
+                // log has past where the old one's turns had read it.
                 if s.turn.is_none() {
-                    s.turn = s.went_out.continuation().map(OpenTurn::new);
+                    let resumed = s.resumed.as_ref().map(|_| 0);
+                    s.turn = s.went_out.continuation().or(resumed).map(OpenTurn::new);
                 }
                 if let Some(turn) = s.turn.as_mut() {
                     let log = p.transcript_path.clone().filter(|p| !p.is_empty());

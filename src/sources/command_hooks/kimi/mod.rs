@@ -152,9 +152,11 @@ impl Adapter {
             }
             "Stop" | "StopFailure" | "Interrupt" => {
                 // With no turn open, the stop ends what the agent did since the last went out
-                // (its stop blocked late), which only the wire has.
+                // (its stop blocked late), which only the wire has: in a new daemon, what the
+                // wire has past where the old one had read it.
                 if s.turn.is_none() {
-                    s.turn = s.went_out.continuation().map(turns::begin);
+                    let resumed = s.resumed.as_ref().map(|_| 0);
+                    s.turn = s.went_out.continuation().or(resumed).map(turns::begin);
                 }
                 let Some(turn) = s.turn.as_mut() else { return };
                 let reason = match p.hook_event_name.as_str() {
