@@ -37,6 +37,11 @@ impl WentOut {
         WentOut(Some(stop_ms))
     }
 
+    /// When the stop was, if the last turn went out at one.
+    pub fn stop(self) -> Option<u64> {
+        self.0
+    }
+
     /// When a continuation's turn begins, if the last turn went out at its stop: just after
     /// that stop (what the log had up to it, inclusive, was that turn's). Taken: a second
     /// continuation begins after the first's own stop.

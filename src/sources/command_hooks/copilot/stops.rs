@@ -1,6 +1,8 @@
-//! A `Stop` another hook blocked: Copilot goes on (up to 8 times) with no hook to say so, its
-//! calls only in the log. So a turn's log is looked at past its `Stop` before the turn ends:
-//! work begun after the `Stop` means the stop was held, and the turn waits for the next one.
+//! A `Stop` another hook blocked: Copilot goes on (up to 8 times), its calls only in the log.
+//! So a turn's log is looked at past its `Stop` before the turn ends: work begun after the
+//! `Stop` means the stop was held, and the turn waits for the next one. Copilot 1.0.102 also
+//! submits the blocking hook's reason as a prompt (`UserPromptSubmit` fires): that prompt,
+//! which the log shows the hook answered, goes on the turn ([`blocked`]), however late.
 
 use super::payload::LogEvent;
 use super::Session;
@@ -39,5 +41,35 @@ pub(super) fn went_on(
                     .as_deref()
                     .and_then(rfc3339_ms)
                     .is_some_and(|at| at > stop_at && at <= now_ms)
+        })
+}
+
+/// Whether `prompt` is the reason a `Stop` hook of session `s` gave when it blocked a stop at
+/// or after `stop_at`: Copilot logs the hook's answer (`hook.end`) before it submits the
+/// reason as a prompt.
+pub(super) fn blocked(
+    s: &Session,
+    stop_at: u64,
+    prompt: &str,
+    path: &str,
+    logs: &mut dyn Transcripts,
+) -> bool {
+    let from = match (&s.read, &s.resumed) {
+        (Some(read), _) if read.path == path => read.offset,
+        (Some(_), _) | (None, None) => 0,
+        (None, Some(at)) => at.offset_in(path, logs),
+    };
+    logs.read_from(path, from)
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
+        .any(|e| {
+            e.kind == "hook.end"
+                && e.data["hookType"] == "agentStop"
+                && e.data["output"]["decision"] == "block"
+                && e.data["output"]["reason"].as_str() == Some(prompt)
+                && e.timestamp
+                    .as_deref()
+                    .and_then(rfc3339_ms)
+                    .is_some_and(|at| at >= stop_at)
         })
 }
