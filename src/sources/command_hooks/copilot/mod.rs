@@ -112,7 +112,7 @@ impl Adapter {
             "UserPromptSubmit" => {
                 // The reason a `Stop` hook blocked the stop with, submitted as a prompt: the
                 // turn goes on, held still or gone out already (see `stops`).
-                if continues(s, p.prompt.as_deref(), logs) {
+                if stops::continues(s, p.prompt.as_deref(), logs) {
                     return;
                 }
                 // The last turn is over now, whatever the log's delay.
@@ -227,26 +227,6 @@ impl Adapter {
             ));
         }
     }
-}
-
-/// Whether the prompt `prompt` of session `s` is the reason its last stop was blocked with:
-/// then its held turn goes on, or the turn that went out at that stop is continued.
-fn continues(s: &mut Session, prompt: Option<&str>, logs: &mut dyn Transcripts) -> bool {
-    let held = s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at);
-    let Some(stop_at) = held.or(s.went_out.stop()) else {
-        return false;
-    };
-    let (Some(prompt), Some(path)) = (prompt, s.log.clone()) else {
-        return false;
-    };
-    if !stops::blocked(s, stop_at, prompt, &path, logs) {
-        return false;
-    }
-    match s.turn.as_mut() {
-        Some(turn) => turn.went_on(),
-        None => s.turn = s.went_out.continuation().map(OpenTurn::new),
-    }
-    true
 }
 
 /// When the open turn's log last says anything: 0 if it says nothing since the turn began.

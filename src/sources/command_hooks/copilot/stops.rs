@@ -8,6 +8,7 @@ use super::payload::LogEvent;
 use super::Session;
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::rfc3339_ms;
+use crate::sources::command_hooks::turn::OpenTurn;
 
 /// Events that only a running turn logs: a model call's end, a tool's start.
 const WORK: &[&str] = &[
@@ -42,6 +43,26 @@ pub(super) fn went_on(
                     .and_then(rfc3339_ms)
                     .is_some_and(|at| at > stop_at && at <= now_ms)
         })
+}
+
+/// Whether the prompt `prompt` of session `s` is the reason its last stop was blocked with:
+/// then its held turn goes on, or the turn that went out at that stop is continued.
+pub(super) fn continues(s: &mut Session, prompt: Option<&str>, logs: &mut dyn Transcripts) -> bool {
+    let held = s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at);
+    let Some(stop_at) = held.or(s.went_out.stop()) else {
+        return false;
+    };
+    let (Some(prompt), Some(path)) = (prompt, s.log.clone()) else {
+        return false;
+    };
+    if !blocked(s, stop_at, prompt, &path, logs) {
+        return false;
+    }
+    match s.turn.as_mut() {
+        Some(turn) => turn.went_on(),
+        None => s.turn = s.went_out.continuation().map(OpenTurn::new),
+    }
+    true
 }
 
 /// Whether `prompt` is the reason a `Stop` hook of session `s` gave when it blocked a stop at
