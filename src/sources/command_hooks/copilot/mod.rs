@@ -67,6 +67,16 @@ struct Session {
     resumed: Option<FileCursor>,
     /// When the last turn went out at its `Stop` (see [`WentOut`]).
     went_out: WentOut,
+    /// A prompt after a stop, which the log may yet show is the reason a hook blocked that
+    /// stop with (Copilot writes its log behind its hooks).
+    undecided: Option<stops::Undecided>,
+}
+
+impl Session {
+    /// No turn open, and no prompt waiting to be one.
+    fn rests(&self) -> bool {
+        self.turn.is_none() && self.undecided.is_none()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -81,11 +91,11 @@ impl Adapter {
 
     /// Sessions with a turn open or not yet read.
     pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
+        self.sessions.values().filter(|s| !s.rests()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
+        self.sessions.get(id).is_none_or(Session::rests)
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -108,29 +118,19 @@ impl Adapter {
             s.started = true;
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
+        // A prompt still undecided is decided by any later hook: by then the log has had time.
+        if let Some(u) = s.undecided.take() {
+            prompted(sid, s, u, true, logs, out);
+        }
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
-                // The reason a `Stop` hook blocked the stop with, submitted as a prompt: the
-                // turn goes on, held still or gone out already (see `stops`).
-                if stops::continues(s, p.prompt.as_deref(), logs) {
-                    return;
-                }
-                // The last turn is over now, whatever the log's delay.
-                finish(sid, s, at_ms, Why::Interrupted, logs, out);
                 // The hook adds the log's path: a turn killed before its `Stop` reads it.
                 if s.log.is_none() {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
                 }
-                s.turn = Some(OpenTurn::new(at_ms));
-                s.went_out = WentOut::default();
-                s.closing = None;
-                out.push(record(
-                    sid,
-                    Event::Prompted {
-                        at_ms,
-                        text: Cow::Owned(p.prompt.clone().unwrap_or_default()),
-                    },
-                ));
+                let text = p.prompt.clone().unwrap_or_default();
+                let u = stops::Undecided { at_ms, text };
+                prompted(sid, s, u, false, logs, out);
             }
             "Stop" => {
                 // With no turn open, the stop ends what the agent did since the last went out
@@ -167,6 +167,13 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
+            if let Some(u) = s.undecided.take() {
+                let late = now_ms >= u.at_ms.saturating_add(LOG_GRACE_MS);
+                prompted(sid, s, u, late, logs, out);
+                if s.undecided.is_some() {
+                    continue;
+                }
+            }
             if let Some(at) = s
                 .turn
                 .as_ref()
@@ -205,6 +212,9 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
+            if let Some(u) = s.undecided.take() {
+                prompted(id, &mut s, u, true, logs, out);
+            }
             // A continuation the agent died in (no `Stop` ended it) is in the log too.
             if s.turn.is_none() {
                 s.turn = s.went_out.continuation().map(OpenTurn::new);
@@ -227,6 +237,38 @@ impl Adapter {
             ));
         }
     }
+}
+
+/// Takes prompt `u` of session `sid`: the reason a `Stop` hook blocked the last stop with
+/// continues that turn (see [`stops`]); any other prompt begins a turn, and the last one is
+/// over, whatever the log's delay. Until the log shows which, a prompt after a stop waits,
+/// unless `decide`.
+fn prompted(
+    sid: &str,
+    s: &mut Session,
+    u: stops::Undecided,
+    decide: bool,
+    logs: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
+    if stops::continues(s, &u.text, logs) {
+        return;
+    }
+    if !decide && stops::last_stop(s).is_some() {
+        s.undecided = Some(u);
+        return;
+    }
+    finish(sid, s, u.at_ms, Why::Interrupted, logs, out);
+    s.turn = Some(OpenTurn::new(u.at_ms));
+    s.went_out = WentOut::default();
+    s.closing = None;
+    out.push(record(
+        sid,
+        Event::Prompted {
+            at_ms: u.at_ms,
+            text: Cow::Owned(u.text),
+        },
+    ));
 }
 
 /// When the open turn's log last says anything: 0 if it says nothing since the turn began.

@@ -45,14 +45,27 @@ pub(super) fn went_on(
         })
 }
 
+/// A prompt not yet known to be a turn's: when it came, and what it says.
+#[derive(Debug)]
+pub(super) struct Undecided {
+    pub at_ms: u64,
+    pub text: String,
+}
+
+/// The stop a hook may have blocked: the open turn's held one, or the one the last turn went
+/// out at.
+pub(super) fn last_stop(s: &Session) -> Option<u64> {
+    let held = s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at);
+    held.or(s.went_out.stop())
+}
+
 /// Whether the prompt `prompt` of session `s` is the reason its last stop was blocked with:
 /// then its held turn goes on, or the turn that went out at that stop is continued.
-pub(super) fn continues(s: &mut Session, prompt: Option<&str>, logs: &mut dyn Transcripts) -> bool {
-    let held = s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at);
-    let Some(stop_at) = held.or(s.went_out.stop()) else {
+pub(super) fn continues(s: &mut Session, prompt: &str, logs: &mut dyn Transcripts) -> bool {
+    let Some(stop_at) = last_stop(s) else {
         return false;
     };
-    let (Some(prompt), Some(path)) = (prompt, s.log.clone()) else {
+    let Some(path) = s.log.clone() else {
         return false;
     };
     if !blocked(s, stop_at, prompt, &path, logs) {
