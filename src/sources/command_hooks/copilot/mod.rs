@@ -120,7 +120,7 @@ impl Adapter {
         }
         // A prompt still undecided is decided by any later hook: by then the log has had time.
         if let Some(u) = s.undecided.take() {
-            prompted(sid, s, u, true, logs, out);
+            stops::prompted(sid, s, u, true, logs, out);
         }
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
@@ -130,7 +130,7 @@ impl Adapter {
                 }
                 let text = p.prompt.clone().unwrap_or_default();
                 let u = stops::Undecided { at_ms, text };
-                prompted(sid, s, u, false, logs, out);
+                stops::prompted(sid, s, u, false, logs, out);
             }
             "Stop" => {
                 // With no turn open, the stop ends what the agent did since the last went out
@@ -169,7 +169,7 @@ impl Adapter {
         for (sid, s) in self.sessions.iter_mut() {
             if let Some(u) = s.undecided.take() {
                 let late = now_ms >= u.at_ms.saturating_add(LOG_GRACE_MS);
-                prompted(sid, s, u, late, logs, out);
+                stops::prompted(sid, s, u, late, logs, out);
                 if s.undecided.is_some() {
                     continue;
                 }
@@ -213,7 +213,7 @@ impl Adapter {
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
             if let Some(u) = s.undecided.take() {
-                prompted(id, &mut s, u, true, logs, out);
+                stops::prompted(id, &mut s, u, true, logs, out);
             }
             // A continuation the agent died in (no `Stop` ended it) is in the log too.
             if s.turn.is_none() {
@@ -237,38 +237,6 @@ impl Adapter {
             ));
         }
     }
-}
-
-/// Takes prompt `u` of session `sid`: the reason a `Stop` hook blocked the last stop with
-/// continues that turn (see [`stops`]); any other prompt begins a turn, and the last one is
-/// over, whatever the log's delay. Until the log shows which, a prompt after a stop waits,
-/// unless `decide`.
-fn prompted(
-    sid: &str,
-    s: &mut Session,
-    u: stops::Undecided,
-    decide: bool,
-    logs: &mut dyn Transcripts,
-    out: &mut Vec<Record<'static>>,
-) {
-    if stops::continues(s, &u.text, logs) {
-        return;
-    }
-    if !decide && stops::last_stop(s).is_some() {
-        s.undecided = Some(u);
-        return;
-    }
-    finish(sid, s, u.at_ms, Why::Interrupted, logs, out);
-    s.turn = Some(OpenTurn::new(u.at_ms));
-    s.went_out = WentOut::default();
-    s.closing = None;
-    out.push(record(
-        sid,
-        Event::Prompted {
-            at_ms: u.at_ms,
-            text: Cow::Owned(u.text),
-        },
-    ));
 }
 
 /// When the open turn's log last says anything: 0 if it says nothing since the turn began.

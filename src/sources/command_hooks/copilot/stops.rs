@@ -5,10 +5,16 @@
 //! which the log shows the hook answered, goes on the turn ([`blocked`]), however late.
 
 use super::payload::LogEvent;
-use super::Session;
+use std::borrow::Cow;
+
+use super::{finish, Session};
+use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::held::WentOut;
+use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::records::rfc3339_ms;
 use crate::sources::command_hooks::turn::OpenTurn;
+use crate::sources::command_hooks::turn::Why;
 
 /// Events that only a running turn logs: a model call's end, a tool's start.
 const WORK: &[&str] = &[
@@ -43,6 +49,38 @@ pub(super) fn went_on(
                     .and_then(rfc3339_ms)
                     .is_some_and(|at| at > stop_at && at <= now_ms)
         })
+}
+
+/// Takes prompt `u` of session `sid`: the reason a `Stop` hook blocked the last stop with
+/// continues that turn (see the module); any other prompt begins a turn, and the last one is
+/// over, whatever the log's delay. Until the log shows which, a prompt after a stop waits,
+/// unless `decide`.
+pub(super) fn prompted(
+    sid: &str,
+    s: &mut Session,
+    u: Undecided,
+    decide: bool,
+    logs: &mut dyn Transcripts,
+    out: &mut Vec<Record<'static>>,
+) {
+    if continues(s, &u.text, logs) {
+        return;
+    }
+    if !decide && last_stop(s).is_some() {
+        s.undecided = Some(u);
+        return;
+    }
+    finish(sid, s, u.at_ms, Why::Interrupted, logs, out);
+    s.turn = Some(OpenTurn::new(u.at_ms));
+    s.went_out = WentOut::default();
+    s.closing = None;
+    out.push(record(
+        sid,
+        Event::Prompted {
+            at_ms: u.at_ms,
+            text: Cow::Owned(u.text),
+        },
+    ));
 }
 
 /// A prompt not yet known to be a turn's: when it came, and what it says.
