@@ -233,3 +233,92 @@ fn a_killed_copilot_leaves_its_turn_unfinished_not_lost() {
     let log = drained(&hook_dir, &rx);
     check_killed(&rx.spans(), "execute_tool bash", &log);
 }
+
+/// How long the user's verifier runs before it blocks the first stop: past the 2 s after
+/// `Stop` at which albedo-otel reads Copilot's log and sends the turn out.
+const VERIFIER_SECS: u64 = 6;
+
+/// A `Stop` hook of the user's own, a verifier that runs the tests: the first stop it blocks
+/// after [`VERIFIER_SECS`], the next it lets go.
+#[cfg(unix)]
+fn verifier_hook(home: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = home.join("verify.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\n[ -e \"$0.blocked\" ] && exit 0\ntouch \"$0.blocked\"\n\
+             sleep {VERIFIER_SECS}\necho '{}'\n",
+            serde_json::json!({"decision": "block", "reason": "the tests fail: run the command again"})
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": script.display().to_string(), "timeout": 60}]}]}});
+    let dir = home.join(".copilot/hooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Copilot 1.0.102 runs the `Stop` hooks of its files one after another: from a file so
+    // named, the verifier runs after albedo-otel's own hook (from `verify.json` it ran first,
+    // and albedo-otel saw the stop only once it was blocked: the turn stayed open).
+    std::fs::write(dir.join("0-verify.json"), hooks.to_string()).unwrap();
+}
+
+/// Issue 37: the user's verifier blocks Copilot's stop only once albedo-otel has sent the
+/// turn out; Copilot submits the verifier's reason as a prompt and goes on (a model call, a
+/// shell call, a model call), and stops again. All of it is in the turn's trace: a
+/// continuation under its root, at its own times (before the fix: a second turn of its own).
+#[cfg(unix)]
+#[test]
+fn a_stop_blocked_after_the_turn_went_out_keeps_its_continuation_in_the_turns_trace() {
+    let Some(bin) = copilot() else { return };
+    let (rx, home, work, hook_dir, spool) = lab("cpv", API_KEY);
+    let api = MockChat::start();
+    verifier_hook(&home);
+    let install = albedo_otel(isolated_env, &home, &spool);
+    install_as_user(install, &["copilot"], &hook_dir, &rx, API_KEY);
+    let mut cmd = copilot_cmd(&bin, &["-p", "run the command"], &home, &work, &api, &spool);
+    // The daemon stays up while the verifier runs, as it does by default (a minute idle).
+    cmd.env("ALBEDO_OTEL_IDLE_EXIT", "20s");
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "copilot failed: {said}");
+    assert!(home.join("verify.sh.blocked").exists(), "the verifier ran");
+    let log = drained(&hook_dir, &rx);
+    let spans = rx.spans();
+    let tree = render_trees(&spans, &["albedo.turn.continued", "gen_ai.tool.call.id"]);
+    assert_eq!(check_invariants(&spans), 1, "one turn:\n{tree}\n{log}");
+    let root = spans
+        .iter()
+        .find(|s| s.span.parent_span_id.is_empty())
+        .unwrap();
+    let continued: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.attr("albedo.turn.continued").as_deref() == Some("true"))
+        .collect();
+    let [cont] = continued.as_slice() else {
+        panic!("one continuation:\n{tree}")
+    };
+    assert_eq!(cont.span.parent_span_id, root.span.span_id, "{tree}");
+    let calls: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.name == "execute_tool bash")
+        .collect();
+    let [first, again] = calls.as_slice() else {
+        panic!("two shell calls:\n{tree}")
+    };
+    assert_eq!(first.span.parent_span_id, root.span.span_id, "{tree}");
+    assert_eq!(again.span.parent_span_id, cont.span.span_id, "{tree}");
+    // The continuation came once the verifier had blocked, after the turn had ended.
+    assert!(
+        again.span.start_time_unix_nano
+            >= root.span.end_time_unix_nano + (VERIFIER_SECS - 1) * 1_000_000_000,
+        "{tree}"
+    );
+    // Every model call the agent made is in the trace.
+    let chats = spans
+        .iter()
+        .filter(|s| s.span.name.starts_with("chat "))
+        .count();
+    assert_eq!(chats, api.sent().len(), "{tree}");
+}

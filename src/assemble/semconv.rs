@@ -114,6 +114,9 @@ pub const LLM_OUTPUT_MESSAGES: &str = "llm.output_messages";
 pub const ALBEDO_TURN_NUMBER: &str = "albedo.turn.number";
 pub const ALBEDO_TURN_PROMPTED: &str = "albedo.turn.prompted";
 pub const ALBEDO_TURN_REASON: &str = "albedo.turn.reason";
+/// On a turn's continuation: what the agent did after the turn had ended (a stop another hook
+/// blocked once the turn was exported), a span under that turn's root, in its trace.
+pub const ALBEDO_TURN_CONTINUED: &str = "albedo.turn.continued";
 pub const ALBEDO_TURN_TOOL_CALLS: &str = "albedo.turn.tool_calls";
 pub const ALBEDO_TURN_MODEL_CALLS: &str = "albedo.turn.model_calls";
 pub const ALBEDO_TURN_INPUT_TOKENS: &str = "albedo.turn.input_tokens";
@@ -222,6 +225,7 @@ pub const ALL: &[&str] = &[
     ALBEDO_TURN_NUMBER,
     ALBEDO_TURN_PROMPTED,
     ALBEDO_TURN_REASON,
+    ALBEDO_TURN_CONTINUED,
     ALBEDO_TURN_TOOL_CALLS,
     ALBEDO_TURN_MODEL_CALLS,
     ALBEDO_TURN_INPUT_TOKENS,

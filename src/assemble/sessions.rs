@@ -10,7 +10,7 @@ use hashlink::LinkedHashMap;
 use super::attribution::Attribution;
 use super::span::{SpanId, SpanLink, TraceId};
 use super::spans::{turn_span, AgentInfo, SessionAttrs};
-use super::turn::{Turn, TurnMut};
+use super::turn::{Turn, TurnMut, WentOut};
 use super::{AssembleConfig, Note, Output};
 use crate::protocol::SessionInfo;
 
@@ -42,6 +42,9 @@ pub(super) struct Session {
     turn: Option<Turn>,
     history: TurnHistory,
     prev_root: Option<SpanLink>,
+    /// The last turn, if it ended at `turn_ended` and no prompt came since: what comes with
+    /// no turn open continues it.
+    went_out: Option<WentOut>,
     /// Who and where, for the turns that start from now on.
     attribution: Option<Arc<Attribution>>,
 }
@@ -125,6 +128,7 @@ impl SessionTable {
                     turn: None,
                     history,
                     prev_root: None,
+                    went_out: None,
                     attribution: None,
                 };
                 v.insert(sid.to_string(), session).1
@@ -219,7 +223,9 @@ impl SessionTable {
         }
     }
 
-    /// The open turn of `sid`, opening one (not prompted) at `at_ms` if there is none.
+    /// The open turn of `sid`, opening one (not prompted) at `at_ms` if there is none: a
+    /// continuation of the last turn if it ended and no prompt came since (a child session's
+    /// turns go under the call that spawned it instead).
     pub(super) fn turn(
         &mut self,
         sid: &str,
@@ -243,8 +249,9 @@ impl SessionTable {
         config: &AssembleConfig,
         out: &mut Output,
     ) -> TurnMut<'_> {
-        self.ensure(sid, config, out)
-            .end_turn(None, None, None, config, out);
+        let s = self.ensure(sid, config, out);
+        s.end_turn(None, None, None, config, out);
+        s.went_out = None;
         let parent = self.resolve_parent(sid, out);
         self.ensure(sid, config, out)
             .turn_or_open(at_ms, true, parent)
@@ -336,10 +343,19 @@ impl Session {
             turn,
             history,
             prev_root,
+            went_out,
             attribution,
+            parent: self_parent,
             ..
         } = self;
+        let went_out =
+            (*went_out).filter(|_| parent.is_none() && !prompted && self_parent.is_none());
         let turn = turn.get_or_insert_with(|| {
+            if let Some(w) = went_out {
+                let mut t = Turn::continuing(&attrs.id, at_ms, w);
+                t.summary.attribution = attribution.clone();
+                return t;
+            }
             let (number, salt) = history.begin(at_ms);
             let mut t = Turn::open(&attrs.id, at_ms, number, salt, prompted, parent, *prev_root);
             t.summary.attribution = attribution.clone();
@@ -365,6 +381,9 @@ impl Session {
         let Some(turn) = self.turn.take() else {
             return;
         };
+        // The next prompt's turn links to the root of the turn this one continues, if it does.
+        self.prev_root = Some(turn.root_link());
+        self.went_out = at_ms.map(|_| turn.went_out);
         let policy = &config.policy;
         let (place, start_ms, end_ms, summary) =
             turn.end(at_ms, alive_ms, policy, &self.attrs, out);
@@ -381,10 +400,6 @@ impl Session {
                 .as_ref()
                 .map(|p| (p.session.as_str(), p.call.as_str())),
         };
-        self.prev_root = Some(SpanLink {
-            trace_id: place.trace_id,
-            span_id: place.span_id,
-        });
         out.spans.push(turn_span(
             place,
             start_ms,

@@ -12,6 +12,20 @@ use super::spans::{chat_span, stopping_event, Place, SessionAttrs, TurnSummary};
 use super::{Note, Output};
 use crate::protocol::CallSent;
 
+/// A turn that went out at the agent's stop, which the agent may yet go on from: a stop hook
+/// can block the stop long after the turn was exported (a verifier that runs the tests), and
+/// the agent then works on with no prompt. What it does then, until the next prompt, is a
+/// continuation: a span of its own under this turn's root, in its trace (late children of an
+/// exported span are fine in OTLP), so that none of it makes a trace of its own.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WentOut {
+    /// The turn's root, already exported.
+    root: (TraceId, SpanId),
+    number: u64,
+    /// Continuations opened under it so far.
+    pieces: u64,
+}
+
 #[derive(Debug)]
 pub(super) struct Turn {
     pub(super) trace_id: TraceId,
@@ -29,6 +43,9 @@ pub(super) struct Turn {
     pub(super) generation: u64,
     chats: u64,
     pub(super) summary: TurnSummary,
+    /// Where a continuation after this turn goes: under its root, or, for a continuation,
+    /// under the root of the turn it continues.
+    pub(super) went_out: WentOut,
 }
 
 /// An open turn and the session it belongs to: what every event inside a turn works on. Being
@@ -54,9 +71,10 @@ impl Turn {
             Some((trace, _)) => trace,
             None => ids::turn_trace(label, at_ms, salt),
         };
+        let span_id = ids::turn_span(trace_id, label, at_ms, salt);
         Turn {
             trace_id,
-            span_id: ids::turn_span(trace_id, label, at_ms, salt),
+            span_id,
             parent: parent.map(|(_, span)| span),
             prompted_ms: prompted.then_some(at_ms),
             first_ms: at_ms,
@@ -70,7 +88,33 @@ impl Turn {
                 link: prev_root,
                 ..TurnSummary::default()
             },
+            went_out: WentOut {
+                root: (trace_id, span_id),
+                number,
+                pieces: 0,
+            },
         }
+    }
+
+    /// A continuation of the turn that went out as `w`, beginning at `at_ms`: in its trace,
+    /// under its root, with its number. Its salt is one no turn of the session has, so its
+    /// ids differ from the root's whenever it begins.
+    pub(super) fn continuing(label: &str, at_ms: u64, w: WentOut) -> Turn {
+        let w = WentOut {
+            pieces: w.pieces + 1,
+            ..w
+        };
+        let salt = u64::MAX - w.pieces;
+        let mut t = Turn::open(label, at_ms, w.number, salt, false, Some(w.root), None);
+        t.summary.continued = true;
+        t.went_out = w;
+        t
+    }
+
+    /// The root a continuation after this turn goes under, as a link.
+    pub(super) fn root_link(&self) -> SpanLink {
+        let (trace_id, span_id) = self.went_out.root;
+        SpanLink { trace_id, span_id }
     }
 
     /// The trace and span of call `call` in this turn, if it was seen.

@@ -9,13 +9,15 @@ use crate::assemble::semconv::*;
 use crate::assemble::span::{ms_to_ns, Attr, Span, SpanEvent, SpanKind, SpanLink, Value};
 
 /// Attributes a root span carries, at most (so its list never grows).
-const TURN_ATTRS: usize = 25 + Attribution::ATTRS;
+const TURN_ATTRS: usize = 26 + Attribution::ATTRS;
 
 /// Everything the turn's root span reports, gathered while the turn ran.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TurnSummary {
     pub number: u64,
     pub prompted: bool,
+    /// A continuation of a turn that had ended (see `WentOut`), not a turn of its own.
+    pub continued: bool,
     pub prompt: Option<String>,
     /// The last stop reply, with message capture on: the turn's output.
     pub reply: Option<String>,
@@ -69,6 +71,9 @@ pub(crate) fn turn_span(
     span.push(OPENINFERENCE_SPAN_KIND, Value::Static("AGENT"));
     span.push(ALBEDO_TURN_NUMBER, int(summary.number));
     span.push(ALBEDO_TURN_PROMPTED, Value::Bool(summary.prompted));
+    if summary.continued {
+        span.push(ALBEDO_TURN_CONTINUED, Value::Bool(true));
+    }
     span.push(ALBEDO_TURN_TOOL_CALLS, int(summary.tool_calls));
     span.push(ALBEDO_TURN_MODEL_CALLS, int(summary.model_calls));
     span.push(ALBEDO_TURN_INPUT_TOKENS, int(summary.input_tokens));

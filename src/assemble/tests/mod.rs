@@ -7,6 +7,7 @@ use crate::testing::check_tree;
 
 mod attribution;
 mod bounds;
+mod continued;
 mod cost;
 mod ids;
 mod repairs;

@@ -25,6 +25,9 @@ pub(crate) enum Promise {
     InterruptedTurnKeepsItsCalls,
     KilledTurnKeepsItsCalls,
     BlockedStopStaysOneTurn,
+    /// What the agent does after a stop blocked only once its turn went out goes into that
+    /// turn's trace.
+    ContinuationAfterExportKept,
     RetiredSessionIsForgotten,
     /// Sub-agents started side by side each nest under their own call, which ends at its own end.
     SubagentsSideBySide,
@@ -39,10 +42,11 @@ pub(crate) enum Promise {
 }
 
 impl Promise {
-    pub(crate) const ALL: [Promise; 9] = [
+    pub(crate) const ALL: [Promise; 10] = [
         Promise::InterruptedTurnKeepsItsCalls,
         Promise::KilledTurnKeepsItsCalls,
         Promise::BlockedStopStaysOneTurn,
+        Promise::ContinuationAfterExportKept,
         Promise::RetiredSessionIsForgotten,
         Promise::SubagentsSideBySide,
         Promise::SubagentCallsStayTheirs,
@@ -62,6 +66,9 @@ impl Promise {
             }
             Promise::BlockedStopStaysOneTurn => {
                 "a stop that another hook blocks keeps its continuation in the same turn"
+            }
+            Promise::ContinuationAfterExportKept => {
+                "what the agent does after a stop blocked only once its turn went out (30 s on) goes into that turn's trace"
             }
             Promise::RetiredSessionIsForgotten => {
                 "a session whose agent is gone between turns is forgotten"

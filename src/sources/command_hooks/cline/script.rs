@@ -246,6 +246,10 @@ impl Script for Cline {
                  tokens and time in the messages file), and no hook is sent for it: one in flight \
                  when Cline dies has no record of when it was sent or to which model",
             ),
+            Promise::ContinuationAfterExportKept => Some(
+                "no hook can block Cline's stop: `TaskComplete` comes after the answer, and a \
+                 hook's `cancel` only refuses a call (and stops the turn)",
+            ),
             _ => None,
         }
     }

@@ -3,6 +3,7 @@
 //! ([`Script`], one per agent folder), the records are assembled, and the traces checked.
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
+mod continuation;
 mod models;
 mod promises;
 mod readme;

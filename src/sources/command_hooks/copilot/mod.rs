@@ -33,6 +33,7 @@ pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
 use super::files::{FileCursor, Transcripts};
+use super::held::WentOut;
 use super::records::{record, rfc3339_ms, session_opened, Ended, Outcome};
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Call, CallSent, Event, Json, Record};
@@ -64,6 +65,18 @@ struct Session {
     /// Where an earlier daemon's turns had read this session's log to: the first read here
     /// goes on from there, not from the log's start, if it is still that log.
     resumed: Option<FileCursor>,
+    /// When the last turn went out at its `Stop` (see [`WentOut`]).
+    went_out: WentOut,
+    /// A prompt after a stop, which the log may yet show is the reason a hook blocked that
+    /// stop with (Copilot writes its log behind its hooks).
+    undecided: Option<stops::Undecided>,
+}
+
+impl Session {
+    /// No turn open, and no prompt waiting to be one.
+    fn rests(&self) -> bool {
+        self.turn.is_none() && self.undecided.is_none()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -78,11 +91,11 @@ impl Adapter {
 
     /// Sessions with a turn open or not yet read.
     pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
+        self.sessions.values().filter(|s| !s.rests()).count()
     }
 
     pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
+        self.sessions.get(id).is_none_or(Session::rests)
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -105,25 +118,28 @@ impl Adapter {
             s.started = true;
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
+        // A prompt still undecided is decided by any later hook: by then the log has had time.
+        if let Some(u) = s.undecided.take() {
+            stops::prompted(sid, s, u, true, logs, out);
+        }
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
-                // The last turn is over now, whatever the log's delay.
-                finish(sid, s, at_ms, Why::Interrupted, logs, out);
                 // The hook adds the log's path: a turn killed before its `Stop` reads it.
                 if s.log.is_none() {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
                 }
-                s.turn = Some(OpenTurn::new(at_ms));
-                s.closing = None;
-                out.push(record(
-                    sid,
-                    Event::Prompted {
-                        at_ms,
-                        text: Cow::Owned(p.prompt.clone().unwrap_or_default()),
-                    },
-                ));
+                let text = p.prompt.clone().unwrap_or_default();
+                let u = stops::Undecided { at_ms, text };
+                stops::prompted(sid, s, u, false, logs, out);
             }
             "Stop" => {
+                // With no turn open, the stop ends what the agent did since the last went out
+                // (its stop blocked late), which only the log has: in a new daemon, what the
+                // log has past where the old one's turns had read it.
+                if s.turn.is_none() {
+                    let resumed = s.resumed.as_ref().map(|_| 0);
+                    s.turn = s.went_out.continuation().or(resumed).map(OpenTurn::new);
+                }
                 if let Some(turn) = s.turn.as_mut() {
                     let log = p.transcript_path.clone().filter(|p| !p.is_empty());
                     s.log = log.or(s.log.take());
@@ -151,6 +167,13 @@ impl Adapter {
     ) {
         let mut closed = Vec::new();
         for (sid, s) in self.sessions.iter_mut() {
+            if let Some(u) = s.undecided.take() {
+                let late = now_ms >= u.at_ms.saturating_add(LOG_GRACE_MS);
+                stops::prompted(sid, s, u, late, logs, out);
+                if s.undecided.is_some() {
+                    continue;
+                }
+            }
             if let Some(at) = s
                 .turn
                 .as_ref()
@@ -166,6 +189,7 @@ impl Adapter {
                     }
                 } else {
                     finish(sid, s, now_ms, Why::Interrupted, logs, out);
+                    s.went_out = WentOut::at(at);
                 }
             }
             if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
@@ -188,6 +212,13 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         if let Some(mut s) = self.sessions.remove(id) {
+            if let Some(u) = s.undecided.take() {
+                stops::prompted(id, &mut s, u, true, logs, out);
+            }
+            // A continuation the agent died in (no `Stop` ended it) is in the log too.
+            if s.turn.is_none() {
+                s.turn = s.went_out.continuation().map(OpenTurn::new);
+            }
             // Copilot's hooks say nothing of its calls, so the daemon may last have seen it
             // before a call its log holds began: each event logged since says it was alive
             // then.

@@ -14,6 +14,30 @@ pub(crate) struct Copilot {
     calls: Vec<(String, String)>,
     /// When each model call was sent, by its id.
     asked: Vec<(String, u64)>,
+    /// The agent stopped and no prompt came since: work now means a hook blocked the stop.
+    stopped: bool,
+}
+
+/// What the blocking hook answers a stop with: Copilot (1.0.102) logs the hook's answer, then
+/// submits its reason as a prompt, `UserPromptSubmit` and all.
+const BLOCKED_BECAUSE: &str = "the tests fail: run them again";
+
+impl Copilot {
+    /// Work after a stop: the stop's hook blocked it, as Copilot logs and says it.
+    fn went_on(&mut self, at_ms: u64, log: &mut String) -> Vec<Value> {
+        if !std::mem::take(&mut self.stopped) {
+            return Vec::new();
+        }
+        let end = json!({"type": "hook.end", "id": "x", "timestamp": iso(at_ms), "data": {
+            "hookInvocationId": "h", "hookType": "agentStop", "success": true,
+            "output": {"decision": "block", "reason": BLOCKED_BECAUSE}}});
+        log.push_str(&format!("{end}\n"));
+        vec![
+            json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit",
+            "timestamp": iso(at_ms), "cwd": "/work", "transcript_path": LOG,
+            "prompt": BLOCKED_BECAUSE}),
+        ]
+    }
 }
 
 const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jsonl";
@@ -37,13 +61,17 @@ impl Script for Copilot {
             vec![p]
         };
         match step {
-            Step::Prompt(text) => hook("UserPromptSubmit", json!({"prompt": text})),
+            Step::Prompt(text) => {
+                self.stopped = false;
+                hook("UserPromptSubmit", json!({"prompt": text}))
+            }
             Step::ToolStart(id) => {
+                let blocked = self.went_on(at_ms, log);
                 log.push_str(&line(
                     "tool.execution_start",
                     json!({"toolCallId": id, "toolName": "bash", "arguments": {"command": "sleep 1"}}),
                 ));
-                Vec::new()
+                blocked
             }
             Step::ToolEnd(id) => {
                 log.push_str(&line(
@@ -52,13 +80,17 @@ impl Script for Copilot {
                 ));
                 Vec::new()
             }
-            Step::Stop => hook("Stop", json!({"stop_reason": "end_turn"})),
+            Step::Stop => {
+                self.stopped = true;
+                hook("Stop", json!({"stop_reason": "end_turn"}))
+            }
         }
     }
 
     /// Copilot logs a model call once answered: a `session.usage_record` with its duration
     /// and tokens.
     fn model(&mut self, step: Model<'_>, at_ms: u64, log: &mut String) -> Option<Vec<Value>> {
+        let blocked = self.went_on(at_ms, log);
         match step {
             Model::Asked(id) => self.asked.push((id.to_string(), at_ms)),
             Model::Answered(id) => {
@@ -77,7 +109,7 @@ impl Script for Copilot {
                 log.push('\n');
             }
         }
-        Some(Vec::new())
+        Some(blocked)
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

@@ -196,27 +196,38 @@ impl Adapter {
         if !self.end_held(sid, out) {
             self.end_turn(sid, at_ms, Why::Interrupted, out);
         }
-        self.open_turn(sid, at_ms, text.unwrap_or_default(), out);
+        self.open_turn(sid, at_ms, Some(text.unwrap_or_default()), out);
     }
 
-    fn open_turn(&mut self, sid: &str, at_ms: u64, text: &str, out: &mut Vec<Record<'static>>) {
+    /// Opens a turn at `at_ms`, prompted with `text` if a prompt began it.
+    fn open_turn(
+        &mut self,
+        sid: &str,
+        at_ms: u64,
+        text: Option<&str>,
+        out: &mut Vec<Record<'static>>,
+    ) {
         let s = self.sessions.entry(sid.to_string()).or_default();
         s.turn = Some(OpenTurn::new(at_ms));
         s.reply = None;
-        out.push(record(
-            sid,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Owned(text.to_string()),
-            },
-        ));
+        if let Some(text) = text {
+            out.push(record(
+                sid,
+                Event::Prompted {
+                    at_ms,
+                    text: Cow::Owned(text.to_string()),
+                },
+            ));
+        }
     }
 
     /// A tool hook with no turn open: `cursor-agent -p` sends no `beforeSubmitPrompt`, and the
-    /// turn begins with its first call, its prompt unknown.
+    /// turn begins with its first call, its prompt unknown; or a `stop` hook answered with a
+    /// follow-up once its turn went out, and the agent goes on. No `prompted` record: the
+    /// assembly puts what comes with no prompt after an ended turn in that turn's trace.
     fn ensure_turn(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         if self.end_held(sid, out) || self.at_rest(sid) {
-            self.open_turn(sid, at_ms, "", out);
+            self.open_turn(sid, at_ms, None, out);
         }
     }
 

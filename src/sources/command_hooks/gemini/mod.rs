@@ -169,7 +169,7 @@ impl Adapter {
     ) {
         // The model is asked again only once the calls it asked for are over: one still
         // pending was denied by a hook.
-        let turn = self.turn(sid, at_ms, out);
+        let turn = self.turn(sid, at_ms);
         turn.refuse_pending(sid, at_ms, out);
         turn.unanswered(sid, at_ms, NO_FINISH, out);
         let request = p.llm_request.as_ref();
@@ -260,23 +260,16 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) -> Option<String> {
         let name = p.tool_name.clone()?;
-        let turn = self.turn(sid, at_ms, out);
+        let turn = self.turn(sid, at_ms);
         Some(turn.start_call(sid, None, name, p.tool_input.clone(), None, at_ms, out))
     }
 
     /// Session `sid`'s open turn, opened without a prompt if there is none: a model or tool
-    /// hook seen after its turn ended (past the stop's grace) still belongs to a turn.
-    fn turn(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> &mut OpenTurn {
+    /// hook seen after its turn ended (past the stop's grace: another hook blocked the stop
+    /// late) still belongs to a turn. No `prompted` record says so: the assembly puts what
+    /// comes with no prompt after an ended turn in that turn's trace.
+    fn turn(&mut self, sid: &str, at_ms: u64) -> &mut OpenTurn {
         let s = self.sessions.entry(sid.to_string()).or_default();
-        if s.turn.is_none() {
-            out.push(record(
-                sid,
-                Event::Prompted {
-                    at_ms,
-                    text: Cow::Borrowed(""),
-                },
-            ));
-        }
         s.turn.get_or_insert_with(|| OpenTurn::new(at_ms))
     }
 

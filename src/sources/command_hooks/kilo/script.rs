@@ -32,8 +32,11 @@ impl Script for Kilo {
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
-        (promise == Promise::BlockedStopStaysOneTurn)
-            .then_some("no plugin can block Kilo's stop: `session.idle` is the turn's end")
+        matches!(
+            promise,
+            Promise::BlockedStopStaysOneTurn | Promise::ContinuationAfterExportKept
+        )
+        .then_some("no plugin can block Kilo's stop: `session.idle` is the turn's end")
     }
 }
 

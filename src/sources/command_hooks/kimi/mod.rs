@@ -39,6 +39,7 @@ use turns::why_of;
 use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
+use super::held::WentOut;
 use super::records::{record, session_opened};
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
@@ -94,6 +95,8 @@ struct Session {
     turn: Option<Turn>,
     /// `SessionEnd` came: the session closes once its turn is over.
     closing: Option<u64>,
+    /// When the main agent's last turn went out at its stop (see [`WentOut`]).
+    went_out: WentOut,
 }
 
 #[derive(Debug, Default)]
@@ -142,11 +145,19 @@ impl Adapter {
                 // leave out.)
                 end_now(sid, s, at_ms, Why::Interrupted, files, out);
                 s.turn = Some(turns::begin(at_ms));
+                s.went_out = WentOut::default();
                 s.closing = None;
                 let text = Cow::Owned(p.prompt_text());
                 out.push(record(sid, Event::Prompted { at_ms, text }));
             }
             "Stop" | "StopFailure" | "Interrupt" => {
+                // With no turn open, the stop ends what the agent did since the last went out
+                // (its stop blocked late), which only the wire has: in a new daemon, what the
+                // wire has past where the old one had read it.
+                if s.turn.is_none() {
+                    let resumed = s.resumed.as_ref().map(|_| 0);
+                    s.turn = s.went_out.continuation().or(resumed).map(turns::begin);
+                }
                 let Some(turn) = s.turn.as_mut() else { return };
                 let reason = match p.hook_event_name.as_str() {
                     "Stop" => "end_turn",
@@ -273,6 +284,7 @@ fn settle(
         turn.went_on();
     } else {
         end_turn(sid, s, at, why_of(reason), out);
+        s.went_out = WentOut::at(at);
     }
 }
 

@@ -25,8 +25,11 @@ impl Script for Opencode {
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
-        (promise == Promise::BlockedStopStaysOneTurn)
-            .then_some("no plugin can block opencode's stop: `session.idle` is the turn's end")
+        matches!(
+            promise,
+            Promise::BlockedStopStaysOneTurn | Promise::ContinuationAfterExportKept
+        )
+        .then_some("no plugin can block opencode's stop: `session.idle` is the turn's end")
     }
 
     fn sub_agent(&mut self, step: Sub<'_>, at: u64, _: &mut String) -> Option<Vec<Value>> {

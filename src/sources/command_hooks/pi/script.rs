@@ -80,7 +80,7 @@ impl Script for Pi {
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {
         match promise {
-            Promise::BlockedStopStaysOneTurn => Some(
+            Promise::BlockedStopStaysOneTurn | Promise::ContinuationAfterExportKept => Some(
                 "its turn ends at `agent_settled`, which comes only once no extension goes on \
                  (`agent_before_settle`): there is no stop to block after the fact",
             ),

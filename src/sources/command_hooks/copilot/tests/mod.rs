@@ -408,4 +408,5 @@ fn a_call_logged_after_the_agent_was_last_seen_stays_in_its_killed_turn() {
     );
 }
 
+mod blocked;
 mod resume;

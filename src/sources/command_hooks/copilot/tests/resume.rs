@@ -21,10 +21,19 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
     turn(&mut a, &mut logs, &mut out, 10_000, "push");
     // The second read starts on the newline before the first line it needs.
     // Each turn's log is first looked at past its `Stop` (a held stop's continuation), from
-    // where the last turn's read got to.
+    // where the last turn's read got to; so is the next prompt (the reason a hook blocked the
+    // stop with, submitted as a prompt, continues the turn), once when it comes and once when
+    // the next hook decides it.
     assert_eq!(
         logs.reads,
-        [0, 0, first as u64, first as u64 - 1],
+        [
+            0,
+            0,
+            first as u64,
+            first as u64,
+            first as u64,
+            first as u64 - 1
+        ],
         "the later line and the half line are read again"
     );
     let ids = call_ids(&out);
@@ -80,7 +89,18 @@ fn a_log_that_shrank_or_was_replaced_is_read_again_from_its_start() {
     assert!(logs.text.len() < first);
     out.clear();
     turn(&mut a, &mut logs, &mut out, 10_000, "push");
-    assert_eq!(logs.reads, [0, 0, first as u64, first as u64 - 1, 0]);
+    assert_eq!(
+        logs.reads,
+        [
+            0,
+            0,
+            first as u64,
+            first as u64,
+            first as u64,
+            first as u64 - 1,
+            0
+        ]
+    );
     let ids = call_ids(&out);
     assert_eq!(ids, ["chatcmpl-3", "chatcmpl-4"]);
 }
