@@ -139,9 +139,12 @@ fn a_full_or_closed_queue_drops_and_counts_but_never_blocks() {
     // fills, the assemble thread waits for it, and the hook's queue of one overflows.
     let rx = Receiver::start();
     rx.refuse_next(u64::MAX);
+    // One export at a time, as the count below assumes: with the default eight, the export
+    // thread may take up to seven more batches while the burst runs, as fast as it keeps pace.
     let config = PipelineConfig {
         queue_size: 1,
         batch_size: 1,
+        max_concurrent_exports: 1,
         ..PipelineConfig::default()
     };
     let (exporter, guard) = TraceExporter::start(config, settings(&rx)).unwrap();
