@@ -44,11 +44,14 @@ pub fn send(input: &Path, protocol: &str, endpoint: &str) {
     send_with(input, protocol, endpoint, &[]);
 }
 
+/// As [`send`], with more arguments; the GenAI metrics go too (`--metrics`: the stack's
+/// dashboards read them).
 pub fn send_with(input: &Path, protocol: &str, endpoint: &str, extra: &[&str]) {
     let input = input.display().to_string();
     let mut args = vec![
         "replay",
         &input,
+        "--metrics",
         "--no-spool",
         "--protocol",
         protocol,
