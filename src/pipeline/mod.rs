@@ -210,7 +210,11 @@ impl PipelineHandle {
     /// so that with one the answer is yes unless the pipeline itself is stuck.
     pub fn flush(&self, timeout: Duration) -> bool {
         let (tx, rx) = bounded(1);
-        let by = Instant::now() + timeout - (timeout / 5).min(Duration::from_millis(500));
+        let margin = (timeout / 5).min(Duration::from_millis(500));
+        // A timeout too long to add is one that never comes.
+        let by = Instant::now()
+            .checked_add(timeout - margin)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600));
         if self.control.send(Control::Flush(tx, by)).is_err() {
             return false;
         }

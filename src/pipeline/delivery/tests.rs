@@ -117,3 +117,32 @@ fn retries_hold_their_place_so_a_dead_collector_bounds_what_is_held() {
     );
     assert_eq!(summary.exported, 0);
 }
+
+/// Answers every export at once.
+struct UpExporter;
+
+impl SpanExporter for UpExporter {
+    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
+        crate::export::ready(Ok(crate::export::Exported {
+            accepted: payload.spans,
+            rejected: 0,
+        }))
+    }
+
+    fn describe(&self) -> String {
+        "a collector that is up".into()
+    }
+}
+
+/// A host may wait as long as it likes for a flush: a timeout too long to add to the clock is
+/// one that never comes, not a panic.
+#[test]
+fn a_flush_with_the_longest_timeout_answers() {
+    let (handle, guard) = pipeline::start(PipelineConfig::default(), || {
+        Ok(Box::new(UpExporter) as Box<dyn SpanExporter>)
+    })
+    .unwrap();
+    assert!(handle.flush(Duration::MAX));
+    drop(handle);
+    guard.close();
+}
