@@ -23,6 +23,20 @@ const WORK: &[&str] = &[
     "assistant.turn_start",
 ];
 
+/// The events of the log at `path` from where session `s` last read it: its own offset in
+/// that log, the resume point's in a log it has not read yet, or the start of another.
+fn unread_events(s: &Session, path: &str, logs: &mut dyn Transcripts) -> Vec<LogEvent> {
+    let from = match (&s.read, &s.resumed) {
+        (Some(read), _) if read.path == path => read.offset,
+        (Some(_), _) | (None, None) => 0,
+        (None, Some(at)) => at.offset_in(path, logs),
+    };
+    logs.read_from(path, from)
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
+        .collect()
+}
+
 /// Whether session `s`'s log shows its own agent at work after its `Stop` at `stop_at`, up to
 /// `now_ms` (a log read late, by a daemon catching up, holds later turns too: they began with
 /// a prompt, which ended this turn before any tick).
@@ -33,22 +47,14 @@ pub(super) fn went_on(
     path: &str,
     logs: &mut dyn Transcripts,
 ) -> bool {
-    let from = match (&s.read, &s.resumed) {
-        (Some(read), _) if read.path == path => read.offset,
-        (Some(_), _) | (None, None) => 0,
-        (None, Some(at)) => at.offset_in(path, logs),
-    };
-    logs.read_from(path, from)
-        .split(|b| *b == b'\n')
-        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
-        .any(|e| {
-            e.agent_id.is_none()
-                && WORK.contains(&e.kind.as_str())
-                && e.timestamp
-                    .as_deref()
-                    .and_then(rfc3339_ms)
-                    .is_some_and(|at| at > stop_at && at <= now_ms)
-        })
+    unread_events(s, path, logs).into_iter().any(|e| {
+        e.agent_id.is_none()
+            && WORK.contains(&e.kind.as_str())
+            && e.timestamp
+                .as_deref()
+                .and_then(rfc3339_ms)
+                .is_some_and(|at| at > stop_at && at <= now_ms)
+    })
 }
 
 /// Takes prompt `u` of session `sid`: the reason a `Stop` hook blocked the last stop with
@@ -126,22 +132,14 @@ pub(super) fn blocked(
     path: &str,
     logs: &mut dyn Transcripts,
 ) -> bool {
-    let from = match (&s.read, &s.resumed) {
-        (Some(read), _) if read.path == path => read.offset,
-        (Some(_), _) | (None, None) => 0,
-        (None, Some(at)) => at.offset_in(path, logs),
-    };
-    logs.read_from(path, from)
-        .split(|b| *b == b'\n')
-        .filter_map(|line| serde_json::from_slice::<LogEvent>(line).ok())
-        .any(|e| {
-            e.kind == "hook.end"
-                && e.data["hookType"] == "agentStop"
-                && e.data["output"]["decision"] == "block"
-                && e.data["output"]["reason"].as_str() == Some(prompt)
-                && e.timestamp
-                    .as_deref()
-                    .and_then(rfc3339_ms)
-                    .is_some_and(|at| at >= stop_at)
-        })
+    unread_events(s, path, logs).into_iter().any(|e| {
+        e.kind == "hook.end"
+            && e.data["hookType"] == "agentStop"
+            && e.data["output"]["decision"] == "block"
+            && e.data["output"]["reason"].as_str() == Some(prompt)
+            && e.timestamp
+                .as_deref()
+                .and_then(rfc3339_ms)
+                .is_some_and(|at| at >= stop_at)
+    })
 }
