@@ -719,3 +719,112 @@ fn a_live_sessions_journal_keeps_only_what_is_not_exported() {
     setup.wait_idle();
     assert_eq!(rx.spans().len(), 10, "five turns, five calls");
 }
+
+/// A stop another hook blocked long after the turn went out, and after the daemon idled out
+/// meanwhile (issue 37): the next daemon goes on from what the first saved with its resume
+/// point, so the continuation lands in the exported turn's trace, under its root, and the
+/// next prompt's turn is the session's second, linked to the first.
+#[test]
+fn a_continuation_after_the_daemon_idled_out_goes_into_the_turns_trace() {
+    use albedo_otel::sources::command_hooks::{daemon, journal};
+    use opentelemetry_proto::tonic::trace::v1::Span;
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let s = "verified";
+    let hook = |event: &str, rest: &str| {
+        setup.hook(&format!(
+            r#"{{"session_id":"{s}","hook_event_name":"{event}"{rest}}}"#
+        ));
+    };
+    let call = |id: &str| {
+        let args = r#","tool_name":"Bash","tool_input":{"command":"make test"}"#;
+        hook("PreToolUse", &format!(r#"{args},"tool_use_id":"{id}""#));
+        hook(
+            "PostToolUse",
+            &format!(r#"{args},"tool_use_id":"{id}","tool_response":{{"stdout":"ok"}}"#),
+        );
+    };
+    hook("UserPromptSubmit", r#","prompt":"fix it","cwd":"/w""#);
+    call("t1");
+    hook("Stop", r#","stop_hook_active":false"#);
+    rx.wait_for_spans(2, Duration::from_secs(20));
+    // The verifier still runs: the daemon idles out, the session's journal stays.
+    wait_until(
+        Duration::from_secs(30),
+        "the first daemon to go idle",
+        || !daemon::running(&setup.hook_dir) && setup.daemon_log().contains("daemon done"),
+    );
+    let left = journal::list(&setup.hook_dir);
+    assert_eq!(left.len(), 1, "the session's journal stays");
+    let state = std::fs::read_to_string(format!("{}.state", left[0].display())).unwrap();
+    let root = |spans: &[FlatSpan]| {
+        spans
+            .iter()
+            .find(|f| f.span.parent_span_id.is_empty())
+            .map(|f| f.span.clone())
+            .expect("the turn's root")
+    };
+    let first = root(&rx.spans());
+    assert!(
+        state.contains(&hex(&first.span_id)),
+        "the state names the turn that went out: {state}"
+    );
+    // The verifier blocks: the agent runs the tests again and stops, with no prompt.
+    call("t2");
+    hook("Stop", r#","stop_hook_active":true"#);
+    rx.wait_for_spans(4, Duration::from_secs(20));
+    hook(
+        "UserPromptSubmit",
+        r#","prompt":"and now the docs","cwd":"/w""#,
+    );
+    hook("Stop", r#","stop_hook_active":false"#);
+    hook("SessionEnd", r#","reason":"exit""#);
+    setup.wait_idle();
+    let spans = rx.spans();
+    assert_eq!(spans.len(), 5, "{:#?}", names(&spans));
+    let continued: Vec<&Span> = spans
+        .iter()
+        .map(|f| &f.span)
+        .filter(|s| {
+            s.attributes
+                .iter()
+                .any(|a| a.key == "albedo.turn.continued")
+        })
+        .collect();
+    let [c] = continued.as_slice() else {
+        panic!("one continuation: {:#?}", names(&spans));
+    };
+    assert_eq!(c.trace_id, first.trace_id, "in the turn's trace");
+    assert_eq!(c.parent_span_id, first.span_id, "under its root");
+    let t2 = spans
+        .iter()
+        .find(|f| {
+            f.span.name.starts_with("execute_tool")
+                && f.span.start_time_unix_nano > first.end_time_unix_nano
+        })
+        .expect("the continuation's call");
+    assert_eq!(t2.span.parent_span_id, c.span_id);
+    let mut roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|f| f.span.parent_span_id.is_empty())
+        .collect();
+    roots.sort_by_key(|f| f.span.start_time_unix_nano);
+    let [_, second] = roots.as_slice() else {
+        panic!("two turns: {:#?}", names(&spans));
+    };
+    assert_eq!(second.attr("albedo.turn.number").as_deref(), Some("2"));
+    assert_eq!(
+        second
+            .span
+            .links
+            .iter()
+            .map(|l| &l.span_id)
+            .collect::<Vec<_>>(),
+        [&first.span_id],
+        "linked to the turn it follows"
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

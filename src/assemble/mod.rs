@@ -17,7 +17,8 @@
 //! - `spans`: what each kind of span says (names in [`semconv`]);
 //! - [`policy`] and [`redact`]: what text may leave the machine; [`ids`]: ids derived from
 //!   what happened, so a replay gives the same ones; `pricing`: what each model call cost,
-//!   from a price table compiled in.
+//!   from a price table compiled in; [`SessionSeed`]: what one assembler hands the next
+//!   about a session between turns.
 
 mod attribution;
 mod calls;
@@ -29,6 +30,7 @@ mod notes;
 pub mod policy;
 pub(crate) mod pricing;
 pub mod redact;
+mod seed;
 pub mod semconv;
 mod sessions;
 pub mod span;
@@ -39,6 +41,7 @@ pub use attribution::Attribution;
 pub use notes::Note;
 pub use policy::ContentPolicy;
 use pricing::Pricer;
+pub use seed::SessionSeed;
 pub use span::{Span, SpanId, TraceId};
 
 use std::sync::Arc;
@@ -101,6 +104,20 @@ impl Assembler {
     /// the caller looks for the checkout its turns are attributed to.
     pub fn workspace(&self, sid: &str) -> Option<&str> {
         self.sessions.workspace(sid)
+    }
+
+    /// What a later assembler needs to go on with session `sid` (see [`SessionSeed`]), if
+    /// it is open here between two turns.
+    pub fn seed(&self, sid: &str) -> Option<SessionSeed> {
+        self.sessions.seed_of(sid)
+    }
+
+    /// Goes on with session `sid` from where an earlier assembler left it (its
+    /// [`seed`](Self::seed)): unless this one knows more of it already, its next turn gets the
+    /// next number and links to the last, and what comes before a prompt continues the turn
+    /// that went out last, in its trace.
+    pub fn resume(&mut self, sid: &str, seed: &SessionSeed, out: &mut Output) {
+        self.sessions.resume(sid, seed, &self.config, out)
     }
 
     /// How many sessions are open.

@@ -20,10 +20,10 @@ use crate::protocol::CallSent;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct WentOut {
     /// The turn's root, already exported.
-    root: (TraceId, SpanId),
-    number: u64,
+    pub(super) root: (TraceId, SpanId),
+    pub(super) number: u64,
     /// Continuations opened under it so far.
-    pieces: u64,
+    pub(super) pieces: u64,
 }
 
 #[derive(Debug)]

@@ -33,7 +33,7 @@ pub(crate) use deadline::Deadline;
 pub use metrics::MetricsConfig;
 pub use stats::{Stats, Summary};
 
-use crate::assemble::AssembleConfig;
+use crate::assemble::{AssembleConfig, SessionSeed};
 use crate::clock::WallClock;
 use crate::export::{ExportError, ResourceInfo, SpanExporter};
 use crate::protocol::shared::SharedEvent;
@@ -121,6 +121,8 @@ impl Default for RetryPolicy {
 pub enum Input {
     Record(Box<Record<'static>>),
     Shared(SharedEvent),
+    /// Go on with a session from where an earlier pipeline left it.
+    Resume(Box<(String, SessionSeed)>),
 }
 
 /// Chunks of lines in flight to the assemble thread; each is at most one read (256 KiB).
@@ -132,6 +134,9 @@ pub(crate) enum Control {
     /// Reply once everything handed over before this is exported (or spooled, for what is
     /// still unanswered at the instant given).
     Flush(Sender<()>, Instant),
+    /// Reply with what a later pipeline needs to go on with a session, once everything
+    /// handed over before this is assembled.
+    Seed(String, Sender<Option<SessionSeed>>),
     Shutdown,
 }
 
@@ -219,6 +224,27 @@ impl PipelineHandle {
             return false;
         }
         rx.recv_timeout(timeout).is_ok()
+    }
+
+    /// Goes on with `session` from where an earlier pipeline left it (its
+    /// [`seed`](Self::seed)), before the records handed over after this: a restarted exporter
+    /// numbers and links the session's turns as the old one would have, and puts what the
+    /// agent does after its turn went out into that turn's trace. `false` once closed.
+    pub fn resume(&self, session: &str, seed: SessionSeed) -> bool {
+        let input = Input::Resume(Box::new((session.to_string(), seed)));
+        self.events.send(input).is_ok()
+    }
+
+    /// What a later pipeline needs to go on with `session` (see
+    /// [`Assembler::seed`](crate::assemble::Assembler::seed)), once everything handed over so
+    /// far is assembled; `None` for a session not open between two turns, or no answer
+    /// within `timeout`.
+    pub fn seed(&self, session: &str, timeout: Duration) -> Option<SessionSeed> {
+        let (tx, rx) = bounded(1);
+        self.control
+            .send(Control::Seed(session.to_string(), tx))
+            .ok()?;
+        rx.recv_timeout(timeout).ok().flatten()
     }
 
     pub fn stats(&self) -> Summary {

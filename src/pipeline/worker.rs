@@ -144,6 +144,10 @@ pub(super) fn run(
                     w.send_metrics();
                     let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack, by));
                 }
+                Ok(Control::Seed(session, answer)) => {
+                    w.drain(&lines, &events);
+                    let _ = answer.send(w.assembler.seed(&session));
+                }
                 Ok(Control::Shutdown) | Err(_) => break,
             },
             default(wait) => {}
@@ -239,6 +243,7 @@ impl Worker {
         match input {
             Input::Record(record) => self.event(record),
             Input::Shared(shared) => self.event(&shared.record()),
+            Input::Resume(seed) => self.assembler.resume(&seed.0, &seed.1, &mut self.out),
         }
     }
 

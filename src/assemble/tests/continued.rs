@@ -104,3 +104,60 @@ fn a_turn_cut_short_is_not_continued() {
         .iter()
         .all(|s| bool_attr(s, ALBEDO_TURN_CONTINUED).is_none()));
 }
+
+/// An exporter restarted between any two turns (a hook daemon idled out while a stop hook
+/// ran), handed the old one's seed as the daemon saves it: every span is as one exporter
+/// would have made it, the continuations in their turn's trace included.
+#[test]
+fn an_exporter_restarted_between_turns_goes_on_as_one_would() {
+    let records: Vec<Record<'static>> = LINES
+        .iter()
+        .map(|l| decode_line(l.as_bytes()).unwrap().into_owned())
+        .collect();
+    let whole = run(LINES).spans;
+    let ended: Vec<usize> = (0..records.len())
+        .filter(|&i| matches!(records[i].event, Event::TurnEnded { .. }))
+        .collect();
+    for &at in &ended {
+        let mut out = Output::default();
+        let mut first = Assembler::new(AssembleConfig::default());
+        records[..=at].iter().for_each(|r| first.push(r, &mut out));
+        let seed = first.seed("s").expect("a session between turns has a seed");
+        first.finish(&mut out);
+        let saved = serde_json::to_string(&seed).unwrap();
+        let mut next = Assembler::new(AssembleConfig::default());
+        next.resume("s", &serde_json::from_str(&saved).unwrap(), &mut out);
+        records[at + 1..]
+            .iter()
+            .for_each(|r| next.push(r, &mut out));
+        next.finish(&mut out);
+        assert_no_dangling_parents(&out.spans);
+        assert_eq!(out.spans, whole, "restarted after line {}", at + 1);
+    }
+}
+
+#[test]
+fn a_seed_never_overrides_what_the_exporter_knows() {
+    let records: Vec<Record<'static>> = LINES
+        .iter()
+        .map(|l| decode_line(l.as_bytes()).unwrap().into_owned())
+        .collect();
+    let mut old = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    records[..3].iter().for_each(|r| old.push(r, &mut out));
+    let stale = old.seed("s").unwrap();
+    // This one saw more of the session (a continuation): the stale seed is ignored, so the
+    // next continuation does not take the first one's ids.
+    let mut out = Output::default();
+    let mut asm = Assembler::new(AssembleConfig::default());
+    records[..6].iter().for_each(|r| asm.push(r, &mut out));
+    asm.resume("s", &stale, &mut out);
+    records[6..].iter().for_each(|r| asm.push(r, &mut out));
+    asm.finish(&mut out);
+    assert_eq!(out.spans, run(LINES).spans);
+    // A turn in progress has no seed: it is read again from the journal.
+    let mut open = Assembler::new(AssembleConfig::default());
+    open.push(&records[0], &mut out);
+    assert_eq!(open.seed("s"), None);
+    assert_eq!(open.seed("unknown"), None);
+}

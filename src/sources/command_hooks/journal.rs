@@ -18,6 +18,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::assemble::SessionSeed;
 use serde_json::value::RawValue;
 
 use super::agent::Agent;
@@ -201,6 +203,11 @@ pub struct Resume {
     /// crash), the state applies to that one, at that offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<(u64, u64)>,
+    /// What the exporter knew of the session at `offset` (its turns, and the turn that went
+    /// out last): a later daemon's exporter goes on from there, so that what the agent does
+    /// after a stop blocked long after its turn went out still goes into that turn's trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<SessionSeed>,
 }
 
 /// The identity of the file at `path`, where the OS gives one.

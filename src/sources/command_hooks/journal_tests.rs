@@ -72,6 +72,7 @@ fn concurrent_appends_never_interleave() {
             host,
             file: None,
             before: None,
+            seed: None,
         },
     )
     .unwrap();

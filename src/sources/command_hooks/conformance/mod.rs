@@ -56,6 +56,8 @@ struct Run {
     /// The adapters' reads of `log`.
     reads: Vec<(u64, usize)>,
     records: Vec<Record<'static>>,
+    /// How many records there were at each restart: the exporter restarts with the daemon.
+    restarts: Vec<usize>,
 }
 
 impl Run {
@@ -66,6 +68,7 @@ impl Run {
             log: String::new(),
             reads: Vec::new(),
             records: Vec::new(),
+            restarts: Vec::new(),
         }
     }
 
@@ -175,6 +178,7 @@ impl Run {
         fresh.resume(SESSION, at);
         self.adapters = fresh;
         self.reads.clear();
+        self.restarts.push(self.records.len());
         offset
     }
 
@@ -183,14 +187,27 @@ impl Run {
         self.adapters.kept()
     }
 
+    /// The spans, as the exporters of the daemons that ran made them: at each restart the old
+    /// one ends, and the new one goes on from the seed the old one's last checkpoint saved.
     fn spans(&self) -> Vec<Span> {
-        let mut asm = Assembler::new(AssembleConfig::default());
         let mut out = Output::default();
-        for r in &self.records {
-            crate::protocol::validate(r).unwrap();
-            asm.push(r, &mut out);
+        let mut seed = None;
+        let mut from = 0;
+        for to in self.restarts.iter().copied().chain([self.records.len()]) {
+            let mut asm = Assembler::new(AssembleConfig::default());
+            if let Some(saved) = seed.take() {
+                asm.resume(SESSION, &saved, &mut out);
+            }
+            for r in &self.records[from..to] {
+                crate::protocol::validate(r).unwrap();
+                asm.push(r, &mut out);
+            }
+            // As the daemon saves it with the resume point, and the next one reads it.
+            let saved = serde_json::to_string(&asm.seed(SESSION)).unwrap();
+            seed = serde_json::from_str(&saved).unwrap();
+            asm.finish(&mut out);
+            from = to;
         }
-        asm.finish(&mut out);
         assert_eq!(crate::testing::check_tree(&out.spans), Ok(()));
         out.spans
     }

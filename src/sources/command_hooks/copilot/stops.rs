@@ -97,10 +97,13 @@ pub(super) struct Undecided {
 }
 
 /// The stop a hook may have blocked: the open turn's held one, or the one the last turn went
-/// out at.
+/// out at. A new daemon's session, resumed where the old one's last turn ended, does not know
+/// when that turn's stop was, only that it came before the resume point: any stop the log
+/// has past it may be the one.
 pub(super) fn last_stop(s: &Session) -> Option<u64> {
     let held = s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at);
-    held.or(s.went_out.stop())
+    let resumed = (s.turn.is_none() && s.read.is_none() && s.resumed.is_some()).then_some(0);
+    held.or(s.went_out.stop()).or(resumed)
 }
 
 /// Whether the prompt `prompt` of session `s` is the reason its last stop was blocked with:

@@ -131,6 +131,9 @@ fn retire(config: &DaemonConfig, path: &Path, state: &mut JournalState) -> bool 
     gone || silent
 }
 
+/// How long a checkpoint waits for the exporter to say what it knows of a session.
+const SEED_WITHIN: Duration = Duration::from_secs(2);
+
 /// Saves resume points for sessions between turns, once what was read is out of the
 /// pipeline (delivered or spooled), and removes the journals of sessions that ended.
 pub(super) fn checkpoint(
@@ -176,16 +179,19 @@ pub(super) fn checkpoint(
             journals.remove(&path);
             continue;
         }
+        let session = state.session.as_deref().filter(|s| !s.is_empty());
+        // Asked after the flush: the exporter has assembled every line before `offset`.
+        let seed = session
+            .zip(state.profile.and_then(|id| profiles.handle(id)))
+            .and_then(|(s, handle)| handle.seed(s, SEED_WITHIN))
+            .or_else(|| state.saved.seed.clone());
         let resume = Resume {
             offset: state.offset,
-            transcript: state
-                .session
-                .as_deref()
-                .and_then(|s| adapter.cursor(s))
-                .unwrap_or_default(),
+            transcript: session.and_then(|s| adapter.cursor(s)).unwrap_or_default(),
             host: state.host.known,
             file: None,
             before: None,
+            seed,
         };
         // What came before the resume point is out: it leaves the disk too.
         match journal::compact(&path, resume) {

@@ -399,6 +399,11 @@ fn drain(
         if state.session.is_none() {
             state.session = Some(payload.session_id.clone());
             adapter.resume(&payload.session_id, state.saved.transcript.clone());
+            // The exporter goes on with the session where the earlier daemon's left it.
+            let handle = state.profile.and_then(|id| profiles.handle(id));
+            if let Some((seed, handle)) = state.saved.seed.clone().zip(handle) {
+                handle.resume(&payload.session_id, seed);
+            }
         }
         // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
         // spells it `sessionEnd`.

@@ -27,6 +27,7 @@ fn idle_run(n: usize) -> (Counts, Duration) {
             host: alive,
             file: None,
             before: None,
+            seed: None,
         };
         // As `journal::save_resume` writes it, without its two thousand fsyncs.
         let mut state = path.clone().into_os_string();
