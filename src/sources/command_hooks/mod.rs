@@ -30,6 +30,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod daemon;
 pub mod doctor;
+pub mod engine;
 pub mod files;
 pub mod foreign;
 pub mod gemini;

@@ -1,7 +1,8 @@
 //! Which agent's hooks a payload comes from, and one adapter per agent: the hook, the journal
 //! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
-//! agent is a folder beside `claude_code/` with a type implementing the contract
-//! ([`super::adapter::AgentAdapter`]), plus a line in the list in `agent.rs`.
+//! agent is a folder beside `claude_code/` with a type implementing its rules
+//! ([`super::engine::AgentRules`], kept to the contract by the engine), plus a line in the
+//! list in `agent.rs`.
 //!
 //! Codex's hooks are Claude Code's shape, so its adapter wraps Claude Code's: the one place an
 //! agent folder uses another's.
@@ -126,7 +127,7 @@ impl Adapters {
     }
 
     /// Gives up on a session that will send nothing more (see
-    /// [`AgentAdapter::abandon`](super::adapter::AgentAdapter::abandon)), and forgets whose
+    /// [`AgentRules::give_up`](super::engine::AgentRules::give_up)), and forgets whose
     /// it was.
     pub fn abandon(
         &mut self,

@@ -1,8 +1,8 @@
-//! Claude Code's adapter under the contract every agent keeps ([`AgentAdapter`]).
+//! Claude Code's rules for the session engine ([`AgentRules`]), and its spec.
 
-use super::{Adapter, Payload, Transcripts};
+use super::{Adapter, Payload, Session, Transcripts};
 use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
 
@@ -37,15 +37,22 @@ pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::a
     Box::new(Adapter::new(grace_ms))
 }
 
-impl AgentAdapter for Adapter {
+impl AgentRules for Adapter {
     type Payload = Payload;
-
-    fn parse(&self, json: &str) -> Result<Payload, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
+    type Session = Session;
 
     fn session_of(p: &Payload) -> &str {
         &p.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<Session> {
+        &self.sessions
+    }
+
+    /// A turn open (its stop held, maybe), or sub-agents still running in the background
+    /// after it ended.
+    fn busy(s: &Session) -> bool {
+        s.turn.is_some() || !s.agents.is_empty()
     }
 
     fn take(
@@ -55,33 +62,21 @@ impl AgentAdapter for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        Adapter::push(self, at_ms, &p, files, out);
+        self.push(at_ms, &p, files, out);
     }
 
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
         Adapter::tick(self, now_ms, out);
     }
 
-    fn open_turns(&self) -> usize {
-        Adapter::open_turns(self)
-    }
-
-    fn kept(&self) -> usize {
-        Adapter::kept(self)
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        Adapter::at_rest(self, id)
-    }
-
-    fn abandon(
+    fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, files, out);
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, files, out)
     }
 
     fn cursor(&self, id: &str) -> Option<FileCursor> {

@@ -83,24 +83,22 @@ impl Adapter {
 
     /// Gives up on a session that will send nothing more (its agent is gone, or it went
     /// quiet without a `SessionEnd`): the model calls its transcript holds go out with the
-    /// open turn, it and its sub-agents are closed at `at_ms` (when the agent was last known
-    /// alive), so their open turns are exported, marked unfinished, and the session is
-    /// forgotten.
-    pub fn abandon(
+    /// open turn, its sub-agents are closed at `at_ms` (when the agent was last known alive),
+    /// so their open turns are exported, marked unfinished, and the session is forgotten (and
+    /// closed then, if it was one).
+    pub(crate) fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
+    ) -> Option<u64> {
         self.cut_short(id, transcripts, out);
-        let Some(s) = self.sessions.remove(id) else {
-            return;
-        };
+        let s = self.sessions.remove(id)?;
         for child in s.agents.values() {
             out.push(record(child, Event::Closed { at_ms }));
             self.sessions.remove(child);
         }
-        out.push(record(id, Event::Closed { at_ms }));
+        Some(at_ms)
     }
 }

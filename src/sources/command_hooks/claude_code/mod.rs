@@ -68,7 +68,7 @@ const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 const TASK_NOTIFICATION: &str = "<task-notification>";
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     /// The open turn, its calls announced by `PreToolUse` and not ended yet, and its held
     /// `Stop`.
@@ -127,23 +127,6 @@ impl Adapter {
             grace_ms,
             agent,
         }
-    }
-
-    /// Sessions with a turn open or a stop held back.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Sessions it keeps anything of.
-    pub fn kept(&self) -> usize {
-        self.sessions.len()
-    }
-
-    /// Whether session `id` is between turns: nothing of it is in flight in the adapter.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions
-            .get(id)
-            .is_none_or(|s| s.turn.is_none() && s.agents.is_empty())
     }
 
     /// Where session `id`'s transcript has been read to (to resume after a restart).

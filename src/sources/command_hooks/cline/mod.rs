@@ -69,7 +69,7 @@ struct Held {
 }
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     turn: Option<OpenTurn<Held>>,
     /// The session's messages file, as the hook named it.
@@ -124,18 +124,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    /// Sessions with a turn open (its end held or not), sub-agents' included.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Whether session `id` is between turns, with no sub-agent of it open.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions
-            .get(id)
-            .is_none_or(|s| s.turn.is_none() && s.children.is_empty())
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -264,7 +252,7 @@ impl Adapter {
             // A sub-agent still open when its session ended will send nothing more.
             let children = self.forget(&sid).map(|s| s.children).unwrap_or_default();
             for child in children {
-                self.abandon_one(&child, now_ms, files, out);
+                self.close_child(&child, now_ms, files, out);
             }
         }
     }
@@ -281,37 +269,49 @@ impl Adapter {
     }
 
     /// Gives up on a session that will send nothing more, its sub-agents first: its open
-    /// turn's model calls go out, its running calls stay open, and the session's close marks
-    /// them unfinished.
-    pub fn abandon(
+    /// turn's model calls go out, its running calls stay open, and the session's close (when
+    /// returned) marks them unfinished.
+    fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
+    ) -> Option<u64> {
         let children = self
             .sessions
             .get(id)
             .map(|s| s.children.clone())
             .unwrap_or_default();
         for child in children {
-            self.abandon_one(&child, at_ms, files, out);
+            self.close_child(&child, at_ms, files, out);
         }
-        self.abandon_one(id, at_ms, files, out);
+        self.give_up_one(id, at_ms, files, out)
     }
 
-    fn abandon_one(
+    /// Gives up on sub-agent `child`, and closes it.
+    fn close_child(
+        &mut self,
+        child: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        if let Some(at_ms) = self.give_up_one(child, at_ms, files, out) {
+            out.push(record(child, Event::Closed { at_ms }));
+        }
+    }
+
+    /// Gives up on session `id` alone; when it closes, if it was one.
+    fn give_up_one(
         &mut self,
         id: &str,
         at_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
+    ) -> Option<u64> {
         self.place(id, true, files, out);
-        let Some(mut s) = self.forget(id) else {
-            return;
-        };
+        let mut s = self.forget(id)?;
         let held = s
             .turn
             .as_ref()
@@ -336,7 +336,7 @@ impl Adapter {
                 None => at_ms,
             },
         };
-        out.push(record(id, Event::Closed { at_ms: closed_at }));
+        Some(closed_at)
     }
 }
 

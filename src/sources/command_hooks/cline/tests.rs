@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::protocol::Usage;
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The messages file, as `files` reads it.
 struct File(String);

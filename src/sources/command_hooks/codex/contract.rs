@@ -1,9 +1,10 @@
-//! Codex CLI's adapter under the contract every agent keeps ([`AgentAdapter`]): Claude
-//! Code's pairing underneath, and no transcript of Claude Code's shape to read.
+//! Codex CLI's rules for the session engine ([`AgentRules`]): Claude Code's pairing
+//! underneath, and no transcript of Claude Code's shape to read; and its spec.
 
 use super::{Adapter, Payload};
 use crate::protocol::Record;
-use crate::sources::command_hooks::adapter::AgentAdapter;
+use crate::sources::command_hooks::claude_code;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
@@ -42,15 +43,20 @@ pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::a
     Box::new(Adapter::new(grace_ms))
 }
 
-impl AgentAdapter for Adapter {
+impl AgentRules for Adapter {
     type Payload = Payload;
-
-    fn parse(&self, json: &str) -> Result<Payload, String> {
-        Payload::parse(json).map_err(|e| e.to_string())
-    }
+    type Session = claude_code::Session;
 
     fn session_of(p: &Payload) -> &str {
         &p.hook.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<claude_code::Session> {
+        self.claude_code().sessions()
+    }
+
+    fn busy(s: &claude_code::Session) -> bool {
+        claude_code::Adapter::busy(s)
     }
 
     fn take(
@@ -60,32 +66,25 @@ impl AgentAdapter for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        Adapter::push(self, at_ms, p, out);
+        self.push(at_ms, p, out);
     }
 
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
         self.claude_code_mut().tick(now_ms, out);
     }
 
-    fn open_turns(&self) -> usize {
-        self.claude_code().open_turns()
-    }
-
-    fn kept(&self) -> usize {
-        self.claude_code().kept() + self.started.len()
-    }
-
-    fn at_rest(&self, id: &str) -> bool {
-        self.claude_code().at_rest(id)
-    }
-
-    fn abandon(
+    fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
-        Adapter::abandon(self, id, at_ms, out);
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, out)
+    }
+
+    /// Model calls waiting for their answer.
+    fn kept_besides(&self) -> usize {
+        self.started.len()
     }
 }

@@ -89,13 +89,13 @@ impl Adapter {
         &mut self.claude_code
     }
 
-    /// Gives up on a session that will send nothing more (see Claude Code's `abandon`); its
+    /// Gives up on a session that will send nothing more (see Claude Code's `give_up`); its
     /// model calls in flight go out with an error.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
         self.unanswered(id, at_ms, out);
         // Codex's payloads name no transcript of Claude Code's shape: nothing to read.
         self.claude_code
-            .abandon(id, at_ms, &mut files::NoTranscripts, out);
+            .give_up(id, at_ms, &mut files::NoTranscripts, out)
     }
 
     /// Takes one payload received at `at_ms`; appends records to `out`.

@@ -21,6 +21,15 @@ impl Payload {
     }
 }
 
+/// Read twice, as Claude Code's hook and as Codex's model hook (`flatten` would lose the raw
+/// JSON Claude Code's payload keeps).
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        Payload::parse(raw.get()).map_err(serde::de::Error::custom)
+    }
+}
+
 #[derive(Debug, Deserialize, Default)]
 pub struct ModelHook {
     /// Pairs a `PreModelRequest` with its `PostModelRequest`.

@@ -49,7 +49,7 @@ pub const HOOK_EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "
 const LOG_GRACE_MS: u64 = 2_000;
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     /// The open turn: the log's events from its start on are its; its held stop is its
     /// `Stop`, read once the log has caught up.
@@ -74,7 +74,7 @@ struct Session {
 
 impl Session {
     /// No turn open, and no prompt waiting to be one.
-    fn rests(&self) -> bool {
+    pub(super) fn rests(&self) -> bool {
         self.turn.is_none() && self.undecided.is_none()
     }
 }
@@ -87,15 +87,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    /// Sessions with a turn open or not yet read.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| !s.rests()).count()
-    }
-
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(Session::rests)
     }
 
     /// Takes one payload received at `received_ms`; appends records to `out`.
@@ -203,15 +194,17 @@ impl Adapter {
     }
 
     /// Gives up on a session that will send nothing more: what its log has of its turn goes
-    /// out, and it is closed at `at_ms`, its open turn marked unfinished.
-    pub fn abandon(
+    /// out, and it is closed at `at_ms` (or when it said it ended), its open turn marked
+    /// unfinished.
+    fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         logs: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
-        if let Some(mut s) = self.sessions.remove(id) {
+    ) -> Option<u64> {
+        let mut s = self.sessions.remove(id)?;
+        {
             if let Some(u) = s.undecided.take() {
                 stops::prompted(id, &mut s, u, true, logs, out);
             }
@@ -229,12 +222,7 @@ impl Adapter {
             // A turn with no `Stop` did not end: the session's close marks it unfinished.
             finish(id, &mut s, at_ms, Why::Unseen, logs, out);
             // A session that said it ended (the agent exits right after) closed then.
-            out.push(record(
-                id,
-                Event::Closed {
-                    at_ms: s.closing.unwrap_or(at_ms),
-                },
-            ));
+            Some(s.closing.unwrap_or(at_ms))
         }
     }
 }

@@ -36,6 +36,8 @@ use std::collections::HashMap;
 
 pub use payload::{conversation, journaled, Payload};
 
+use super::engine::AgentRules;
+use super::files::NoTranscripts;
 use super::records::record;
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record, SessionInfo};
@@ -83,7 +85,7 @@ pub const KNOWN_EVENTS: &[&str] = &[
 ];
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     turn: Option<OpenTurn>,
     /// Whether the conversation sends `preToolUse`: then its older shell, MCP and edit events
     /// repeat calls already made.
@@ -117,14 +119,6 @@ impl Adapter {
             aliases: HashMap::new(),
             grace_ms,
         }
-    }
-
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload that reached the journal at `at_ms`; appends records to `out`.
@@ -279,7 +273,7 @@ impl Adapter {
             };
             self.end_turn(sid, at_ms, why, out);
         }
-        self.abandon(sid, at_ms, out);
+        self.abandon(sid, at_ms, &mut NoTranscripts, out);
     }
 
     /// A tool or sub-agent hook after `stop`: that stop was answered with a follow-up, and
@@ -328,17 +322,15 @@ impl Adapter {
         }
     }
 
-    /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
-    /// turn is exported, marked unfinished, with its calls still running, and the session is
-    /// forgotten.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// Gives up on a session that will send nothing more: its open turn is exported at
+    /// `at_ms`, marked unfinished, with its calls still running, and the session is forgotten
+    /// (closed then, if it was open).
+    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
         // A stop held back did end its turn.
         self.end_held(id, out);
         self.end_turn(id, at_ms, Why::Unseen, out);
         self.sub_agents_gone(id, at_ms, out);
-        if self.sessions.remove(id).is_some() {
-            out.push(record(id, Event::Closed { at_ms }));
-        }
+        self.sessions.remove(id).map(|_| at_ms)
     }
 }
 

@@ -362,7 +362,7 @@ fn a_sub_agent_whose_call_was_not_seen_gets_one_and_a_killed_turn_stays_unfinish
         3_000,
     );
     let mut a = a;
-    a.abandon(CONV, T0 + 9_000, &mut records);
+    a.abandon(CONV, T0 + 9_000, &mut NoTranscripts, &mut records);
     assert_eq!(a.sessions.len(), 0);
     let spans = spans(&records);
     let roots: Vec<&Span> = spans

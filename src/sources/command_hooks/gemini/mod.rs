@@ -53,7 +53,7 @@ pub const HOOK_EVENTS: &[&str] = &[
 const PROVIDER: &str = "gcp.gemini";
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     turn: Option<OpenTurn>,
     /// On a top session: its sub-agents running now, the last started last.
@@ -85,16 +85,6 @@ impl Adapter {
             sessions: HashMap::new(),
             grace_ms,
         }
-    }
-
-    /// Sessions with a turn open.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Whether session `id` is between turns.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.

@@ -4,8 +4,9 @@
 //! to a second trace. A turn also ends at the next prompt, or with its session.
 
 use super::Adapter;
-use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::records::record;
+use crate::protocol::Record;
+use crate::sources::command_hooks::engine::AgentRules;
+use crate::sources::command_hooks::files::NoTranscripts;
 use crate::sources::command_hooks::turn::Why;
 
 impl Adapter {
@@ -68,17 +69,20 @@ impl Adapter {
     /// The session ends (its process exits); a resumed session starts again with its id. A
     /// turn still open is exported as it stands, unfinished.
     pub(super) fn close(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        self.abandon(sid, at_ms, out);
+        self.abandon(sid, at_ms, &mut NoTranscripts, out);
     }
 
-    /// Gives up on a session that will send nothing more: it is closed at `at_ms`, so its open
-    /// turn is exported, marked unfinished, and the session is forgotten.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// Gives up on a session that will send nothing more: its open turn is exported at
+    /// `at_ms`, marked unfinished, and the session is forgotten (closed then, if it was open).
+    pub(super) fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
         // A stop held back did end its turn.
         self.end_held(id, out);
         self.end_turn(id, at_ms, Why::Unseen, out);
-        if self.sessions.remove(id).is_some() {
-            out.push(record(id, Event::Closed { at_ms }));
-        }
+        self.sessions.remove(id).map(|_| at_ms)
     }
 }

@@ -1,5 +1,7 @@
 //! The adapter on payloads shaped as Gemini CLI 0.61.0 sends them (docs/agents/gemini-cli.md).
 
+use crate::sources::command_hooks::engine::AgentRules;
+use crate::sources::command_hooks::files::NoTranscripts;
 use serde_json::json;
 
 use super::*;
@@ -166,7 +168,7 @@ fn a_tool_that_could_not_run_is_failed_and_a_session_killed_mid_turn_is_closed()
         .iter()
         .any(|r| matches!(&r.event, Event::Called(c) if c.failed)));
     assert!(!a.at_rest(SID));
-    a.abandon(SID, T0 + 9_000, &mut out);
+    a.abandon(SID, T0 + 9_000, &mut NoTranscripts, &mut out);
     assert!(matches!(out.last().unwrap().event, Event::Closed { at_ms } if at_ms == T0 + 9_000));
     assert!(a.at_rest(SID));
 }

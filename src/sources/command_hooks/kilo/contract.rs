@@ -1,5 +1,5 @@
 //! Kilo Code CLI's spec, and its adapter under the contract every agent keeps: opencode's
-//! ([`AgentAdapter`](super::super::adapter::AgentAdapter) is implemented there) under Kilo's
+//! ([`AgentRules`](super::super::engine::AgentRules) are implemented there) under Kilo's
 //! name.
 
 use super::{opencode, AGENT};

@@ -1,9 +1,11 @@
-//! Kimi Code's adapter under the contract every agent keeps ([`AgentAdapter`](crate::sources::command_hooks::adapter::AgentAdapter)): its turns'
+//! Kimi Code's rules for the session engine ([`AgentRules`]): its turns'
 //! calls are read from the session's `wire.jsonl` files, handed as `files`; and its spec:
 //! `[[hooks]]` tables in Kimi's `config.toml`.
 
-use super::{Adapter, Payload};
-use crate::sources::command_hooks::adapter::reads_files;
+use super::{Adapter, Payload, Session};
+use crate::protocol::Record;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Kimi Code.
@@ -39,4 +41,51 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-reads_files!(Payload, |p| &p.session_id);
+impl AgentRules for Adapter {
+    type Payload = Payload;
+    type Session = Session;
+
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<Session> {
+        &self.sessions
+    }
+
+    fn busy(s: &Session) -> bool {
+        s.turn.is_some()
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.push(at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, files, out)
+    }
+
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        Adapter::cursor(self, id)
+    }
+
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        Adapter::resume(self, id, at);
+    }
+}

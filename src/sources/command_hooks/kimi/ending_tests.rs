@@ -2,6 +2,7 @@
 //! ends with the turn (the shared open turn's flush), a model call with its tokens if its
 //! answer came, and a turn its wire says ended ends there.
 
+use crate::sources::command_hooks::engine::AgentRules;
 use serde_json::{json, Value};
 
 use super::*;

@@ -82,7 +82,7 @@ struct Sub {
 }
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     /// Kimi's home folder, from the hook.
     home: Option<String>,
@@ -107,14 +107,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one payload received at `at_ms`; appends records to `out`.
@@ -201,17 +193,16 @@ impl Adapter {
     }
 
     /// Gives up on a session that will send nothing more: what its wire has goes out, and it
-    /// is closed at `at_ms`, its open turn, its calls in flight and its sub-agents unfinished.
-    pub fn abandon(
+    /// is closed at `at_ms` (or when it was ending), its open turn, its calls in flight and
+    /// its sub-agents unfinished.
+    fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
-        let Some(mut s) = self.sessions.remove(id) else {
-            return;
-        };
+    ) -> Option<u64> {
+        let mut s = self.sessions.remove(id)?;
         if s.turn.is_some() {
             read(id, &mut s, u64::MAX, files, out);
         }
@@ -224,12 +215,7 @@ impl Adapter {
                 None => turns::end(turn, id, at_ms, Why::Unseen, out),
             }
         }
-        out.push(record(
-            id,
-            Event::Closed {
-                at_ms: s.closing.unwrap_or(at_ms),
-            },
-        ));
+        Some(s.closing.unwrap_or(at_ms))
     }
 
     /// Where the session's main wire has been read to.
@@ -249,10 +235,6 @@ impl Adapter {
         if at.offset > 0 && !at.path.is_empty() {
             self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
         }
-    }
-
-    pub fn kept(&self) -> usize {
-        self.sessions.len()
     }
 }
 

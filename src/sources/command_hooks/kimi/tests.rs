@@ -8,6 +8,7 @@ use super::*;
 use crate::assemble::semconv::{GEN_AI_OPERATION_NAME, OP_CHAT, OP_EXECUTE_TOOL};
 use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
+use crate::sources::command_hooks::engine::AgentRules;
 
 const HOOKS: &str = include_str!("recorded/hooks.jsonl");
 const MAIN: &str = include_str!("recorded/main.wire.jsonl");

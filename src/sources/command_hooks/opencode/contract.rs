@@ -1,8 +1,10 @@
-//! opencode's adapter under the contract every agent keeps ([`AgentAdapter`](super::super::adapter::AgentAdapter), by [`payloads_only`]); its payload is
+//! opencode's rules for the session engine ([`AgentRules`]), and its spec; its payload is
 //! boxed, the largest by far.
 
-use super::{Adapter, Payload};
-use crate::sources::command_hooks::adapter::payloads_only;
+use super::{Adapter, Payload, Session};
+use crate::protocol::Record;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
+use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of opencode.
@@ -38,4 +40,43 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-payloads_only!(Box<Payload>, |p| &p.session_id, ticks);
+impl AgentRules for Adapter {
+    type Payload = Box<Payload>;
+    type Session = Session;
+
+    fn session_of(p: &Box<Payload>) -> &str {
+        &p.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<Session> {
+        &self.sessions
+    }
+
+    fn busy(s: &Session) -> bool {
+        s.turn.is_some() || s.opening.is_some()
+    }
+
+    fn take(
+        &mut self,
+        p: Box<Payload>,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.push(at_ms, &p, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, out);
+    }
+
+    fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, out)
+    }
+}

@@ -38,6 +38,8 @@ use std::collections::{HashMap, HashSet};
 pub use payload::Payload;
 pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 
+use super::engine::AgentRules;
+use super::files::NoTranscripts;
 use super::records::record;
 pub use super::stream::EXITED;
 use super::turn::{OpenTurn, Why};
@@ -78,7 +80,7 @@ struct Own {
 type Turn = OpenTurn<Own>;
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     turn: Option<Turn>,
     /// A sub-agent's session: it closes when its turn ends, or with the session that
@@ -118,16 +120,6 @@ impl Adapter {
             sessions: HashMap::new(),
             agent,
         }
-    }
-
-    /// Sessions with a turn open.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Whether session `id` is between turns.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one event that reached the journal at `received_ms`; appends records to `out`.
@@ -173,7 +165,7 @@ impl Adapter {
                 _ => {}
             },
             "session.idle" => self.end_turn(sid, seen, Why::Stopped("end_turn"), out),
-            EXITED => self.abandon(sid, seen, out),
+            EXITED => self.abandon(sid, seen, &mut NoTranscripts, out),
             _ => {}
         }
     }
@@ -252,14 +244,14 @@ impl Adapter {
         turn.flush(sid, at_ms, why, out);
         // A sub-agent's session has done its one task.
         if child {
-            self.abandon(sid, at_ms, out);
+            self.abandon(sid, at_ms, &mut NoTranscripts, out);
         }
     }
 
     /// Gives up on a session that will send nothing more (opencode is gone): its open turn
-    /// is exported, marked unfinished, and the session is forgotten. A later `run --session`
-    /// opens it again.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
+    /// is exported, marked unfinished, and the session is forgotten (closed then, if it was
+    /// opened), its sub-agents first. A later `run --session` opens it again.
+    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
         // Its sub-agents (and theirs) first: they run inside its calls. Each once, whatever
         // loops the parent ids make.
         let mut family = vec![id.to_string()];
@@ -283,6 +275,7 @@ impl Adapter {
         }
         // The model calls still streaming go out as errors (they were lost); the calls still
         // running end with their session, unfinished.
+        let mut closes = None;
         for sid in family.iter().rev() {
             let Some(mut s) = self.sessions.remove(sid) else {
                 continue;
@@ -294,8 +287,14 @@ impl Adapter {
             if let Some(turn) = s.turn.take() {
                 turn.flush(sid, at_ms, Why::Unseen, out);
             }
-            out.push(record(sid, Event::Closed { at_ms }));
+            // The session itself is last, closed by the engine.
+            if sid == id {
+                closes = Some(at_ms);
+            } else {
+                out.push(record(sid, Event::Closed { at_ms }));
+            }
         }
+        closes
     }
 }
 

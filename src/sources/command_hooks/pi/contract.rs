@@ -1,7 +1,9 @@
-//! Pi's adapter under the contract every agent keeps ([`AgentAdapter`](super::super::adapter::AgentAdapter), by [`payloads_only`]), and its spec.
+//! Pi's rules for the session engine ([`AgentRules`]), and its spec.
 
-use super::{Adapter, Payload};
-use crate::sources::command_hooks::adapter::payloads_only;
+use super::{Adapter, Payload, Session};
+use crate::protocol::Record;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
+use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Pi.
@@ -36,4 +38,39 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
     Box::new(Adapter::new())
 }
 
-payloads_only!(Payload, |p| &p.session_id);
+impl AgentRules for Adapter {
+    type Payload = Payload;
+    type Session = Session;
+
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<Session> {
+        &self.sessions
+    }
+
+    fn busy(s: &Session) -> bool {
+        s.turn.is_some()
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.push(at_ms, &p, out);
+    }
+
+    fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        _: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, out)
+    }
+}

@@ -37,6 +37,8 @@ use std::collections::{HashMap, HashSet};
 pub use extension::{extension, extension_command, EXTENSION, EXTENSION_COMMAND_MARK};
 pub use payload::Payload;
 
+use super::engine::AgentRules;
+use super::files::NoTranscripts;
 use super::records::{raw, record, session_opened, Ended, Outcome};
 pub use super::stream::EXITED;
 use super::turn::{OpenTurn, Why};
@@ -78,7 +80,7 @@ struct Own {
 type Turn = OpenTurn<Own>;
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     turn: Option<Turn>,
 }
@@ -92,16 +94,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    /// Sessions with a turn open.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Whether session `id` is between turns.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions.get(id).is_none_or(|s| s.turn.is_none())
     }
 
     /// Takes one event that reached the journal at `received_ms`; appends records to `out`.
@@ -140,7 +132,7 @@ impl Adapter {
                 };
                 self.end_turn(sid, at, why, out);
             }
-            EXITED => self.abandon(sid, at, out),
+            EXITED => self.abandon(sid, at, &mut NoTranscripts, out),
             // `session_shutdown`: the hook's input closes right after, and it says EXITED.
             _ => {}
         }
@@ -249,19 +241,17 @@ impl Adapter {
     }
 
     /// Gives up on a session that will send nothing more (Pi is gone, or on to another
-    /// session): its open turn is exported, marked unfinished, and the session is forgotten.
-    /// A later `pi --session` opens it again.
-    pub fn abandon(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
-        let Some(s) = self.sessions.remove(id) else {
-            return;
-        };
+    /// session): its open turn is exported, marked unfinished, and the session is forgotten
+    /// (and closed then, if it was opened). A later `pi --session` opens it again.
+    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
+        let s = self.sessions.remove(id)?;
         if !s.started {
-            return;
+            return None;
         }
         if let Some(turn) = s.turn {
             turn.flush(id, at_ms, Why::Unseen, out);
         }
-        out.push(record(id, Event::Closed { at_ms }));
+        Some(at_ms)
     }
 }
 

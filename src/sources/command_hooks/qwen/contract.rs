@@ -1,9 +1,10 @@
-//! Qwen Code's adapter under the contract every agent keeps ([`AgentAdapter`](crate::sources::command_hooks::adapter::AgentAdapter)): its model
+//! Qwen Code's rules for the session engine ([`AgentRules`]): its model
 //! calls are read from the transcript it is handed as `files`.
 
-use super::{Adapter, Payload};
-use crate::sources::command_hooks::adapter::reads_files;
-use crate::sources::command_hooks::files::FileCursor;
+use super::{Adapter, Payload, Session};
+use crate::protocol::Record;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
+use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Qwen Code.
@@ -39,11 +40,47 @@ pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::a
     Box::new(Adapter::new(grace_ms))
 }
 
-reads_files!(Payload, |p| &p.session_id);
+impl AgentRules for Adapter {
+    type Payload = Payload;
+    type Session = Session;
 
-/// What the contract asks of its files and sessions that only this adapter knows.
-impl Adapter {
-    pub(super) fn cursor(&self, id: &str) -> Option<FileCursor> {
+    fn session_of(p: &Payload) -> &str {
+        &p.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<Session> {
+        &self.sessions
+    }
+
+    fn busy(s: &Session) -> bool {
+        s.turn.is_some() || !s.agents.is_empty()
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.push(at_ms, &p, files, out);
+    }
+
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        Adapter::tick(self, now_ms, files, out);
+    }
+
+    fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
+        Adapter::give_up(self, id, at_ms, files, out)
+    }
+
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
         let s = self.sessions.get(id)?;
         if let Some(resumed) = &s.resumed {
             return Some(resumed.clone());
@@ -55,13 +92,9 @@ impl Adapter {
         })
     }
 
-    pub(super) fn resume(&mut self, id: &str, at: FileCursor) {
+    fn resume(&mut self, id: &str, at: FileCursor) {
         if at.offset > 0 {
             self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
         }
-    }
-
-    pub(super) fn kept(&self) -> usize {
-        self.sessions.len()
     }
 }

@@ -4,10 +4,9 @@
 //! way goes through the shared [`OpenTurn::flush`](super::OpenTurn::flush).
 
 use super::{Adapter, Why};
-use crate::protocol::{Event, Record};
+use crate::protocol::Record;
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::held;
-use crate::sources::command_hooks::records::record;
 
 impl Adapter {
     /// Ends session `sid`'s turn at its held-back `Stop`; whether there was one.
@@ -62,13 +61,13 @@ impl Adapter {
     /// Gives up on session `id`, which will send nothing more (its agent is gone; `-p` sends
     /// no `SessionEnd`): what its transcript holds goes out, a held stop ends its turn, and
     /// the session is closed at `at_ms`, so a turn still open is exported unfinished.
-    pub fn abandon(
+    pub(super) fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
-    ) {
+    ) -> Option<u64> {
         self.read(id, files, out);
         // The daemon last saw the agent alive up to a second before what its last payload
         // says it did: the session closes no earlier than that.
@@ -82,8 +81,6 @@ impl Adapter {
                 turn.flush(id, at_ms, Why::Unseen, out);
             }
         }
-        if self.sessions.remove(id).is_some() {
-            out.push(record(id, Event::Closed { at_ms }));
-        }
+        self.sessions.remove(id).map(|_| at_ms)
     }
 }

@@ -42,6 +42,7 @@ use std::collections::{HashMap, HashSet};
 
 pub use payload::Payload;
 
+use super::engine::AgentRules;
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, session_opened};
 use super::turn::{OpenTurn, Why};
@@ -89,7 +90,7 @@ fn new_turn(at_ms: u64) -> Turn {
 }
 
 #[derive(Debug, Default)]
-struct Session {
+pub struct Session {
     started: bool,
     /// The open turn, if one is.
     turn: Option<Turn>,
@@ -160,18 +161,6 @@ impl Adapter {
         }
     }
 
-    /// Sessions with a turn open.
-    pub fn open_turns(&self) -> usize {
-        self.sessions.values().filter(|s| s.turn.is_some()).count()
-    }
-
-    /// Whether session `id` is between turns.
-    pub fn at_rest(&self, id: &str) -> bool {
-        self.sessions
-            .get(id)
-            .is_none_or(|s| s.turn.is_none() && s.agents.is_empty())
-    }
-
     /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
     pub fn push(
         &mut self,
@@ -217,7 +206,7 @@ impl Adapter {
             "SubagentStart" => self.sub_agent_started(sid, at_ms, p, out),
             "SubagentStop" => self.sub_agent_stopped(sid, at_ms, p, out),
             "Stop" | "StopFailure" if top => self.on_stop(sid, at_ms, p, out),
-            "SessionEnd" => self.abandon(sid, at_ms, files, out),
+            "SessionEnd" => AgentRules::abandon(self, sid, at_ms, files, out),
             // SessionStart (the session is known now), Notification, PreCompact, ...
             _ => {}
         }

@@ -2,6 +2,7 @@
 //! its own model calls, from the transcript, and the next turn gets only its own.
 
 use super::*;
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The recorded `bash_write` session up to (not with) its `Stop`: the user pressed Esc, which
 /// sends no hook; then `last` is pushed, and the turns are assembled.

@@ -4,6 +4,7 @@ use super::*;
 use crate::assemble::semconv::*;
 use crate::assemble::span::{Status, Value};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::files::Files;
 use crate::testing::check_tree;
 use serde::Deserialize;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::protocol::SessionInfo;
+use crate::sources::command_hooks::engine::AgentRules;
 use serde_json::json;
 
 const LEAD_FILE: &str = "/h/.cline/data/sessions/s1/s1.messages.json";

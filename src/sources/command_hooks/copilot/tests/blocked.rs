@@ -2,6 +2,7 @@
 //! submits its reason as a prompt, and its log can lag behind that prompt's hook.
 
 use super::*;
+use crate::sources::command_hooks::engine::AgentRules;
 
 const REASON: &str = "the tests fail: run them again";
 

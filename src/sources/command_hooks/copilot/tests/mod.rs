@@ -1,5 +1,6 @@
 //! The adapter on hook payloads and a session log shaped as Copilot CLI 1.0.102 writes them.
 
+use crate::sources::command_hooks::engine::AgentRules;
 use serde_json::json;
 
 use super::*;

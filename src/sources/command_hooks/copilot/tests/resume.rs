@@ -48,7 +48,6 @@ fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {
 /// next daemon's first read goes on from there, not through the whole session's log again.
 #[test]
 fn a_new_daemon_reads_the_log_on_from_the_resume_point() {
-    use crate::sources::command_hooks::adapter::AgentAdapter;
     let whole = log().0;
     let first: usize = whole.split_inclusive('\n').take(4).map(str::len).sum();
     let mut logs = Growing {
@@ -57,11 +56,11 @@ fn a_new_daemon_reads_the_log_on_from_the_resume_point() {
     };
     let (mut a, mut out) = (Adapter::new(), Vec::new());
     turn(&mut a, &mut logs, &mut out, 0, "run it");
-    let saved = AgentAdapter::cursor(&a, SID).expect("a cursor in the log");
+    let saved = AgentRules::cursor(&a, SID).expect("a cursor in the log");
     assert_eq!(saved.offset, first as u64);
     // The next daemon: a new adapter, resumed.
     let (mut b, mut out) = (Adapter::new(), Vec::new());
-    AgentAdapter::resume(&mut b, SID, saved);
+    AgentRules::resume(&mut b, SID, saved);
     logs.text = whole.clone();
     logs.reads.clear();
     turn(&mut b, &mut logs, &mut out, 10_000, "push");

@@ -284,7 +284,7 @@ fn an_agent_gone_mid_turn_leaves_its_calls_ended_and_the_turn_unfinished() {
     events.truncate(5); // the sleep call is running
     let (mut adapter, mut records) = run(&events);
     assert!(!adapter.at_rest(SID));
-    adapter.abandon(SID, T0 + 3_000, &mut records);
+    adapter.abandon(SID, T0 + 3_000, &mut NoTranscripts, &mut records);
     let spans = spans(&records);
     let root = spans.iter().find(|s| s.parent_span_id.is_none()).unwrap();
     assert!(root.attr("albedo.unfinished").is_some(), "{root:?}");

@@ -228,7 +228,7 @@ fn a_model_call_streaming_when_opencode_is_gone_goes_out_as_an_error() {
         .unwrap(),
     );
     let (mut a, mut out) = run(&payloads);
-    a.abandon(SID, T0 + 9_000, &mut out);
+    a.abandon(SID, T0 + 9_000, &mut NoTranscripts, &mut out);
     let errors: Vec<(&str, u64)> = out
         .iter()
         .filter_map(|r| match &r.event {
