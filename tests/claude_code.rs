@@ -16,12 +16,7 @@ use support::anthropic::{MockAnthropic, LONG_TOOL_MARK};
 use support::*;
 
 fn claude() -> Option<PathBuf> {
-    find_cli(
-        "CLAUDE_BIN",
-        "claude",
-        "Claude Code CLI",
-        "@anthropic-ai/claude-code@2.1.332",
-    )
+    find_cli("claude-code")
 }
 
 /// Starts the real CLI on `prompt`, offline against `api`, with the settings `install` wrote.

@@ -36,7 +36,7 @@ const API_KEY: &str = "test-key-7d2c5b1e40";
 const MODEL: &str = "gpt-4.1";
 
 fn cline() -> Option<PathBuf> {
-    find_cli("CLINE_BIN", "cline", "Cline CLI", "cline@3.0.65")
+    find_cli("cline")
 }
 
 /// `cline ARGS` in `work`, as a user's shell would start it, with the scripted provider

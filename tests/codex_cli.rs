@@ -28,7 +28,7 @@ use support::*;
 const API_KEY: &str = "test-key-5d8f1a3c7e";
 
 fn codex() -> Option<PathBuf> {
-    find_cli("CODEX_BIN", "codex", "Codex CLI", "@openai/codex@0.171.0")
+    find_cli("codex")
 }
 
 /// The user's Codex before albedo-otel: the scripted provider, and a hook of their own.

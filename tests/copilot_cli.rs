@@ -27,12 +27,7 @@ use support::*;
 const API_KEY: &str = "test-key-2b6e9d4f8a";
 
 fn copilot() -> Option<PathBuf> {
-    find_cli(
-        "COPILOT_BIN",
-        "copilot",
-        "Copilot CLI",
-        "@github/copilot@1.0.102",
-    )
+    find_cli("copilot")
 }
 
 /// A hook of the user's own, in a file of its own: Copilot loads every file in the folder.

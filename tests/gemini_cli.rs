@@ -28,12 +28,7 @@ use support::*;
 const API_KEY: &str = "test-key-9c2e4b7a1d";
 
 fn gemini() -> Option<PathBuf> {
-    find_cli(
-        "GEMINI_BIN",
-        "gemini",
-        "Gemini CLI",
-        "@google/gemini-cli@0.61.0",
-    )
+    find_cli("gemini")
 }
 
 /// The user's settings before albedo-otel: offline-friendly, and a hook of their own.

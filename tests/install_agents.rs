@@ -1,6 +1,5 @@
-//! `install`, `uninstall` and `doctor` for each agent beside Claude Code (Gemini CLI, Codex
-//! CLI, Copilot CLI, opencode, Cline CLI, Kimi Code, Kilo Code CLI, Pi, Qwen Code), as a user runs
-//! them under a clean HOME: the user's own hooks and files kept, a second install a no-op, a
+//! `install`, `uninstall` and `doctor` for each agent beside Claude Code and Cursor (each
+//! tested in a file of its own), as a user runs them under a clean HOME: the user's own hooks and files kept, a second install a no-op, a
 //! test trace through the installed route, and what the user had given back.
 
 mod support;
@@ -112,6 +111,28 @@ const AGENT_FILES: &[AgentFile] = &[
         doctor: "Qwen Code (user)",
     },
 ];
+
+/// Agents whose install is tested in a file of its own.
+const TESTED_APART: &[(&str, &str)] = &[
+    ("claude-code", "tests/install.rs"),
+    ("cursor", "tests/install_cursor.rs"),
+];
+
+/// Every agent has its row above, or a file of its own: a new agent's install is tested.
+#[test]
+fn every_agent_s_install_is_tested() {
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    let missing: Vec<&str> = Agent::ALL
+        .into_iter()
+        .map(Agent::name)
+        .filter(|n| !AGENT_FILES.iter().any(|a| a.agent == *n))
+        .filter(|n| !TESTED_APART.iter().any(|(a, _)| a == n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no row in AGENT_FILES for {missing:?}: add the file a user has before install"
+    );
+}
 
 /// For each agent: the user's own hooks and files are kept, a second install changes nothing,
 /// `doctor` sends a test trace through the installed route, and `uninstall` leaves what the

@@ -31,7 +31,7 @@ use support::*;
 const API_KEY: &str = "test-key-0b7d41c2e8";
 
 fn kilo() -> Option<PathBuf> {
-    find_cli("KILO_BIN", "kilo", "Kilo Code CLI", "@kilocode/cli@7.7.7")
+    find_cli("kilo")
 }
 
 /// Kilo's own settings: the scripted provider, and the user's rule against force-pushes.

@@ -165,6 +165,85 @@ fn the_command_s_imports_run_one_way_down() {
     check(&["--bin", "albedo-otel"], 20);
 }
 
+/// Uses of a module inside an agent's folder from outside it, not sanctioned: only the agent
+/// the folder's spec says it extends (Codex on Claude Code, Kilo on opencode) may use another
+/// agent's folder, and no shared module may name an agent (the list in `agent.rs` aside).
+fn foreign_uses(
+    edges: &BTreeMap<String, BTreeSet<String>>,
+    allowed: &[(&str, &str)],
+) -> Vec<String> {
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    const HOOKS: &str = "albedo_otel::sources::command_hooks::";
+    let folder = |m: &str| -> Option<Agent> {
+        let seg = m.strip_prefix(HOOKS)?.split("::").next()?;
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.spec().folder_name() == seg)
+    };
+    edges
+        .iter()
+        .flat_map(|(a, bs)| bs.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| {
+            let Some(used) = folder(b) else {
+                return false;
+            };
+            match folder(a) {
+                Some(user) if user == used => false,
+                Some(user) => user.spec().extends != Some(used.name()),
+                None => {
+                    a.as_str() != format!("{HOOKS}agent")
+                        && !allowed.contains(&(a.as_str(), used.spec().folder_name()))
+                }
+            }
+        })
+        .map(|(a, b)| format!("{a} -> {b}"))
+        .collect()
+}
+
+/// Shared code that still names an agent's folder: the fuzz driver's Claude Code target
+/// (each agent's payloads are to come from its own script).
+const NAMED_BY_HAND: &[(&str, &str)] = &[("albedo_otel::testing::fuzz", "claude_code")];
+
+#[test]
+fn an_agent_folder_is_used_only_by_its_own_and_the_agent_that_extends_it() {
+    let Some(bin) = cargo_modules() else {
+        return;
+    };
+    let edges = uses(&bin, &["--lib", "--all-features"], 300);
+    let foreign = foreign_uses(&edges, NAMED_BY_HAND);
+    assert!(
+        foreign.is_empty(),
+        "uses of an agent's folder from outside it: {foreign:#?}"
+    );
+}
+
+/// The check finds an agent using another it does not extend, and shared code naming one.
+#[test]
+fn a_use_of_another_agent_s_folder_is_found() {
+    let edges: BTreeMap<String, BTreeSet<String>> = [
+        // Sanctioned: Codex extends Claude Code.
+        ("codex::contract", "claude_code::payload"),
+        ("gemini::stops", "claude_code::payload"),
+        ("daemon", "cursor"),
+        ("agent", "pi"),
+    ]
+    .iter()
+    .fold(BTreeMap::new(), |mut m, (a, b)| {
+        let hooks = "albedo_otel::sources::command_hooks::";
+        m.entry(format!("{hooks}{a}"))
+            .or_default()
+            .insert(format!("{hooks}{b}"));
+        m
+    });
+    assert_eq!(
+        foreign_uses(&edges, &[]),
+        [
+            "albedo_otel::sources::command_hooks::daemon -> albedo_otel::sources::command_hooks::cursor",
+            "albedo_otel::sources::command_hooks::gemini::stops -> albedo_otel::sources::command_hooks::claude_code::payload",
+        ]
+    );
+}
+
 /// The check itself finds a cycle and an import up, on a graph that has them.
 #[test]
 fn a_cycle_and_an_import_up_are_found() {

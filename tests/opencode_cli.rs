@@ -30,12 +30,7 @@ use support::*;
 const API_KEY: &str = "test-key-5c1f0a7e93";
 
 fn opencode() -> Option<PathBuf> {
-    find_cli(
-        "OPENCODE_BIN",
-        "opencode",
-        "opencode",
-        "opencode-ai@1.18.33",
-    )
+    find_cli("opencode")
 }
 
 /// opencode's own settings: the scripted provider, and the user's rule against force-pushes.

@@ -31,12 +31,7 @@ const API_KEY: &str = "test-key-9d2e41b7c6";
 const REFUSAL: &str = "force-pushes are not allowed here";
 
 fn pi() -> Option<PathBuf> {
-    find_cli(
-        "PI_BIN",
-        "pi",
-        "Pi coding agent",
-        "@earendil-works/pi-coding-agent@1.6.0",
-    )
+    find_cli("pi")
 }
 
 /// Pi's own settings: the scripted provider, and the user's extension against force-pushes.

@@ -32,12 +32,7 @@ const SHELL: &str = "execute_tool run_shell_command";
 const MODEL: &str = "qwen3-coder-plus";
 
 fn qwen() -> Option<PathBuf> {
-    find_cli(
-        "QWEN_BIN",
-        "qwen",
-        "Qwen Code",
-        "@qwen-code/qwen-code@0.24.4",
-    )
+    find_cli("qwen-code")
 }
 
 /// The user's own settings before albedo-otel's: a hook that denies force-pushes, and Qwen

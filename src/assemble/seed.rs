@@ -7,47 +7,44 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::sessions::{Session, SessionTable, TurnHistory};
-use super::span::{SpanId, SpanLink, TraceId};
-use super::turn::WentOut;
-use super::{AssembleConfig, Output};
+use super::span::{SpanId, TraceId};
 
 /// A session's state between two turns, as far as the ids and links of its next spans go.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSeed {
     /// Turns the session had.
-    turns: u64,
+    pub(super) turns: u64,
     /// When the latest of them began (ms since the epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    latest_start_ms: Option<u64>,
+    pub(super) latest_start_ms: Option<u64>,
     /// The root of the last turn, which the next prompt's turn links to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_root: Option<Root>,
+    pub(super) last_root: Option<Root>,
     /// The last turn, if it went out at the agent's stop and no prompt came since: what the
     /// agent does with no turn open goes under its root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    went_out: Option<Continued>,
+    pub(super) went_out: Option<Continued>,
 }
 
 /// A span, by the ids a viewer shows (lowercase hex).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Root {
+pub(super) struct Root {
     trace_id: String,
     span_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Continued {
-    root: Root,
+pub(super) struct Continued {
+    pub(super) root: Root,
     /// The turn's number in its session.
-    number: u64,
+    pub(super) number: u64,
     /// Continuations already opened under it.
     #[serde(default)]
-    pieces: u64,
+    pub(super) pieces: u64,
 }
 
 impl Root {
-    fn of(trace_id: TraceId, span_id: SpanId) -> Root {
+    pub(super) fn of(trace_id: TraceId, span_id: SpanId) -> Root {
         Root {
             trace_id: trace_id.to_string(),
             span_id: span_id.to_string(),
@@ -55,7 +52,7 @@ impl Root {
     }
 
     /// The ids, if they are ids (a state file edited by hand may hold anything).
-    fn ids(&self) -> Option<(TraceId, SpanId)> {
+    pub(super) fn ids(&self) -> Option<(TraceId, SpanId)> {
         let trace = TraceId::from_hex(&self.trace_id).ok()?;
         let span = SpanId::from_hex(&self.span_id).ok()?;
         (trace != TraceId::INVALID && span != SpanId::INVALID).then_some((trace, span))
@@ -74,67 +71,6 @@ impl SessionSeed {
     /// How many turns the session had.
     pub fn turns(&self) -> u64 {
         self.turns
-    }
-}
-
-impl Session {
-    fn seed(&self) -> SessionSeed {
-        let (turns, latest_start_ms) = self.history.parts();
-        SessionSeed {
-            turns,
-            latest_start_ms,
-            last_root: self.prev_root.map(|l| Root::of(l.trace_id, l.span_id)),
-            went_out: self.went_out.map(|w| {
-                let (trace, span) = w.root;
-                Continued {
-                    root: Root::of(trace, span),
-                    number: w.number,
-                    pieces: w.pieces,
-                }
-            }),
-        }
-    }
-}
-
-impl SessionTable {
-    /// What a later assembler needs to go on with `sid`, if it is open with no turn open
-    /// (between two turns: a turn in progress is read again from the journal instead).
-    pub(super) fn seed_of(&self, sid: &str) -> Option<SessionSeed> {
-        self.open(sid)
-            .filter(|s| s.turn.is_none())
-            .map(Session::seed)
-    }
-
-    /// Goes on with `sid` from where an earlier assembler left it. What this one already
-    /// knows of the session wins: a seed applies only to a session with no turn open that
-    /// has had fewer turns here than the seed says.
-    pub(super) fn resume(
-        &mut self,
-        sid: &str,
-        seed: &SessionSeed,
-        config: &AssembleConfig,
-        out: &mut Output,
-    ) {
-        if self.known_turns(sid) >= seed.turns {
-            return;
-        }
-        let s = self.ensure(sid, config, out);
-        if s.turn.is_some() {
-            return;
-        }
-        s.history = TurnHistory::from_parts(seed.turns, seed.latest_start_ms);
-        s.prev_root = seed
-            .last_root
-            .as_ref()
-            .and_then(Root::ids)
-            .map(|(trace_id, span_id)| SpanLink { trace_id, span_id });
-        s.went_out = seed.went_out.as_ref().and_then(|w| {
-            Some(WentOut {
-                root: w.root.ids()?,
-                number: w.number,
-                pieces: w.pieces,
-            })
-        });
     }
 }
 

@@ -8,18 +8,26 @@ use std::time::Duration;
 
 use super::{files_containing, require_tool, scratch, wait_until, which, Receiver, Scratch};
 
-/// An agent's CLI: `$var` when it names a file, else `name` on PATH. Without either the test
-/// is skipped, or fails under `ALBEDO_OTEL_REQUIRE_TOOLS`.
-pub fn find_cli(var: &str, name: &str, what: &str, package: &str) -> Option<PathBuf> {
-    let found = std::env::var_os(var)
+/// Agent `name`'s CLI, as its spec pins it (`Spec::cli`, which `.ci/run` installs): the
+/// variable the spec names when it names a file, else its executable on PATH. Without either
+/// the test is skipped, or fails under `ALBEDO_OTEL_REQUIRE_TOOLS`.
+pub fn find_cli(name: &str) -> Option<PathBuf> {
+    let spec = albedo_otel::sources::command_hooks::agent::Agent::from_name(name)
+        .unwrap_or_else(|| panic!("no agent named {name}"))
+        .spec();
+    let cli = spec
+        .cli
+        .unwrap_or_else(|| panic!("{name}'s spec names no CLI"));
+    let found = std::env::var_os(cli.var)
         .map(PathBuf::from)
         .filter(|p| p.is_file())
-        .or_else(|| which(name));
+        .or_else(|| which(cli.bin));
     require_tool(
-        &format!("{name} ({what})"),
+        &format!("{} ({})", cli.bin, spec.title),
         found,
         &format!(
-            "install it with `npm install {package}` and set {var} to node_modules/.bin/{name}"
+            "install it with `npm install {}@{}` and set {} to node_modules/.bin/{}",
+            cli.package, cli.version, cli.var, cli.bin
         ),
     )
 }

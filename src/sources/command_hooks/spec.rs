@@ -9,6 +9,15 @@ pub struct Spec {
     pub name: &'static str,
     /// The agent's name as its users know it.
     pub title: &'static str,
+    /// The module the spec is written in (`module_path!()`): its folder is the agent's.
+    pub folder: &'static str,
+    /// What the agent's folder holds: its row in the README's Layout table.
+    pub holds: &'static str,
+    /// The one other agent whose folder this one's builds on (Codex on Claude Code, Kilo on
+    /// opencode): no agent's folder uses another's but this one.
+    pub extends: Option<&'static str>,
+    /// The agent's CLI as CI installs it for the tests that run it.
+    pub cli: Option<Cli>,
     /// Whether the agent runs its hooks with its own whole environment. Such a hook's
     /// `OTEL_*` variables are the user's shell's, meant for other programs, so they are not
     /// handed off: the configuration file `install` wrote decides.
@@ -24,6 +33,43 @@ pub struct Spec {
     pub rewrite: fn(payload: &str, env: Env<'_>) -> Option<String>,
     /// How `install` puts the hook in place.
     pub install: Install,
+}
+
+/// An agent's CLI, pinned: `.ci/run` installs exactly this (`agent_cli` lines, checked by the
+/// conformance suite), and the tests that run it find it by `var`.
+#[derive(Debug, Clone, Copy)]
+pub struct Cli {
+    /// The npm package.
+    pub package: &'static str,
+    pub version: &'static str,
+    /// The executable it puts in `node_modules/.bin`.
+    pub bin: &'static str,
+    /// The variable naming that executable, for the tests.
+    pub var: &'static str,
+    /// Whether it needs Node 22 (Debian has 20): run with `ALBEDO_OTEL_NODE22_DIR` first on
+    /// its `PATH`.
+    pub node22: bool,
+}
+
+impl Spec {
+    /// The agent's folder under `src/sources/command_hooks/`.
+    pub fn folder_name(&self) -> &'static str {
+        let after = self
+            .folder
+            .split_once("command_hooks::")
+            .map_or(self.folder, |(_, rest)| rest);
+        after.split("::").next().unwrap_or(after)
+    }
+
+    /// The line `.ci/run` installs the agent's CLI with, if it has one.
+    pub fn ci_line(&self) -> Option<String> {
+        let c = self.cli?;
+        let node22 = if c.node22 { " node22" } else { "" };
+        Some(format!(
+            "agent_cli {} {} {} {} {}{node22}",
+            self.name, c.package, c.version, c.bin, c.var
+        ))
+    }
 }
 
 /// Where a hook looks its variables up.

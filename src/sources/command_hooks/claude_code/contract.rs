@@ -10,6 +10,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "claude-code",
     title: "Claude Code",
+    folder: module_path!(),
+    holds: "Claude Code's payloads and transcripts to records, its sub-agents' transcripts under their `Agent` call",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@anthropic-ai/claude-code",
+        version: "2.1.332",
+        bin: "claude",
+        var: "CLAUDE_BIN",
+        node22: false,
+    }),
     passes_its_environment: false,
     streams: false,
     journal_under: spec::own_journal,

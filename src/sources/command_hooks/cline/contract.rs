@@ -11,6 +11,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "cline",
     title: "Cline CLI",
+    folder: module_path!(),
+    holds: "Cline CLI's hooks for the turn and the calls, its messages files for the model calls, its sub-agents under their `spawn_agent` call; the hook scripts `install` writes",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "cline",
+        version: "3.0.65",
+        bin: "cline",
+        var: "CLINE_BIN",
+        node22: false,
+    }),
     // Cline runs its hooks with its own whole environment.
     passes_its_environment: true,
     streams: false,

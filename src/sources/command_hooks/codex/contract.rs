@@ -12,6 +12,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "codex",
     title: "Codex CLI",
+    folder: module_path!(),
+    holds: "Codex CLI's payloads: its model hooks, and the rest through Claude Code's adapter (the same shape)",
+    extends: Some("claude-code"),
+    cli: Some(spec::Cli {
+        package: "@openai/codex",
+        version: "0.171.0",
+        bin: "codex",
+        var: "CODEX_BIN",
+        node22: false,
+    }),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

@@ -4,6 +4,7 @@
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
 mod continuation;
+mod manifest;
 mod models;
 mod promises;
 mod readme;

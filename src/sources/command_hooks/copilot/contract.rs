@@ -11,6 +11,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "copilot",
     title: "Copilot CLI",
+    folder: module_path!(),
+    holds: "Copilot CLI's hooks for the turn, its session log for the calls and its sub-agents",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@github/copilot",
+        version: "1.0.102",
+        bin: "copilot",
+        var: "COPILOT_BIN",
+        node22: false,
+    }),
     passes_its_environment: false,
     streams: false,
     journal_under: super::sub_agents_parent,

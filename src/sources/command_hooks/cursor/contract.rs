@@ -11,6 +11,10 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "cursor",
     title: "Cursor",
+    folder: module_path!(),
+    holds: "Cursor's hooks (its own `hooks.json`, or Claude Code's settings) to records",
+    extends: None,
+    cli: None,
     // Cursor runs its hooks with the environment it was started with: its `OTEL_*` are the
     // user's shell's.
     passes_its_environment: true,

@@ -10,6 +10,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "gemini",
     title: "Gemini CLI",
+    folder: module_path!(),
+    holds: "Gemini CLI's payloads to records, its sub-agents under their call",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@google/gemini-cli",
+        version: "0.61.0",
+        bin: "gemini",
+        var: "GEMINI_BIN",
+        node22: false,
+    }),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

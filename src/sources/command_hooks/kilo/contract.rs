@@ -9,6 +9,18 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: AGENT,
     title: "Kilo Code CLI",
+    folder: module_path!(),
+    holds: "Kilo Code CLI: opencode's plugin and adapter under Kilo's name",
+    extends: Some("opencode"),
+    // 7.7.7: the newest whose platform package (@kilocode/cli-linux-x64, pinned to the same
+    // version) the registry has; a Bun executable, started by a Node script (Node 20 does).
+    cli: Some(spec::Cli {
+        package: "@kilocode/cli",
+        version: "7.7.7",
+        bin: "kilo",
+        var: "KILO_BIN",
+        node22: false,
+    }),
     // Kilo runs plugins in its own process: the hook they start has its whole environment.
     passes_its_environment: true,
     streams: true,

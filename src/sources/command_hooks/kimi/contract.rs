@@ -12,6 +12,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "kimi",
     title: "Kimi Code",
+    folder: module_path!(),
+    holds: "Kimi Code's hooks for the turn, its `wire.jsonl` files for the calls and sub-agents",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@moonshot-ai/kimi-code",
+        version: "2.1.0",
+        bin: "kimi",
+        var: "KIMI_BIN",
+        node22: true,
+    }),
     // Kimi runs its hooks with its own whole environment: its `OTEL_*` are the user's shell's.
     passes_its_environment: true,
     streams: false,

@@ -11,6 +11,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "opencode",
     title: "opencode",
+    folder: module_path!(),
+    holds: "opencode's plugin events to records, its sub-agents under their `task` call; the plugin `install` writes",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "opencode-ai",
+        version: "1.18.33",
+        bin: "opencode",
+        var: "OPENCODE_BIN",
+        node22: false,
+    }),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,

@@ -10,6 +10,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "pi",
     title: "Pi",
+    folder: module_path!(),
+    holds: "Pi's extension events to records; the extension `install` writes",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@earendil-works/pi-coding-agent",
+        version: "1.6.0",
+        bin: "pi",
+        var: "PI_BIN",
+        node22: true,
+    }),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,

@@ -11,6 +11,16 @@ use crate::sources::command_hooks::spec::{self, Spec};
 pub const SPEC: Spec = Spec {
     name: "qwen-code",
     title: "Qwen Code",
+    folder: module_path!(),
+    holds: "Qwen Code's hooks for the turn and tool calls, its transcript for the model calls and its background agents",
+    extends: None,
+    cli: Some(spec::Cli {
+        package: "@qwen-code/qwen-code",
+        version: "0.24.4",
+        bin: "qwen",
+        var: "QWEN_BIN",
+        node22: true,
+    }),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

@@ -33,18 +33,18 @@ pub(super) struct SessionTable {
 }
 
 #[derive(Debug)]
-pub(super) struct Session {
+struct Session {
     attrs: SessionAttrs,
     agent: Option<String>,
     model: Option<String>,
     workspace: Option<String>,
     parent: Option<Parent>,
-    pub(super) turn: Option<Turn>,
-    pub(super) history: TurnHistory,
-    pub(super) prev_root: Option<SpanLink>,
+    turn: Option<Turn>,
+    history: TurnHistory,
+    prev_root: Option<SpanLink>,
     /// The last turn, if it ended at `turn_ended` and no prompt came since: what comes with
     /// no turn open continues it.
-    pub(super) went_out: Option<WentOut>,
+    went_out: Option<WentOut>,
     /// Who and where, for the turns that start from now on.
     attribution: Option<Arc<Attribution>>,
 }
@@ -74,18 +74,6 @@ impl TurnHistory {
         self.latest_start = Some(self.latest_start.map_or(at_ms, |l| l.max(at_ms)));
         (self.turns, salt)
     }
-
-    /// How many turns, and when the latest began: what a later assembler is handed.
-    pub(super) fn parts(&self) -> (u64, Option<u64>) {
-        (self.turns, self.latest_start)
-    }
-
-    pub(super) fn from_parts(turns: u64, latest_start: Option<u64>) -> TurnHistory {
-        TurnHistory {
-            turns,
-            latest_start,
-        }
-    }
 }
 
 /// The session and call that started a child session.
@@ -103,27 +91,9 @@ impl SessionTable {
         self.sessions.len()
     }
 
-    /// Session `sid`, if it is open.
-    pub(super) fn open(&self, sid: &str) -> Option<&Session> {
-        self.sessions.get(sid)
-    }
-
-    /// How many turns `sid` had here, open or ended.
-    pub(super) fn known_turns(&self, sid: &str) -> u64 {
-        match self.sessions.get(sid) {
-            Some(s) => s.history.parts().0,
-            None => self.ended.get(sid).map_or(0, |h| h.parts().0),
-        }
-    }
-
     /// `sid`, made the most recently active session and opened if new; past the cap, the
     /// least recently active session is ended first.
-    pub(super) fn ensure(
-        &mut self,
-        sid: &str,
-        config: &AssembleConfig,
-        out: &mut Output,
-    ) -> &mut Session {
+    fn ensure(&mut self, sid: &str, config: &AssembleConfig, out: &mut Output) -> &mut Session {
         if !self.sessions.contains_key(sid) {
             while self.sessions.len() >= config.max_sessions.max(1) {
                 let Some((key, mut old)) = self.sessions.pop_front() else {
@@ -443,3 +413,5 @@ impl Session {
         ));
     }
 }
+
+mod handover;
