@@ -4,11 +4,16 @@
 pub use super::spec::{
     as_sent, own_journal, Env, Flat, Form, Hooks, Install, Plugin, Scripts, Spec, TomlTables,
 };
+pub use super::Agent;
 
-/// Makes [`Agent`] from the list below: its variants, [`Agent::ALL`], and for each agent its
-/// folder's [`Spec`], adapter and conformance script, so that nothing else lists agents.
+/// Makes [`Agent`] from the list in `command_hooks/mod.rs`: each agent's folder (its module
+/// declaration), the variants, [`Agent::ALL`], and for each agent its folder's [`Spec`],
+/// adapter and conformance script, so that nothing else lists agents.
 macro_rules! agents {
     ($default:ident: $default_folder:ident, $($variant:ident: $folder:ident),* $(,)?) => {
+        pub mod $default_folder;
+        $(pub mod $folder;)*
+
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
         pub enum Agent {
             #[default]
@@ -21,10 +26,10 @@ macro_rules! agents {
                 [Agent::$default, $(Agent::$variant),*];
 
             /// The agent's spec, from its folder.
-            pub fn spec(self) -> &'static Spec {
+            pub fn spec(self) -> &'static spec::Spec {
                 match self {
-                    Agent::$default => &super::$default_folder::SPEC,
-                    $(Agent::$variant => &super::$folder::SPEC),*
+                    Agent::$default => &$default_folder::SPEC,
+                    $(Agent::$variant => &$folder::SPEC),*
                 }
             }
 
@@ -32,46 +37,25 @@ macro_rules! agents {
             pub(super) fn adapter(
                 self,
                 grace_ms: u64,
-            ) -> Box<dyn super::adapter::Dispatch> {
+            ) -> Box<dyn adapter::Dispatch> {
                 match self {
-                    Agent::$default => super::$default_folder::adapter(grace_ms),
-                    $(Agent::$variant => super::$folder::adapter(grace_ms)),*
+                    Agent::$default => $default_folder::adapter(grace_ms),
+                    $(Agent::$variant => $folder::adapter(grace_ms)),*
                 }
             }
 
             /// The agent's script for the conformance suite, from its folder.
             #[cfg(test)]
-            pub(super) fn script(self) -> Box<dyn super::steps::Script> {
+            pub(super) fn script(self) -> Box<dyn steps::Script> {
                 match self {
-                    Agent::$default => super::$default_folder::script::script(),
-                    $(Agent::$variant => super::$folder::script::script()),*
+                    Agent::$default => $default_folder::script::script(),
+                    $(Agent::$variant => $folder::script::script()),*
                 }
             }
         }
     };
 }
-
-// Every agent: its name in code, and its folder (declared in `command_hooks`), which holds
-// its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line
-// here. The first is the agent of a hook without `--agent`: Claude Code, whose payloads
-// albedo's `hooks` extension sends too.
-agents! {
-    ClaudeCode: claude_code,
-    Gemini: gemini,
-    Codex: codex,
-    Copilot: copilot,
-    // A plugin, not a command hook: it streams its events to one hook process.
-    Opencode: opencode,
-    Cursor: cursor,
-    // opencode's plugin and adapter, under Kilo's name.
-    Kilo: kilo,
-    // An extension, not a command hook: it streams its events to one hook process.
-    Pi: pi,
-    // A script per event in its hooks folder.
-    Cline: cline,
-    Kimi: kimi,
-    Qwen: qwen,
-}
+pub(super) use agents;
 
 impl Agent {
     /// The name on a hook's command line and in the journal.

@@ -1,8 +1,9 @@
 //! The command-hook source (every agent that runs a command per hook event, and albedo's
 //! `hooks` extension): the hook process, the per-session journal it appends to, and the daemon
 //! that turns journaled payloads into records. How one agent's payloads become records lives
-//! in a folder of its own ([`claude_code`], [`qwen`], ...); [`agent`] lists every agent, and
-//! [`registry`] says which payload is whose.
+//! in a folder of its own ([`claude_code`], [`qwen`], ...), declared by the one list of agents
+//! below; [`engine`] keeps the contract for all of them, and [`registry`] says which payload
+//! is whose.
 //!
 //! ```text
 //!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
@@ -21,31 +22,20 @@
 pub mod adapter;
 pub mod agent;
 mod append;
-pub mod claude_code;
-pub mod cline;
-pub mod codex;
 #[cfg(test)]
 mod conformance;
-pub mod copilot;
-pub mod cursor;
 pub mod daemon;
 pub mod doctor;
 pub mod engine;
 pub mod files;
 pub mod foreign;
-pub mod gemini;
 mod handoff;
 mod held;
 mod hook;
 pub mod journal;
-pub mod kilo;
-pub mod kimi;
-pub mod opencode;
 pub mod oversized;
-pub mod pi;
 mod problems;
 mod profiles;
-pub mod qwen;
 mod records;
 pub mod registry;
 pub mod session_key;
@@ -55,6 +45,28 @@ pub mod spec;
 mod steps;
 pub mod stream;
 mod turn;
+
+// Every agent: its name in code, and its folder (declared here, by the list), which holds
+// its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line
+// here. The first is the agent of a hook without `--agent`: Claude Code, whose payloads
+// albedo's `hooks` extension sends too.
+agent::agents! {
+    ClaudeCode: claude_code,
+    Gemini: gemini,
+    Codex: codex,
+    Copilot: copilot,
+    // A plugin, not a command hook: it streams its events to one hook process.
+    Opencode: opencode,
+    Cursor: cursor,
+    // opencode's plugin and adapter, under Kilo's name.
+    Kilo: kilo,
+    // An extension, not a command hook: it streams its events to one hook process.
+    Pi: pi,
+    // A script per event in its hooks folder.
+    Cline: cline,
+    Kimi: kimi,
+    Qwen: qwen,
+}
 
 pub use append::hand_off;
 pub use handoff::{is_session_place, HandOff, HookArgs, HookError};

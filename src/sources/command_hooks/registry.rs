@@ -2,7 +2,7 @@
 //! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
 //! agent is a folder beside `claude_code/` with a type implementing its rules
 //! ([`super::engine::AgentRules`], kept to the contract by the engine), plus a line in the
-//! list in `agent.rs`.
+//! list in `command_hooks/mod.rs`.
 //!
 //! Codex's hooks are Claude Code's shape, so its adapter wraps Claude Code's: the one place an
 //! agent folder uses another's.
@@ -30,7 +30,7 @@ pub struct Head {
     pub doctor_id: Option<String>,
 }
 
-/// Every agent's adapter, from the list in `agent.rs`.
+/// Every agent's adapter, from the list in `command_hooks/mod.rs`.
 fn registry(grace_ms: u64) -> Vec<(Agent, Box<dyn Dispatch>)> {
     Agent::ALL
         .into_iter()

@@ -42,7 +42,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
-/// continuation), for the list in `agent.rs`.
+/// continuation), for the list in `command_hooks/mod.rs`.
 pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
     Box::new(Adapter::new(grace_ms))
 }

@@ -157,7 +157,7 @@ fn sub_agent_payload(step: Sub<'_>) -> Value {
     p
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Claude::default())
 }

@@ -1,4 +1,4 @@
-//! Each agent's spec is the one place that names it: the list in `agent.rs` holds every
+//! Each agent's spec is the one place that names it: the list in `command_hooks/mod.rs` holds every
 //! agent folder, `.ci/run` installs exactly the CLIs the specs pin, and the README's Layout
 //! table has the row each spec writes. What drifted fails with the text it should have.
 
@@ -39,7 +39,7 @@ fn every_agent_folder_is_in_the_list_and_every_listed_agent_has_its_folder() {
     listed.sort();
     assert_eq!(
         folders, listed,
-        "the agent folders (each with a contract.rs) and the list in agent.rs"
+        "the agent folders (each with a contract.rs) and the list in command_hooks/mod.rs"
     );
 }
 

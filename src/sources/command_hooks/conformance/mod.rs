@@ -21,7 +21,7 @@ use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
 
-/// Every agent's script, from the list in `agent.rs`.
+/// Every agent's script, from the list in `command_hooks/mod.rs`.
 fn scripts() -> Vec<Box<dyn Script>> {
     Agent::ALL.into_iter().map(|a| a.script()).collect()
 }

@@ -225,7 +225,7 @@ fn child_hook(agent: &str, event: &str, at_ms: u64, extra: Value) -> Vec<Value> 
     vec![p]
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Copilot::default())
 }

@@ -37,7 +37,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a `stop` waits for a
-/// follow-up's continuation), for the list in `agent.rs`.
+/// follow-up's continuation), for the list in `command_hooks/mod.rs`.
 pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
     Box::new(Adapter::with_grace(grace_ms))
 }

@@ -97,7 +97,7 @@ fn journaled(mut p: Value, conversation: &str) -> Value {
     serde_json::from_str(&journaled).expect("JSON")
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Cursor)
 }

@@ -101,7 +101,7 @@ fn stamped(mut p: Value, at_ms: u64) -> Value {
     p
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Gemini)
 }

@@ -40,7 +40,7 @@ impl Script for Kilo {
     }
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Kilo::default())
 }

@@ -46,7 +46,7 @@ pub const SPEC: Spec = Spec {
     },
 };
 
-/// The daemon's adapter for this agent, for the list in `agent.rs`.
+/// The daemon's adapter for this agent, for the list in `command_hooks/mod.rs`.
 pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
     Box::new(Adapter::new())
 }

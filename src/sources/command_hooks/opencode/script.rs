@@ -270,7 +270,7 @@ impl Opencode {
     }
 }
 
-/// This agent's script, for the conformance suite's list in `agent.rs`.
+/// This agent's script, for the conformance suite's list in `command_hooks/mod.rs`.
 pub(crate) fn script() -> Box<dyn Script> {
     Box::new(Opencode::default())
 }

@@ -43,7 +43,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The daemon's adapter for this agent (`grace_ms`: unused, Pi's `agent_settled` is final),
-/// for the list in `agent.rs`.
+/// for the list in `command_hooks/mod.rs`.
 pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
     Box::new(Adapter::new())
 }
