@@ -5,6 +5,7 @@ mod config_cmd;
 mod doctor;
 mod hook;
 mod install;
+mod report;
 mod status;
 mod stream;
 
@@ -121,6 +122,13 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         spool_dir: Option<std::path::PathBuf>,
     },
+    /// Usage and cost from the local store, by day (the default), week, month or session,
+    /// with no collector: every turn exported is stored too
+    /// [store: ALBEDO_OTEL_STORE_PATH, default $XDG_DATA_HOME/albedo-otel/store.sqlite].
+    Report(report::ReportArgs),
+    /// Where the local store is, what it holds and its size; `--prune-older-than` removes
+    /// what is older.
+    Store(report::StoreArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -325,6 +333,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             export,
         } => doctor::run(&export, &hooks, &settings, project),
         Command::Config(cmd) => config_cmd::run(&cmd),
+        Command::Report(args) => report::report(&args),
+        Command::Store(args) => report::store(&args),
     }
 }
 

@@ -60,6 +60,10 @@ pub const ALBEDO_OTEL_SPOOL_DIR: &str = "ALBEDO_OTEL_SPOOL_DIR";
 pub const ALBEDO_OTEL_SPOOL_MAX_BYTES: &str = "ALBEDO_OTEL_SPOOL_MAX_BYTES";
 /// Our own: `false` keeps undeliverable batches in memory (retried, then dropped) instead.
 pub const ALBEDO_OTEL_SPOOL: &str = "ALBEDO_OTEL_SPOOL";
+/// Our own: `false` keeps no local store of turns, model calls and tool calls.
+pub const ALBEDO_OTEL_STORE: &str = "ALBEDO_OTEL_STORE";
+/// Our own: the local store's file (default `$XDG_DATA_HOME/albedo-otel/store.sqlite`).
+pub const ALBEDO_OTEL_STORE_PATH: &str = "ALBEDO_OTEL_STORE_PATH";
 /// Our own: where command hooks' journals go (default `$XDG_STATE_HOME/albedo-otel/hooks`).
 pub const ALBEDO_OTEL_HOOK_DIR: &str = "ALBEDO_OTEL_HOOK_DIR";
 /// Our own: how long the hook daemon waits with nothing to do before it exits.
@@ -73,6 +77,7 @@ pub const ALBEDO_OTEL_USER_ID: &str = "ALBEDO_OTEL_USER_ID";
 /// Where state and configuration live when the above do not say: the XDG base directories,
 /// else under `HOME`.
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
 
@@ -127,6 +132,8 @@ pub fn same_as(var: &'static str) -> &'static [&'static str] {
         ALBEDO_OTEL_SPOOL => &[ALBEDO_OTEL_SPOOL],
         ALBEDO_OTEL_SPOOL_DIR => &[ALBEDO_OTEL_SPOOL_DIR],
         ALBEDO_OTEL_SPOOL_MAX_BYTES => &[ALBEDO_OTEL_SPOOL_MAX_BYTES],
+        ALBEDO_OTEL_STORE => &[ALBEDO_OTEL_STORE],
+        ALBEDO_OTEL_STORE_PATH => &[ALBEDO_OTEL_STORE_PATH],
         ALBEDO_OTEL_HOOK_DIR => &[ALBEDO_OTEL_HOOK_DIR],
         ALBEDO_OTEL_IDLE_EXIT => &[ALBEDO_OTEL_IDLE_EXIT],
         ALBEDO_OTEL_STOP_GRACE => &[ALBEDO_OTEL_STOP_GRACE],

@@ -71,6 +71,8 @@ pub const KEYS: &[Key] = &[
     key("spool.enabled", ALBEDO_OTEL_SPOOL),
     key("spool.dir", ALBEDO_OTEL_SPOOL_DIR),
     key("spool.max_bytes", ALBEDO_OTEL_SPOOL_MAX_BYTES),
+    key("store.enabled", ALBEDO_OTEL_STORE),
+    key("store.path", ALBEDO_OTEL_STORE_PATH),
     key("hooks.dir", ALBEDO_OTEL_HOOK_DIR),
     key("hooks.idle_exit", ALBEDO_OTEL_IDLE_EXIT),
     key("hooks.stop_grace", ALBEDO_OTEL_STOP_GRACE),

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::env::{HOME, XDG_STATE_HOME};
+use super::env::{HOME, XDG_DATA_HOME, XDG_STATE_HOME};
 
 /// `$XDG_STATE_HOME/albedo-otel`, else `$HOME/.local/state/albedo-otel`.
 pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
@@ -12,6 +12,16 @@ pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| set(HOME).map(|h| Path::new(&h).join(".local/state")))?;
     Some(state.join("albedo-otel"))
+}
+
+/// The local store's file: `$XDG_DATA_HOME/albedo-otel/store.sqlite`, else under
+/// `$HOME/.local/share`.
+pub fn default_store_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |k: &str| env(k).filter(|s| !s.is_empty());
+    let data = set(XDG_DATA_HOME)
+        .map(PathBuf::from)
+        .or_else(|| set(HOME).map(|h| Path::new(&h).join(".local/share")))?;
+    Some(data.join("albedo-otel").join("store.sqlite"))
 }
 
 /// The spool's root: one subfolder per destination below it, so data spooled for one

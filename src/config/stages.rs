@@ -162,6 +162,8 @@ pub(super) fn pipeline(
             defaults::MAX_CONCURRENT_EXPORTS,
         )?,
         spool: spool(e, overrides)?,
+        #[cfg(feature = "store")]
+        store: store(e)?,
         user_id: e.pick(
             None,
             &[ALBEDO_OTEL_USER_ID],
@@ -226,6 +228,30 @@ fn user_id(value: &str) -> UserId {
     match value.trim() {
         v if v.eq_ignore_ascii_case("none") => UserId::Off,
         v => UserId::Fixed(v.to_string()),
+    }
+}
+
+/// The local store: on unless `ALBEDO_OTEL_STORE=false` (or `store.enabled = false`), at
+/// `ALBEDO_OTEL_STORE_PATH` (`store.path`) or its default; off, with a warning, when there is
+/// no folder to put it in.
+#[cfg(feature = "store")]
+pub(super) fn store(
+    e: &Layers<'_>,
+) -> Result<Option<crate::export::store::StoreConfig>, ConfigError> {
+    use super::env::*;
+    if !e.pick(None, &[ALBEDO_OTEL_STORE], parse::flag, true)? {
+        return Ok(None);
+    }
+    let path = e
+        .first(&[ALBEDO_OTEL_STORE_PATH])
+        .map(|f| std::path::PathBuf::from(f.value))
+        .or_else(|| super::paths::default_store_path(e.env));
+    match path {
+        Some(path) => Ok(Some(crate::export::store::StoreConfig { path })),
+        None => {
+            tracing::warn!("no local store: neither XDG_DATA_HOME nor HOME is set");
+            Ok(None)
+        }
     }
 }
 

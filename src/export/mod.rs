@@ -16,6 +16,8 @@ pub mod console;
 pub mod file;
 pub mod otlp;
 pub mod resource;
+#[cfg(feature = "store")]
+pub mod store;
 
 use std::future::Future;
 use std::pin::Pin;

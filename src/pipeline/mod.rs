@@ -63,6 +63,10 @@ pub struct PipelineConfig {
     pub user_id: UserId,
     /// GenAI metrics derived from the spans, and where they go; `None`: none are made.
     pub metrics: Option<MetricsConfig>,
+    /// The local store every exported span's turn, model call or tool call is written to;
+    /// `None`: none.
+    #[cfg(feature = "store")]
+    pub store: Option<crate::export::store::StoreConfig>,
 }
 
 /// The on-disk spool for undeliverable batches.
@@ -88,6 +92,8 @@ impl Default for PipelineConfig {
             spool: None,
             user_id: UserId::Auto,
             metrics: None,
+            #[cfg(feature = "store")]
+            store: None,
         }
     }
 }

@@ -58,6 +58,9 @@ struct Worker {
     warned_encoder: bool,
     /// Metrics counted from the spans as they leave for export, and when they go next.
     metrics: Option<(Recorder, Instant)>,
+    /// The local store, handed every span that leaves for export.
+    #[cfg(feature = "store")]
+    store: Option<crate::export::store::StoreWriter>,
 }
 
 /// What the assemble thread reads from.
@@ -99,7 +102,16 @@ pub(super) fn run(
         logged_notes: 0,
         warned_encoder: false,
         metrics: None,
+        #[cfg(feature = "store")]
+        store: None,
     };
+    #[cfg(feature = "store")]
+    if let Some(store) = &w.config.store {
+        match crate::export::store::StoreWriter::start(store.path.clone()) {
+            Ok(writer) => w.store = Some(writer),
+            Err(e) => tracing::warn!("the local store is off: cannot start its writer: {e}"),
+        }
+    }
     if let Some(m) = &w.config.metrics {
         w.metrics = Some((
             Recorder::new(metrics::now_ns()),
@@ -142,6 +154,7 @@ pub(super) fn run(
                     w.drain(&lines, &events);
                     w.send_batch();
                     w.send_metrics();
+                    w.flush_store(by);
                     let _ = w.batch_tx.blocking_send(ToDelivery::Flush(ack, by));
                 }
                 Ok(Control::Seed(session, answer)) => {
@@ -172,6 +185,7 @@ pub(super) fn run(
     w.take_output(None);
     w.send_batch();
     w.send_metrics();
+    w.close_store();
 }
 
 impl Worker {
@@ -201,6 +215,28 @@ impl Worker {
         if let Some(payload) = recorder.take(metrics::now_ns(), &self.config.resource) {
             // Metrics wait behind spans like a batch; their sending never holds one up.
             let _ = self.batch_tx.blocking_send(ToDelivery::Metrics(payload));
+        }
+    }
+
+    /// Waits, until `by` at most, for the store to have what left for export so far.
+    fn flush_store(&self, by: Instant) {
+        #[cfg(feature = "store")]
+        if let Some(store) = &self.store {
+            if !store.flush(by) {
+                tracing::warn!("the local store did not finish writing by the flush's deadline");
+            }
+        }
+        let _ = by;
+    }
+
+    /// Writes what the store still has queued, within the flush timeout.
+    fn close_store(&mut self) {
+        #[cfg(feature = "store")]
+        if let Some(store) = self.store.take() {
+            let lost = store.close(Instant::now() + self.config.flush_timeout);
+            if lost > 0 {
+                tracing::warn!("{lost} rows never reached the local store");
+            }
         }
     }
 
@@ -345,6 +381,10 @@ impl Worker {
                 for span in &batch {
                     recorder.record(span);
                 }
+            }
+            #[cfg(feature = "store")]
+            if let Some(store) = &mut self.store {
+                store.take(&batch);
             }
             let payload = match self.encoder.encode(&batch) {
                 Ok(p) => p,

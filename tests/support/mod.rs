@@ -251,9 +251,11 @@ pub fn run_binary(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     cmd.env("ALBEDO_OTEL_LOG", "info");
     // Each run gets a spool of its own, unless the test shares one on purpose, and no
     // configuration file but the one a test writes.
-    let (spool, config) = (scratch("spool"), scratch("config"));
+    let (spool, config, data) = (scratch("spool"), scratch("config"), scratch("data"));
     cmd.env("ALBEDO_OTEL_SPOOL_DIR", &spool);
     cmd.env("XDG_CONFIG_HOME", &config);
+    // And a local store of its own, never the user's.
+    cmd.env("XDG_DATA_HOME", &data);
     for (k, v) in env {
         cmd.env(k, v);
     }

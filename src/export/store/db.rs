@@ -1,0 +1,338 @@
+//! The store's file: one SQLite database, private to the user, written in transactions that
+//! are on disk before they are acknowledged (WAL, `synchronous = FULL`), shared by every
+//! daemon, `run`, `replay` and import at once (each waits its turn, `busy_timeout`). A row
+//! met twice (the same model call by its response id, the same span by its ids) is kept once.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use super::rows::{ModelCall, Place, Row, ToolCall, Turn};
+use super::StoreError;
+
+/// The schema's version, in `PRAGMA user_version`.
+const VERSION: i64 = 1;
+
+/// How long a writer waits for another to finish before it gives up on a transaction.
+const BUSY: Duration = Duration::from_secs(10);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS turns (
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
+    repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
+    ended_ns INTEGER NOT NULL, number INTEGER, prompted INTEGER NOT NULL,
+    continued INTEGER NOT NULL,
+    PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS model_calls (
+    key TEXT PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL,
+    session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT, user TEXT,
+    started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL, model TEXT NOT NULL,
+    provider TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL
+);
+CREATE INDEX IF NOT EXISTS model_calls_by_time ON model_calls (started_ns);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
+    repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
+    ended_ns INTEGER NOT NULL, name TEXT NOT NULL, failed INTEGER NOT NULL,
+    PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
+";
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// What the store holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Holdings {
+    pub turns: u64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    /// The first and last model call or turn, in ns since the epoch.
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    /// The database and its write-ahead log, in bytes.
+    pub bytes: u64,
+}
+
+impl Store {
+    /// Opens the store at `path`, making it (and its folder, private) if it is not there.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let io = |e: std::io::Error| StoreError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        if let Some(dir) = path.parent() {
+            crate::fs::create_private_dir(dir).map_err(io)?;
+        }
+        if !path.exists() {
+            // Private from the start: SQLite makes its journal files with the same mode.
+            crate::fs::private_file_options()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(io)?;
+        }
+        let conn = Connection::open(path).map_err(|e| StoreError::db(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.prepare()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store to read, if there is one at `path`.
+    pub fn open_to_read(path: &Path) -> Result<Option<Store>, StoreError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::db(path, e))?;
+        conn.busy_timeout(BUSY)
+            .map_err(|e| StoreError::db(path, e))?;
+        Ok(Some(Store {
+            conn,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn prepare(&self) -> Result<(), StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        self.conn.busy_timeout(BUSY).map_err(db)?;
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(db)?;
+        if version > VERSION {
+            return Err(StoreError::Newer {
+                path: self.path.clone(),
+                version,
+            });
+        }
+        self.conn.execute_batch(SCHEMA).map_err(db)?;
+        self.conn
+            .pragma_update(None, "user_version", VERSION)
+            .map_err(db)?;
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `rows` in one transaction, on disk when this returns; rows already there are
+    /// kept as they were. Returns how many were new.
+    pub fn write(&mut self, rows: &[Row]) -> Result<usize, StoreError> {
+        let path = self.path.clone();
+        let db = |e| StoreError::db(&path, e);
+        let tx = self.conn.transaction().map_err(db)?;
+        let mut new = 0;
+        for row in rows {
+            new += match row {
+                Row::Turn(t) => insert_turn(&tx, t),
+                Row::ModelCall(m) => insert_model_call(&tx, m),
+                Row::ToolCall(c) => insert_tool_call(&tx, c),
+            }
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)?;
+        Ok(new)
+    }
+
+    /// What the store holds.
+    pub fn holdings(&self) -> Result<Holdings, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let count = |table: &str| -> Result<u64, StoreError> {
+            self.conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map(|n| n as u64)
+                .map_err(db)
+        };
+        let (first_ns, last_ns): (Option<i64>, Option<i64>) = self
+            .conn
+            .query_row(
+                "SELECT min(t), max(t) FROM (SELECT started_ns AS t FROM model_calls
+                 UNION ALL SELECT started_ns FROM turns)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db)?;
+        let size = |p: PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        Ok(Holdings {
+            turns: count("turns")?,
+            model_calls: count("model_calls")?,
+            tool_calls: count("tool_calls")?,
+            first_ns,
+            last_ns,
+            bytes: size(self.path.clone()) + size(PathBuf::from(wal)),
+        })
+    }
+
+    /// Removes what began before `before_ns`; how many rows went.
+    pub fn prune(&mut self, before_ns: i64) -> Result<u64, StoreError> {
+        let path = self.path.clone();
+        let db = |e| StoreError::db(&path, e);
+        let tx = self.conn.transaction().map_err(db)?;
+        let mut gone = 0;
+        for table in ["turns", "model_calls", "tool_calls"] {
+            gone += tx
+                .execute(
+                    &format!("DELETE FROM {table} WHERE started_ns < ?1"),
+                    [before_ns],
+                )
+                .map_err(db)? as u64;
+        }
+        tx.commit().map_err(db)?;
+        self.conn.execute_batch("VACUUM").map_err(db)?;
+        Ok(gone)
+    }
+
+    /// The model calls that began in `[from_ns, to_ns)`, oldest first.
+    pub fn model_calls(&self, from_ns: i64, to_ns: i64) -> Result<Vec<ModelCall>, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT key, trace_id, span_id, session, agent, repository, branch, user,
+                 started_ns, ended_ns, model, provider, input, output, cache_read,
+                 cache_write, reasoning, cost FROM model_calls
+                 WHERE started_ns >= ?1 AND started_ns < ?2 ORDER BY started_ns",
+            )
+            .map_err(db)?;
+        let rows = q
+            .query_map([from_ns, to_ns], |r| {
+                Ok(ModelCall {
+                    key: r.get(0)?,
+                    place: Place {
+                        trace_id: r.get(1)?,
+                        span_id: r.get(2)?,
+                        session: r.get(3)?,
+                        agent: r.get(4)?,
+                        repository: r.get(5)?,
+                        branch: r.get(6)?,
+                        user: r.get(7)?,
+                        started_ns: r.get(8)?,
+                        ended_ns: r.get(9)?,
+                    },
+                    model: r.get(10)?,
+                    provider: r.get(11)?,
+                    input: r.get(12)?,
+                    output: r.get(13)?,
+                    cache_read: r.get(14)?,
+                    cache_write: r.get(15)?,
+                    reasoning: r.get(16)?,
+                    cost: r.get(17)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// The last model call of `session`, if the store has one: for a status line.
+    pub fn last_model_call(&self, session: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT max(started_ns) FROM model_calls WHERE session = ?1",
+                [session],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| StoreError::db(&self.path, e))
+    }
+}
+
+fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usize> {
+    let p = &t.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
+         user, started_ns, ended_ns, number, prompted, continued)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        t.number,
+        t.prompted,
+        t.continued
+    ])
+}
+
+fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite::Result<usize> {
+    let p = &m.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO model_calls (key, trace_id, span_id, session, agent, repository,
+         branch, user, started_ns, ended_ns, model, provider, input, output, cache_read,
+         cache_write, reasoning, cost)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    )?
+    .execute(params![
+        m.key,
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        m.model,
+        m.provider,
+        m.input,
+        m.output,
+        m.cache_read,
+        m.cache_write,
+        m.reasoning,
+        m.cost
+    ])
+}
+
+fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::Result<usize> {
+    let p = &c.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO tool_calls (trace_id, span_id, session, agent, repository,
+         branch, user, started_ns, ended_ns, name, failed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        c.name,
+        c.failed
+    ])
+}

@@ -1,0 +1,56 @@
+//! The local store: every turn the pipeline finishes, from any source, with its model calls
+//! (tokens, cost) and tool calls, kept in one SQLite file under `$XDG_DATA_HOME/albedo-otel/`,
+//! so that `albedo-otel report` shows usage and cost with no collector at all. It keeps what
+//! the export carries, and less: no prompt, message or tool content, ever.
+//!
+//! - [`rows`]: what is kept of a span (pure);
+//! - [`db`]: the file, its schema, and reading it back;
+//! - [`writer`]: the thread that writes, behind a bounded queue;
+//! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape.
+
+pub mod db;
+pub mod report;
+pub mod rows;
+mod writer;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+pub use db::{Holdings, Store};
+pub use writer::StoreWriter;
+
+/// Where the store is, when it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConfig {
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the store {path}: {source}")]
+    Db {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the store {path} was written by a newer albedo-otel (schema {version}); upgrade to read it"
+    )]
+    Newer { path: PathBuf, version: i64 },
+}
+
+impl StoreError {
+    fn db(path: &std::path::Path, source: rusqlite::Error) -> StoreError {
+        StoreError::Db {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The local store and `report`, as a user with no collector meets them: every turn a replay
+//! exports is stored; `report --json` adds up to what the spans carry, in ccusage's shape; a
+//! replay of the same session adds nothing; the store is private, and off when told.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::*;
+
+const DEMO: &str = "examples/demo-session.ndjson";
+
+/// `albedo-otel ARGS` with the store and configuration under `home`.
+fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "albedo-otel {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn replay(home: &Path, rx: &Receiver) {
+    albedo(
+        home,
+        &[
+            "replay",
+            DEMO,
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            &rx.grpc_url(),
+        ],
+        &[],
+    );
+}
+
+fn report(home: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = albedo(home, &all, &[]);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn int(span: &FlatSpan, key: &str) -> i64 {
+    span.attr(key).map_or(0, |v| v.parse().unwrap())
+}
+
+#[test]
+fn the_report_adds_up_to_the_exported_model_calls_and_a_second_replay_adds_nothing() {
+    let home = scratch("report");
+    let rx = Receiver::start();
+    replay(&home, &rx);
+    let chats: Vec<FlatSpan> = rx
+        .spans()
+        .into_iter()
+        .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+        .collect();
+    assert!(!chats.is_empty());
+    let (mut input, mut output, mut read, mut write, mut cost) = (0, 0, 0, 0, 0.0);
+    for c in &chats {
+        let r = int(c, "gen_ai.usage.cache_read.input_tokens");
+        let w = int(c, "gen_ai.usage.cache_write.input_tokens");
+        input += int(c, "gen_ai.usage.input_tokens") - r - w;
+        output += int(c, "gen_ai.usage.output_tokens");
+        read += r;
+        write += w;
+        cost += c
+            .attr("gen_ai.usage.cost")
+            .map_or(0.0, |v| v.parse::<f64>().unwrap());
+    }
+    let first = report(&home, &["--timezone", "UTC"]);
+    let totals = &first["totals"];
+    assert_eq!(totals["inputTokens"], input);
+    assert_eq!(totals["outputTokens"], output);
+    assert_eq!(totals["cacheReadTokens"], read);
+    assert_eq!(totals["cacheCreationTokens"], write);
+    assert_eq!(totals["totalTokens"], input + output + read + write);
+    assert!((totals["totalCost"].as_f64().unwrap() - cost).abs() < 1e-9);
+    let day = &first["daily"][0];
+    assert_eq!(day["date"], "2026-11-30");
+    assert_eq!(day["period"], "2026-11-30");
+    assert_eq!(
+        day["modelCalls"],
+        chats.len(),
+        "each model call once: {first:#}"
+    );
+    // The same session again, as a replay (or an import of what the hook sent) would bring
+    // it: nothing is counted twice.
+    replay(&home, &rx);
+    assert_eq!(report(&home, &["--timezone", "UTC"]), first);
+    // By session: one row, its models each with their share.
+    let sessions = report(&home, &["session"]);
+    assert_eq!(sessions["session"].as_array().unwrap().len(), 1);
+    assert_eq!(sessions["session"][0]["sessionId"], "demo-7f3a");
+    let by_model: i64 = sessions["session"][0]["modelBreakdowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["totalTokens"].as_i64().unwrap())
+        .sum();
+    assert_eq!(by_model, input + output + read + write);
+    let store = albedo(&home, &["store"], &[]);
+    let said = String::from_utf8_lossy(&store.stdout);
+    assert!(
+        said.contains(&format!("{} model calls", chats.len())),
+        "{said}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = home.join("data/albedo-otel/store.sqlite");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the store is private");
+    }
+    // Days are the user's: in Tokyo the session is on the 30th too, in Honolulu the 29th.
+    let honolulu = report(&home, &["--timezone", "Pacific/Honolulu"]);
+    assert_eq!(honolulu["daily"][0]["date"], "2026-11-29");
+    let none = report(&home, &["--since", "2026-12-01"]);
+    assert_eq!(none["daily"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn with_nothing_stored_the_report_says_how_to_store_and_a_store_turned_off_keeps_nothing() {
+    let home = scratch("report-empty");
+    let out = albedo(&home, &["report"], &[]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("albedo-otel install"), "{said}");
+    let rx = Receiver::start();
+    albedo(
+        &home,
+        &[
+            "replay",
+            DEMO,
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            &rx.grpc_url(),
+        ],
+        &[("ALBEDO_OTEL_STORE", "false")],
+    );
+    assert!(!rx.spans().is_empty(), "the export goes on");
+    assert!(
+        !home.join("data/albedo-otel").exists(),
+        "no store is made when it is off"
+    );
+}
