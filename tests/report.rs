@@ -161,3 +161,91 @@ fn with_nothing_stored_the_report_says_how_to_store_and_a_store_turned_off_keeps
         "no store is made when it is off"
     );
 }
+
+/// A session the hook route already stored, imported from Claude Code's own files: not one
+/// model call more; and the import alone, into an empty store, finds the same numbers.
+#[test]
+fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
+    use support::hooks::{recorded, Setup};
+    let fixture = "subagent";
+    let dir = repo_file(&format!("tests/fixtures/claude-code/{fixture}"));
+    let home = scratch("import-live");
+    let data = home.join("data");
+    let rx = Receiver::start();
+    let setup = Setup::new(&rx);
+    let extra = [(
+        std::ffi::OsString::from("XDG_DATA_HOME"),
+        data.clone().into_os_string(),
+    )];
+    for payload in recorded(fixture) {
+        setup.hook_with(&payload, &extra);
+    }
+    setup.wait_idle();
+    let live = report(&home, &["--timezone", "UTC"]);
+    assert!(
+        live["totals"]["totalTokens"].as_i64().unwrap() > 0,
+        "the hooks stored their turn: {live:#}"
+    );
+    // Claude Code's files, where it keeps them: the session's transcript, and its sub-agent's.
+    let session = "c71c3c62-f782-4a6c-a25d-4c765f05b950";
+    let project = home.join(".claude/projects/-home-dev-demo");
+    std::fs::create_dir_all(project.join(session).join("subagents")).unwrap();
+    std::fs::copy(
+        format!("{dir}/transcript.jsonl"),
+        project.join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    std::fs::copy(
+        format!("{dir}/transcripts/subagent-agent.jsonl"),
+        project.join(session).join("subagents/agent-helper.jsonl"),
+    )
+    .unwrap();
+    let said = albedo(&home, &["import", "claude-code"], &[]);
+    assert!(
+        String::from_utf8_lossy(&said.stdout).contains("Claude Code: 2 sessions"),
+        "{}",
+        String::from_utf8_lossy(&said.stdout)
+    );
+    let both = report(&home, &["--timezone", "UTC"]);
+    assert_eq!(both["totals"], live["totals"], "nothing counted twice");
+    assert_eq!(
+        both["daily"][0]["modelCalls"],
+        live["daily"][0]["modelCalls"]
+    );
+    // Again: nothing more.
+    albedo(&home, &["import"], &[]);
+    assert_eq!(
+        report(&home, &["--timezone", "UTC"])["totals"],
+        live["totals"]
+    );
+    // The import alone, into a store of its own.
+    let fresh = scratch("import-alone");
+    std::fs::create_dir_all(fresh.join(".claude")).unwrap();
+    let copy = |from: &Path, to: &Path| {
+        for e in walk(from) {
+            let dest = to.join(e.strip_prefix(from).unwrap());
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(&e, dest).unwrap();
+        }
+    };
+    copy(&home.join(".claude"), &fresh.join(".claude"));
+    albedo(&fresh, &["import"], &[]);
+    assert_eq!(
+        report(&fresh, &["--timezone", "UTC"])["totals"],
+        live["totals"],
+        "the same numbers from the files as from the hooks"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

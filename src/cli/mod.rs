@@ -4,6 +4,7 @@
 mod config_cmd;
 mod doctor;
 mod hook;
+mod import;
 mod install;
 mod report;
 mod status;
@@ -129,6 +130,10 @@ enum Command {
     /// Where the local store is, what it holds and its size; `--prune-older-than` removes
     /// what is older.
     Store(report::StoreArgs),
+    /// Read each agent's history from its own files into the local store (and, with
+    /// `--export`, to the collector), as the live route would have traced it. Claude Code's
+    /// for now; the others say why not. Importing again adds nothing.
+    Import(import::ImportArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -335,6 +340,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Config(cmd) => config_cmd::run(&cmd),
         Command::Report(args) => report::report(&args),
         Command::Store(args) => report::store(&args),
+        Command::Import(args) => import::run(&args),
     }
 }
 

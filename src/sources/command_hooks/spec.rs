@@ -18,6 +18,8 @@ pub struct Spec {
     pub extends: Option<&'static str>,
     /// The agent's CLI as CI installs it for the tests that run it.
     pub cli: Option<Cli>,
+    /// How `import` reads the agent's own history.
+    pub history: History,
     /// Whether the agent runs its hooks with its own whole environment. Such a hook's
     /// `OTEL_*` variables are the user's shell's, meant for other programs, so they are not
     /// handed off: the configuration file `install` wrote decides.
@@ -33,6 +35,26 @@ pub struct Spec {
     pub rewrite: fn(payload: &str, env: Env<'_>) -> Option<String>,
     /// How `install` puts the hook in place.
     pub install: Install,
+}
+
+/// How `import` reads an agent's history from its own files.
+#[derive(Debug, Clone, Copy)]
+pub enum History {
+    /// Its session files: under `roots`, each that `is_session` takes, read whole.
+    Files(HistoryFiles),
+    /// Nothing to read yet, and why.
+    Cannot(&'static str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryFiles {
+    /// Where the agent keeps its sessions, from the environment (its own variable, `HOME`).
+    pub roots: fn(env: Env<'_>) -> Vec<std::path::PathBuf>,
+    /// Whether a file under a root is a session's.
+    pub is_session: fn(path: &std::path::Path) -> bool,
+    /// The records of the session file at `path`, whose contents are `bytes`: what the live
+    /// route would have made of it.
+    pub records: fn(path: &std::path::Path, bytes: &[u8]) -> Vec<crate::protocol::Record<'static>>,
 }
 
 /// An agent's CLI, pinned: `.ci/run` installs exactly this (`agent_cli` lines, checked by the

@@ -20,6 +20,11 @@ pub const SPEC: Spec = Spec {
         var: "CLAUDE_BIN",
         node22: false,
     }),
+    history: spec::History::Files(spec::HistoryFiles {
+        roots: super::history::roots,
+        is_session: super::history::is_session,
+        records: super::history::records,
+    }),
     passes_its_environment: false,
     streams: false,
     journal_under: spec::own_journal,

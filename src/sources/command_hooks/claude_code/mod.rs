@@ -21,6 +21,7 @@
 mod agents;
 mod contract;
 mod ends;
+pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::SPEC;
 mod conversation;

@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
         var: "CLINE_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: Cline keeps its tasks under ~/.cline/"),
     // Cline runs its hooks with its own whole environment.
     passes_its_environment: true,
     streams: false,

@@ -22,6 +22,7 @@ pub const SPEC: Spec = Spec {
         var: "CODEX_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: Codex keeps its sessions under ~/.codex/sessions/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

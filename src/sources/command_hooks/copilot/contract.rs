@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
         var: "COPILOT_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: Copilot CLI keeps its sessions under ~/.copilot/session-state/"),
     passes_its_environment: false,
     streams: false,
     journal_under: super::sub_agents_parent,

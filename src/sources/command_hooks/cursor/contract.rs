@@ -15,6 +15,7 @@ pub const SPEC: Spec = Spec {
     holds: "Cursor's hooks (its own `hooks.json`, or Claude Code's settings) to records",
     extends: None,
     cli: None,
+    history: spec::History::Cannot("Cursor keeps no token usage in its files: there is nothing to count"),
     // Cursor runs its hooks with the environment it was started with: its `OTEL_*` are the
     // user's shell's.
     passes_its_environment: true,

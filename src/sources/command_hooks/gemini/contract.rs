@@ -20,6 +20,7 @@ pub const SPEC: Spec = Spec {
         var: "GEMINI_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: Gemini CLI keeps its sessions under ~/.gemini/tmp/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

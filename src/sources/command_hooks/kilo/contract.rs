@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
         var: "KILO_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: Kilo Code keeps its sessions in its own storage"),
     // Kilo runs plugins in its own process: the hook they start has its whole environment.
     passes_its_environment: true,
     streams: true,

@@ -22,6 +22,7 @@ pub const SPEC: Spec = Spec {
         var: "KIMI_BIN",
         node22: true,
     }),
+    history: spec::History::Cannot("not read yet: Kimi Code keeps its sessions under ~/.kimi-code/"),
     // Kimi runs its hooks with its own whole environment: its `OTEL_*` are the user's shell's.
     passes_its_environment: true,
     streams: false,

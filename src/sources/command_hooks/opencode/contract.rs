@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
         var: "OPENCODE_BIN",
         node22: false,
     }),
+    history: spec::History::Cannot("not read yet: opencode keeps its sessions in its own storage"),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,

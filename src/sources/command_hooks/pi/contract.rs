@@ -20,6 +20,7 @@ pub const SPEC: Spec = Spec {
         var: "PI_BIN",
         node22: true,
     }),
+    history: spec::History::Cannot("not read yet: Pi keeps its sessions under ~/.pi/agent/sessions/"),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,

@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
         var: "QWEN_BIN",
         node22: true,
     }),
+    history: spec::History::Cannot("not read yet: Qwen Code keeps its chats under ~/.qwen/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,

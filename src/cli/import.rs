@@ -1,0 +1,155 @@
+//! `import`: each agent's history from its own files, through the pipeline as the live route
+//! would have sent it, into the local store (and, with `--export`, to the collector too, at
+//! its original times). What is there already is not counted again: a second import adds
+//! nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use jiff::civil::Date;
+
+use super::ExportArgs;
+use albedo_otel::export::{ExportFuture, Exported, Payload, SpanExporter};
+use albedo_otel::pipeline;
+use albedo_otel::sources::command_hooks::agent::{Agent, History};
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The agents whose history to import, by the names `install` takes; without one, every
+    /// agent whose history is found
+    #[arg(value_name = "AGENT")]
+    agents: Vec<String>,
+    /// Only sessions written to since this day (YYYY-MM-DD)
+    #[arg(long, value_name = "DATE")]
+    since: Option<Date>,
+    /// Also send what is imported to the collector the settings name, at its original times,
+    /// metrics included
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    settings: ExportArgs,
+}
+
+/// Spans to nowhere: without `--export`, the local store is where an import goes.
+struct StoreOnly;
+
+impl SpanExporter for StoreOnly {
+    fn export(&self, payload: Payload, _: Option<Duration>) -> ExportFuture {
+        Box::pin(std::future::ready(Ok(Exported {
+            accepted: payload.spans,
+            rejected: 0,
+        })))
+    }
+
+    fn describe(&self) -> String {
+        "the local store only".into()
+    }
+}
+
+/// Every file under `dir` that `keep` takes, in name order.
+fn files(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            files(&p, keep, out);
+        } else if keep(&p) {
+            out.push(p);
+        }
+    }
+}
+
+pub fn run(args: &ImportArgs) -> Result<i32> {
+    let mut settings = args.settings.settings(None)?;
+    let chosen: Vec<Agent> = if args.agents.is_empty() {
+        Agent::ALL.to_vec()
+    } else {
+        args.agents
+            .iter()
+            .map(|name| {
+                Agent::from_name(name).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no agent named {name}; `albedo-otel install --help` lists them"
+                    )
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    if !args.export {
+        if settings.pipeline.store.is_none() {
+            bail!("the local store is off (ALBEDO_OTEL_STORE=false), so an import would keep nothing; add --export to send the history to the collector");
+        }
+        settings.pipeline.metrics = None;
+        settings.pipeline.spool = None;
+    }
+    let since = args
+        .since
+        .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));
+    let (handle, guard) = if args.export {
+        super::stream::start_pipeline(&settings)?
+    } else {
+        pipeline::start(settings.pipeline.clone(), || {
+            Ok(Box::new(StoreOnly) as Box<dyn SpanExporter>)
+        })?
+    };
+    let env = super::process_env;
+    let mut sessions = 0;
+    for agent in chosen {
+        let spec = agent.spec();
+        let history = match spec.history {
+            History::Files(h) => h,
+            History::Cannot(why) => {
+                if !args.agents.is_empty() {
+                    println!("{}: {why}", spec.title);
+                }
+                continue;
+            }
+        };
+        let mut found = Vec::new();
+        for root in (history.roots)(&env) {
+            files(&root, history.is_session, &mut found);
+        }
+        let recent = |p: &PathBuf| {
+            since.is_none_or(|from| {
+                std::fs::metadata(p)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .is_some_and(|d| d.as_nanos() as i128 >= i128::from(from))
+            })
+        };
+        found.retain(recent);
+        let mut records = 0;
+        for path in &found {
+            let bytes = match std::fs::read(path) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!("cannot read {}: {e}", path.display());
+                    continue;
+                }
+            };
+            for r in (history.records)(path, &bytes) {
+                records += 1;
+                handle.send(r);
+            }
+        }
+        sessions += found.len();
+        println!("{}: {} sessions, {records} events", spec.title, found.len());
+    }
+    drop(handle);
+    let summary = guard.close();
+    if summary.lost() > 0 {
+        tracing::error!("done: {summary}");
+        return Ok(3);
+    }
+    tracing::info!("done: {summary}");
+    if sessions > 0 {
+        println!("`albedo-otel report` shows them; importing again adds nothing");
+    }
+    Ok(0)
+}

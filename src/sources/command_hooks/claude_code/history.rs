@@ -1,0 +1,270 @@
+//! Claude Code's history from its own files, for `import`: each transcript under
+//! `~/.claude/projects/` (or `$CLAUDE_CONFIG_DIR/projects/`, and `~/.config/claude/projects/`)
+//! read whole into the records the hooks would have made: a turn per prompt, its tool calls
+//! from their `tool_use` to their `tool_result`, its model calls with their usage (the same
+//! reader the live route uses, so a model call met both ways has the same id and is counted
+//! once). A sub-agent's transcript (`<session>/subagents/*.jsonl`) is a session of its own,
+//! `<session>/<file>`, with its own model calls. Pure, but for the file handed in.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::records::{call_sent, record};
+use super::transcript::TranscriptCursor;
+use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
+use crate::sources::command_hooks::records::rfc3339_ms;
+use crate::sources::command_hooks::spec::{self, Env};
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default, rename = "isMeta")]
+    meta: bool,
+    #[serde(default)]
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Blocks(Vec<Block>),
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// Where Claude Code keeps its transcripts.
+pub fn roots(env: Env<'_>) -> Vec<PathBuf> {
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(dir) = set("CLAUDE_CONFIG_DIR") {
+        // Several, comma-separated, as Claude Code and ccusage take it.
+        return dir
+            .split(',')
+            .map(|d| Path::new(d.trim()).join("projects"))
+            .collect();
+    }
+    [".claude/projects", ".config/claude/projects"]
+        .into_iter()
+        .filter_map(|p| spec::under_home(env, p))
+        .collect()
+}
+
+/// Whether `path` is a transcript.
+pub fn is_session(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// The session a transcript is: its own name, or, for a sub-agent's
+/// (`<session>/subagents/<file>.jsonl`), `<session>/<file>`.
+fn session_of(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path.parent();
+    if parent.and_then(Path::file_name).is_some_and(|n| n == "subagents") {
+        if let Some(session) = parent.and_then(Path::parent).and_then(Path::file_name) {
+            return format!("{}/{stem}", session.to_string_lossy());
+        }
+    }
+    stem
+}
+
+/// The prompt a user line is, if it is one (not a tool's result, not a line of Claude Code's
+/// own).
+fn prompt(line: &Line) -> Option<String> {
+    if line.meta {
+        return None;
+    }
+    match line.message.as_ref()?.content.as_ref()? {
+        Content::Text(t) => Some(t.clone()),
+        Content::Blocks(blocks) => {
+            if blocks.iter().any(|b| b.kind == "tool_result") {
+                return None;
+            }
+            let text: Vec<&str> = blocks.iter().filter_map(|b| b.text.as_deref()).collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+    }
+}
+
+/// What one turn read so far holds, to go out in time order at its end.
+#[derive(Default)]
+struct Turn {
+    events: Vec<(u64, Record<'static>)>,
+    last_ms: u64,
+}
+
+/// The records of the transcript at `path`, whose contents are `bytes`.
+pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+    let sid = session_of(path);
+    let mut out = Vec::new();
+    let mut models = TranscriptCursor::default();
+    let mut turn = Turn::default();
+    let mut calls: HashMap<String, (u64, Call<'static>)> = HashMap::new();
+    let mut opened = false;
+    let mut last_ms = 0;
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', bytes).chain([bytes.len()]) {
+        let raw = &bytes[start..end];
+        start = end + 1;
+        let Ok(line) = serde_json::from_slice::<Line>(raw) else {
+            continue;
+        };
+        let Some(at) = line.timestamp.as_deref().and_then(rfc3339_ms) else {
+            continue;
+        };
+        last_ms = last_ms.max(at);
+        if !opened {
+            opened = true;
+            out.push(record(
+                &sid,
+                Event::Session(SessionInfo {
+                    at_ms: at,
+                    agent: Some(Cow::Borrowed(super::AGENT)),
+                    workspace: line.cwd.clone().map(Cow::Owned),
+                    ..SessionInfo::default()
+                }),
+            ));
+        }
+        let kind = line.kind.as_deref();
+        if kind == Some("user") {
+            if let Some(text) = prompt(&line) {
+                end_turn(&sid, &mut turn, &mut models, &mut out);
+                turn.events.push((
+                    at,
+                    record(
+                        &sid,
+                        Event::Prompted {
+                            at_ms: at,
+                            text: Cow::Owned(text),
+                        },
+                    ),
+                ));
+            }
+        }
+        // The model calls, as the live route reads them; a line without its newline at the
+        // file's end is complete here.
+        let mut whole = raw.to_vec();
+        whole.push(b'\n');
+        models.feed(&whole);
+        let blocks = match line.message.and_then(|m| m.content) {
+            Some(Content::Blocks(b)) => b,
+            _ => Vec::new(),
+        };
+        for b in blocks {
+            match (kind, b.kind.as_str()) {
+                (Some("assistant"), "tool_use") => {
+                    let (Some(id), Some(name)) = (b.id, b.name) else {
+                        continue;
+                    };
+                    let call = Call {
+                        id: Cow::Owned(id.clone()),
+                        name: Cow::Owned(name),
+                        arguments: b.input.as_ref().and_then(|v| Json::of(v).ok()),
+                        within: None,
+                    };
+                    turn.events.push((
+                        at,
+                        record(
+                            &sid,
+                            Event::Calling {
+                                at_ms: at,
+                                call: call.clone(),
+                            },
+                        ),
+                    ));
+                    calls.insert(id, (at, call));
+                }
+                (Some("user"), "tool_result") => {
+                    let Some((started, call)) = b.tool_use_id.and_then(|id| calls.remove(&id))
+                    else {
+                        continue;
+                    };
+                    turn.events.push((
+                        at,
+                        record(
+                            &sid,
+                            Event::Called(Called {
+                                call,
+                                output: None,
+                                started_ms: started,
+                                finished_ms: at.max(started),
+                                refused: false,
+                                failed: b.is_error.unwrap_or(false),
+                            }),
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        turn.last_ms = turn.last_ms.max(at);
+    }
+    end_turn(&sid, &mut turn, &mut models, &mut out);
+    if opened {
+        out.push(record(&sid, Event::Closed { at_ms: last_ms }));
+    }
+    out
+}
+
+/// Sends the turn read so far, its model calls among its events in time order, and ends it
+/// at its last line.
+fn end_turn(
+    sid: &str,
+    turn: &mut Turn,
+    models: &mut TranscriptCursor,
+    out: &mut Vec<Record<'static>>,
+) {
+    for call in models.take_calls() {
+        let at = call.started_ms;
+        turn.last_ms = turn.last_ms.max(call.finished_ms);
+        turn.events
+            .push((at, record(sid, Event::CallSent(call_sent(call)))));
+    }
+    if turn.events.is_empty() {
+        return;
+    }
+    // Stable: what came first in the file stays first at the same millisecond.
+    turn.events.sort_by_key(|(at, _)| *at);
+    out.extend(turn.events.drain(..).map(|(_, r)| r));
+    out.push(record(
+        sid,
+        Event::TurnEnded {
+            at_ms: turn.last_ms,
+            reason: Some(Cow::Borrowed("end_turn")),
+        },
+    ));
+    turn.last_ms = 0;
+}
