@@ -249,3 +249,118 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `install claude-code --statusline` sets Claude Code's status line to ours, never over the
+/// user's own without `--force`, and the command it wrote answers from the store at once:
+/// the session's cost as `report` counts it; input it cannot read gets the last line.
+#[test]
+fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_unasked() {
+    let home = scratch("statusline");
+    let settings = home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let theirs = r#"{"statusLine": {"type": "command", "command": "my-line"}}"#;
+    std::fs::write(&settings, theirs).unwrap();
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", "claude-code", "--statusline"];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+            .args(&args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .output()
+            .unwrap()
+    };
+    let refused = install(&[]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("my-line"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
+    let forced = install(&["--force"]);
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let command = written["statusLine"]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(command.contains(" statusline --config "), "{command}");
+    assert!(
+        String::from_utf8_lossy(&forced.stdout).contains("backup:"),
+        "{}",
+        String::from_utf8_lossy(&forced.stdout)
+    );
+    // A session in the store, by an import of Claude Code's own file.
+    let session = "6d09e084-1b81-4594-8f08-206a088c3e66";
+    let project = home.join(".claude/projects/-home-dev-demo");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(
+        repo_file("tests/fixtures/claude-code/bash_write/transcript.jsonl"),
+        project.join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    albedo(&home, &["import"], &[]);
+    let cost = report(&home, &["session"])["session"][0]["totalCost"]
+        .as_f64()
+        .unwrap();
+    // As Claude Code runs it: the command through a shell, its JSON on stdin.
+    let run = |stdin: &str| {
+        use std::io::Write;
+        let mut child = Command::new("sh")
+            .args(["-c", &command])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let line = run(&format!(
+        r#"{{"session_id":"{session}","model":{{"display_name":"Opus"}},"cost":{{"total_cost_usd":1}}}}"#
+    ));
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(
+        line.starts_with(&format!("Opus · session ${cost:.2} (")),
+        "{line} (the session cost {cost})"
+    );
+    assert_eq!(
+        run("not json"),
+        line,
+        "the last line, when there is no answer"
+    );
+    // Uninstall takes ours out, and only ours.
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["uninstall", "claude-code"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert!(left.get("statusLine").is_none(), "{left}");
+}

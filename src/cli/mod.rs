@@ -8,6 +8,7 @@ mod import;
 mod install;
 mod report;
 mod status;
+mod statusline;
 mod stream;
 
 use std::time::Duration;
@@ -134,6 +135,10 @@ enum Command {
     /// `--export`, to the collector), as the live route would have traced it. Claude Code's
     /// for now; the others say why not. Importing again adds nothing.
     Import(import::ImportArgs),
+    /// The status line `install claude-code --statusline` sets: this session's cost and
+    /// tokens, today's cost across every agent, and the last hour's, from the local store
+    /// (Claude Code's JSON on stdin, one line out; never waits, always exits 0).
+    Statusline(statusline::StatuslineArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -341,6 +346,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Report(args) => report::report(&args),
         Command::Store(args) => report::store(&args),
         Command::Import(args) => import::run(&args),
+        Command::Statusline(args) => Ok(statusline::run(&args)),
     }
 }
 

@@ -17,6 +17,23 @@ pub(super) fn shell_quote(s: &str) -> String {
     }
 }
 
+/// Claude Code's status line command: this binary's `statusline`, with the configuration
+/// file (the store's place is in it, or its default).
+pub(super) fn statusline_command(config: &Path) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let env = |k: &str| std::env::var_os(k);
+    let exe = match throwaway_source(&exe, &env) {
+        Some(source) => kept_copy(&exe, source, &env)?,
+        None => exe,
+    };
+    Ok(format!(
+        "{} statusline --config {}",
+        shell_quote(&exe.to_string_lossy()),
+        shell_quote(&config.to_string_lossy())
+    ))
+}
+
 /// The hook command: `albedo-otel-hook` from this binary's folder when it is there (it starts
 /// in half the time: see docs/performance.md), else this binary's `hook`, with the
 /// configuration file and the journal folder. albedo runs hooks with a clean environment,

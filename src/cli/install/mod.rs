@@ -23,6 +23,7 @@ mod project;
 mod scope;
 mod scripts;
 mod settings;
+mod statusline;
 mod toml_hooks;
 mod versions;
 mod writer;
@@ -67,6 +68,13 @@ pub struct Target {
     /// names them) at this one's
     #[arg(long)]
     move_others: bool,
+    /// Claude Code only: also set its status line to `albedo-otel statusline` (cost and
+    /// tokens from the local store)
+    #[arg(long)]
+    statusline: bool,
+    /// With --statusline: replace a status line of your own (a backup is kept)
+    #[arg(long, requires = "statusline")]
+    force: bool,
     /// albedo only: albedo's home [env: ALBEDO_HOME]
     #[arg(long, value_name = "DIR")]
     albedo_home: Option<PathBuf>,
@@ -140,6 +148,9 @@ impl Target {
             Some(a) if self.albedo_home.is_some() => {
                 anyhow::bail!("--albedo-home is for albedo, not {}", a.name())
             }
+            a if self.statusline && a != Some(Agent::default()) => {
+                anyhow::bail!("--statusline is for Claude Code, whose status line runs a command")
+            }
             _ => Ok(()),
         }
     }
@@ -178,6 +189,9 @@ pub fn install(target: &Target) -> Result<i32> {
     }
     let writer = writer_of(&form);
     writer.check(&file)?;
+    if target.statusline {
+        statusline::check(&file, target.force)?;
+    }
     // The settings in force now go into the configuration file first.
     let export = target.export();
     let overrides = export.overrides(None);
@@ -248,6 +262,13 @@ pub fn install(target: &Target) -> Result<i32> {
     for line in versions::others(&file, &command, target.move_others)? {
         println!("{line}");
     }
+    if target.statusline {
+        let line = command::statusline_command(&config_file)?;
+        println!(
+            "{}",
+            statusline::set(&file, &line, target.force, &target.backup_of(&file)?)?
+        );
+    }
     Ok(0)
 }
 
@@ -263,6 +284,11 @@ pub fn uninstall(target: &Target) -> Result<i32> {
     }
     for line in writer_of(&form).uninstall(&file, target)? {
         println!("{line}");
+    }
+    if target.agent() == Some(Agent::default()) {
+        if let Some(said) = statusline::remove(&file, &target.backup_of(&file)?)? {
+            println!("{said}");
+        }
     }
     Ok(0)
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags};
 
 use super::rows::{ModelCall, Place, Row, ToolCall, Turn};
 use super::StoreError;
@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS model_calls (
     cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL
 );
 CREATE INDEX IF NOT EXISTS model_calls_by_time ON model_calls (started_ns);
+CREATE INDEX IF NOT EXISTS model_calls_by_session ON model_calls (session);
 CREATE TABLE IF NOT EXISTS tool_calls (
     trace_id TEXT NOT NULL, span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
@@ -90,6 +91,11 @@ impl Store {
 
     /// Opens an existing store to read, if there is one at `path`.
     pub fn open_to_read(path: &Path) -> Result<Option<Store>, StoreError> {
+        Store::open_to_read_within(path, BUSY)
+    }
+
+    /// As [`open_to_read`](Self::open_to_read), waiting at most `busy` for a writer.
+    pub fn open_to_read_within(path: &Path, busy: Duration) -> Result<Option<Store>, StoreError> {
         if !path.exists() {
             return Ok(None);
         }
@@ -98,7 +104,7 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::db(path, e))?;
-        conn.busy_timeout(BUSY)
+        conn.busy_timeout(busy)
             .map_err(|e| StoreError::db(path, e))?;
         Ok(Some(Store {
             conn,
@@ -248,18 +254,54 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 
-    /// The last model call of `session`, if the store has one: for a status line.
-    pub fn last_model_call(&self, session: &str) -> Result<Option<i64>, StoreError> {
-        self.conn
+    /// What a status line says: `session`'s tokens and cost, and the cost of the calls that
+    /// began since `today_ns` and since `hour_ns`.
+    pub fn status(&self, session: &str, today_ns: i64, hour_ns: i64) -> Result<Status, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let (tokens, cost, unpriced): (Option<i64>, Option<f64>, i64) = self
+            .conn
             .query_row(
-                "SELECT max(started_ns) FROM model_calls WHERE session = ?1",
+                "SELECT sum(input + output + cache_read + cache_write), sum(cost),
+                 sum(cost IS NULL) FROM model_calls WHERE session = ?1",
                 [session],
-                |r| r.get(0),
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                    ))
+                },
             )
-            .optional()
-            .map(Option::flatten)
-            .map_err(|e| StoreError::db(&self.path, e))
+            .map_err(db)?;
+        let since = |from: i64| -> Result<f64, StoreError> {
+            self.conn
+                .query_row(
+                    "SELECT coalesce(sum(cost), 0) FROM model_calls WHERE started_ns >= ?1",
+                    [from],
+                    |r| r.get(0),
+                )
+                .map_err(db)
+        };
+        Ok(Status {
+            session_tokens: tokens.unwrap_or(0),
+            session_cost: cost.unwrap_or(0.0),
+            session_unpriced: unpriced > 0,
+            today_cost: since(today_ns)?,
+            hour_cost: since(hour_ns)?,
+        })
     }
+}
+
+/// What a status line says (see [`Store::status`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    pub session_tokens: i64,
+    pub session_cost: f64,
+    /// Some of the session's calls have no price.
+    pub session_unpriced: bool,
+    pub today_cost: f64,
+    /// The cost of the last hour's calls: the burn rate, per hour.
+    pub hour_cost: f64,
 }
 
 fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usize> {

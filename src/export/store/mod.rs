@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use db::{Holdings, Store};
+pub use db::{Holdings, Status, Store};
 pub use writer::StoreWriter;
 
 /// Where the store is, when it is on.
