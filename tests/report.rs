@@ -107,9 +107,9 @@ fn the_report_adds_up_to_the_exported_model_calls_and_a_second_replay_adds_nothi
     assert_eq!(report(&home, &["--timezone", "UTC"]), first);
     // By session: one row, its models each with their share.
     let sessions = report(&home, &["session"]);
-    assert_eq!(sessions["session"].as_array().unwrap().len(), 1);
-    assert_eq!(sessions["session"][0]["sessionId"], "demo-7f3a");
-    let by_model: i64 = sessions["session"][0]["modelBreakdowns"]
+    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(sessions["sessions"][0]["sessionId"], "demo-7f3a");
+    let by_model: i64 = sessions["sessions"][0]["modelBreakdowns"]
         .as_array()
         .unwrap()
         .iter()
@@ -142,6 +142,10 @@ fn with_nothing_stored_the_report_says_how_to_store_and_a_store_turned_off_keeps
     let out = albedo(&home, &["report"], &[]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("albedo-otel install"), "{said}");
+    // A script still gets JSON.
+    let json = report(&home, &["weekly"]);
+    assert_eq!(json["weekly"], Value::Array(Vec::new()));
+    assert_eq!(json["totals"]["totalTokens"], 0);
     let rx = Receiver::start();
     albedo(
         &home,
@@ -310,18 +314,18 @@ fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_un
     )
     .unwrap();
     albedo(&home, &["import"], &[]);
-    let cost = report(&home, &["session"])["session"][0]["totalCost"]
+    let cost = report(&home, &["session"])["sessions"][0]["totalCost"]
         .as_f64()
         .unwrap();
     // As Claude Code runs it: the command through a shell, its JSON on stdin.
-    let run = |stdin: &str| {
+    let run_with = |stdin: &str, data: &Path| {
         use std::io::Write;
         let mut child = Command::new("sh")
             .args(["-c", &command])
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_DATA_HOME", data)
             .env("XDG_STATE_HOME", home.join("state"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -337,19 +341,21 @@ fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_un
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
-    let line = run(&format!(
+    let run = |stdin: &str| run_with(stdin, &home.join("data"));
+    let input = format!(
         r#"{{"session_id":"{session}","model":{{"display_name":"Opus"}},"cost":{{"total_cost_usd":1}}}}"#
-    ));
+    );
+    let line = run(&input);
     assert_eq!(line.lines().count(), 1, "{line}");
     assert!(
         line.starts_with(&format!("Opus · session ${cost:.2} (")),
         "{line} (the session cost {cost})"
     );
-    assert_eq!(
-        run("not json"),
-        line,
-        "the last line, when there is no answer"
-    );
+    // No answer at once (here, no store where it looks): the last line, this session's.
+    assert_eq!(run_with(&input, &home.join("elsewhere")), line);
+    // Another session's, or input it cannot read: only what is no one session's.
+    let today = line.split_once(" · today ").unwrap().1;
+    assert_eq!(run("not json"), format!("today {today}"));
     // Uninstall takes ours out, and only ours.
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["uninstall", "claude-code"])

@@ -87,6 +87,11 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         settings.pipeline.metrics = None;
         settings.pipeline.spool = None;
     }
+    // A batch job: what was read is written, however long the store takes to catch up.
+    settings.pipeline.flush_timeout = settings
+        .pipeline
+        .flush_timeout
+        .max(Duration::from_secs(600));
     let since = args
         .since
         .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));
@@ -143,7 +148,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     }
     drop(handle);
     let summary = guard.close();
-    if summary.lost() > 0 {
+    if summary.lost() > 0 || summary.store_lost > 0 {
         tracing::error!("done: {summary}");
         return Ok(3);
     }

@@ -45,7 +45,8 @@ pub struct ReportArgs {
     /// The time zone days begin in (IANA, such as Europe/Paris) [default: the system's]
     #[arg(long, value_name = "ZONE")]
     timezone: Option<String>,
-    /// Only this agent's model calls (its name, as `install` takes it)
+    /// Only this agent's model calls, by the name its traces carry (`gen_ai.agent.name`:
+    /// claude-code, gemini-cli, codex, ...)
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
     /// Split each period's row by this
@@ -103,7 +104,12 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         None => TimeZone::system(),
     };
     let Some(store) = Store::open_to_read(&path)? else {
-        say(EMPTY);
+        if args.json {
+            let empty = report::build(&[], period(args.period), by(args.by), &tz);
+            say(&serde_json::to_string_pretty(&report::to_json(&empty))?);
+        } else {
+            say(EMPTY);
+        }
         return Ok(0);
     };
     let from = args.since.map_or(0, |d| report::start_of(d, &tz));
@@ -115,20 +121,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     if let Some(agent) = &args.agent {
         calls.retain(|c| &c.place.agent == agent);
     }
-    let period = match args.period {
-        PeriodArg::Daily => Period::Daily,
-        PeriodArg::Weekly => Period::Weekly,
-        PeriodArg::Monthly => Period::Monthly,
-        PeriodArg::Session => Period::Session,
-    };
-    let by = args.by.map(|b| match b {
-        ByArg::Agent => By::Agent,
-        ByArg::Model => By::Model,
-        ByArg::Repository => By::Repository,
-        ByArg::Branch => By::Branch,
-        ByArg::User => By::User,
-    });
-    let r = report::build(&calls, period, by, &tz);
+    let r = report::build(&calls, period(args.period), by(args.by), &tz);
     if args.json {
         say(&serde_json::to_string_pretty(&report::to_json(&r))?);
         return Ok(0);
@@ -139,6 +132,25 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     }
     print_table(&r);
     Ok(0)
+}
+
+fn period(p: PeriodArg) -> Period {
+    match p {
+        PeriodArg::Daily => Period::Daily,
+        PeriodArg::Weekly => Period::Weekly,
+        PeriodArg::Monthly => Period::Monthly,
+        PeriodArg::Session => Period::Session,
+    }
+}
+
+fn by(b: Option<ByArg>) -> Option<By> {
+    b.map(|b| match b {
+        ByArg::Agent => By::Agent,
+        ByArg::Model => By::Model,
+        ByArg::Repository => By::Repository,
+        ByArg::Branch => By::Branch,
+        ByArg::User => By::User,
+    })
 }
 
 fn tokens(n: i64) -> String {

@@ -84,6 +84,17 @@ fn line(args: &StatuslineArgs, input: &Input) -> Option<String> {
     ))
 }
 
+/// The last line kept (`text`: its session, then the line), for `session`: whole if it was
+/// this session's, else only what is not any one session's (today's cost, the burn rate).
+fn last_for(text: &str, session: &str) -> Option<String> {
+    let (theirs, line) = text.split_once('\n')?;
+    if theirs == session {
+        return Some(line.to_string());
+    }
+    line.split_once(" · today ")
+        .map(|(_, rest)| format!("today {rest}"))
+}
+
 pub fn run(args: &StatuslineArgs) -> i32 {
     use std::io::{Read, Write};
     let mut text = String::new();
@@ -94,6 +105,9 @@ pub fn run(args: &StatuslineArgs) -> i32 {
     let answer = serde_json::from_str::<Input>(&text)
         .ok()
         .and_then(|input| line(args, &input));
+    let session = serde_json::from_str::<Input>(&text)
+        .map(|i| i.session_id)
+        .unwrap_or_default();
     let kept = last_line_file();
     let shown = match answer {
         Some(l) => {
@@ -101,12 +115,13 @@ pub fn run(args: &StatuslineArgs) -> i32 {
                 if let Some(dir) = file.parent() {
                     let _ = albedo_otel::fs::create_private_dir(dir);
                 }
-                let _ = std::fs::write(file, l.as_bytes());
+                let _ = std::fs::write(file, format!("{session}\n{l}"));
             }
             l
         }
         None => kept
             .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|text| last_for(&text, &session))
             .unwrap_or_else(|| "albedo-otel: no usage stored yet".into()),
     };
     let _ = writeln!(std::io::stdout().lock(), "{shown}");

@@ -16,6 +16,7 @@ pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 
 /// The local store's file: `$XDG_DATA_HOME/albedo-otel/store.sqlite`, else under
 /// `$HOME/.local/share`.
+#[cfg(feature = "store")]
 pub fn default_store_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|s| !s.is_empty());
     let data = set(XDG_DATA_HOME)

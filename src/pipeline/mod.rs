@@ -16,6 +16,7 @@ pub mod attribution;
 mod deadline;
 pub mod defaults;
 mod delivery;
+mod handover;
 pub mod metrics;
 pub mod spool;
 mod stats;
@@ -230,27 +231,6 @@ impl PipelineHandle {
             return false;
         }
         rx.recv_timeout(timeout).is_ok()
-    }
-
-    /// Goes on with `session` from where an earlier pipeline left it (its
-    /// [`seed`](Self::seed)), before the records handed over after this: a restarted exporter
-    /// numbers and links the session's turns as the old one would have, and puts what the
-    /// agent does after its turn went out into that turn's trace. `false` once closed.
-    pub fn resume(&self, session: &str, seed: SessionSeed) -> bool {
-        let input = Input::Resume(Box::new((session.to_string(), seed)));
-        self.events.send(input).is_ok()
-    }
-
-    /// What a later pipeline needs to go on with `session` (see
-    /// [`Assembler::seed`](crate::assemble::Assembler::seed)), once everything handed over so
-    /// far is assembled; `None` for a session not open between two turns, or no answer
-    /// within `timeout`.
-    pub fn seed(&self, session: &str, timeout: Duration) -> Option<SessionSeed> {
-        let (tx, rx) = bounded(1);
-        self.control
-            .send(Control::Seed(session.to_string(), tx))
-            .ok()?;
-        rx.recv_timeout(timeout).ok().flatten()
     }
 
     pub fn stats(&self) -> Summary {

@@ -25,6 +25,7 @@ pub struct Stats {
     pub(crate) unspooled: AtomicU64,
     pub(crate) spool_dropped: AtomicU64,
     pub(crate) encode_errors: AtomicU64,
+    pub(crate) store_lost: AtomicU64,
 }
 
 /// A snapshot of the counters.
@@ -63,6 +64,9 @@ pub struct Summary {
     pub spool_dropped: u64,
     /// Batches the fast encoder miscounted (a bug), sent encoded the slow way instead.
     pub encode_errors: u64,
+    /// Rows (turns, model calls, tool calls) that never reached the local store: its disk
+    /// too slow for the wait, or the store not there.
+    pub store_lost: u64,
 }
 
 impl Stats {
@@ -87,6 +91,7 @@ impl Stats {
             unspooled: self.unspooled.load(Relaxed),
             spool_dropped: self.spool_dropped.load(Relaxed),
             encode_errors: self.encode_errors.load(Relaxed),
+            store_lost: self.store_lost.load(Relaxed),
         }
     }
 
@@ -113,6 +118,7 @@ impl Summary {
         self.unspooled += other.unspooled;
         self.spool_dropped += other.spool_dropped;
         self.encode_errors += other.encode_errors;
+        self.store_lost += other.store_lost;
     }
 
     /// Spans neither delivered, spooled, refused, nor given up on: still in flight.
@@ -130,7 +136,7 @@ impl Summary {
     /// Whether anything was lost: dropped events, lines never assembled, or spans lost for
     /// good.
     pub fn lost_anything(&self) -> bool {
-        self.dropped_events > 0 || self.unassembled > 0 || self.lost() > 0
+        self.dropped_events > 0 || self.unassembled > 0 || self.lost() > 0 || self.store_lost > 0
     }
 }
 
@@ -152,6 +158,13 @@ impl fmt::Display for Summary {
         }
         if self.unassembled > 0 {
             write!(f, ", {} lines read but not assembled", self.unassembled)?;
+        }
+        if self.store_lost > 0 {
+            write!(
+                f,
+                ", {} rows never reached the local store",
+                self.store_lost
+            )?;
         }
         if self.rejected > 0 {
             write!(f, ", {} refused by the collector", self.rejected)?;

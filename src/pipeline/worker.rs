@@ -185,7 +185,22 @@ pub(super) fn run(
     w.take_output(None);
     w.send_batch();
     w.send_metrics();
-    w.close_store();
+    // The export thread finishes as soon as its queue closes; the store's writer meanwhile.
+    #[cfg(feature = "store")]
+    let (store, stats, by) = (
+        w.store.take(),
+        w.stats.clone(),
+        Instant::now() + w.config.flush_timeout,
+    );
+    drop(w);
+    #[cfg(feature = "store")]
+    if let Some(store) = store {
+        let lost = store.close(by);
+        if lost > 0 {
+            Stats::add(&stats.store_lost, lost);
+            tracing::warn!("{lost} rows never reached the local store");
+        }
+    }
 }
 
 impl Worker {
@@ -227,17 +242,6 @@ impl Worker {
             }
         }
         let _ = by;
-    }
-
-    /// Writes what the store still has queued, within the flush timeout.
-    fn close_store(&mut self) {
-        #[cfg(feature = "store")]
-        if let Some(store) = self.store.take() {
-            let lost = store.close(Instant::now() + self.config.flush_timeout);
-            if lost > 0 {
-                tracing::warn!("{lost} rows never reached the local store");
-            }
-        }
     }
 
     fn batch_due(&self) -> bool {

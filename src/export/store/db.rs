@@ -131,6 +131,13 @@ impl Store {
                 version,
             });
         }
+        if version == 0 {
+            // A new file: space freed by a prune can be given back without a `VACUUM`, which
+            // would lock every writer out while it copies the whole file.
+            self.conn
+                .pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(db)?;
+        }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn
             .pragma_update(None, "user_version", VERSION)
@@ -209,7 +216,9 @@ impl Store {
                 .map_err(db)? as u64;
         }
         tx.commit().map_err(db)?;
-        self.conn.execute_batch("VACUUM").map_err(db)?;
+        self.conn
+            .execute_batch("PRAGMA incremental_vacuum")
+            .map_err(db)?;
         Ok(gone)
     }
 

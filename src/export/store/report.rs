@@ -29,7 +29,7 @@ impl Period {
             Period::Daily => ("daily", "date"),
             Period::Weekly => ("weekly", "week"),
             Period::Monthly => ("monthly", "month"),
-            Period::Session => ("session", "sessionId"),
+            Period::Session => ("sessions", "sessionId"),
         }
     }
 }
@@ -94,7 +94,8 @@ pub struct Row {
     /// Models of calls the price table had no price for: their cost is not in `tokens`.
     pub unpriced: BTreeSet<String>,
     pub calls: u64,
-    /// The last call's start, in ns since the epoch.
+    /// The first and last calls' starts, in ns since the epoch.
+    pub first_ns: i64,
     pub last_ns: i64,
 }
 
@@ -163,6 +164,9 @@ pub fn build(calls: &[ModelCall], period: Period, by: Option<By>, tz: &TimeZone)
             row.unpriced.insert(c.model.clone());
             unpriced.insert(c.model.clone());
         }
+        if row.calls == 0 || c.place.started_ns < row.first_ns {
+            row.first_ns = c.place.started_ns;
+        }
         row.calls += 1;
         row.last_ns = row.last_ns.max(c.place.started_ns);
         totals.add(c);
@@ -189,7 +193,8 @@ pub fn start_of(date: Date, tz: &TimeZone) -> i64 {
         .clamp(0, i128::from(i64::MAX)) as i64
 }
 
-/// The report as JSON: ccusage 20's shape (a key named for the period kind holding its rows,
+/// The report as JSON: ccusage 20's shape (a key named for the period kind, `daily`, `weekly`,
+/// `monthly` or `sessions`, holding its rows,
 /// each with its period, tokens, cost, models and their breakdown, then `totals`), with
 /// `period`, `agent`, `agents`, `repositories`, `branches`, `users` and `unpricedModels`
 /// beside.
@@ -230,10 +235,13 @@ pub fn to_json(r: &Report) -> Value {
                 .collect();
             m.insert("modelBreakdowns".into(), breakdowns.into());
             if r.period == Period::Session {
-                let last = Timestamp::from_nanosecond(i128::from(row.last_ns))
-                    .map(|t| t.to_string())
-                    .unwrap_or_default();
-                m.insert("lastActivity".into(), last.into());
+                let at = |ns: i64| {
+                    Timestamp::from_nanosecond(i128::from(ns))
+                        .map(|t| t.to_string())
+                        .unwrap_or_default()
+                };
+                m.insert("firstActivity".into(), at(row.first_ns).into());
+                m.insert("lastActivity".into(), at(row.last_ns).into());
             }
             let list = |s: &BTreeSet<String>| Value::from(s.iter().cloned().collect::<Vec<_>>());
             m.insert("agents".into(), list(&row.agents));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
+use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
 use super::db::Store;
 use super::rows::{row, Row};
@@ -17,6 +17,9 @@ use crate::assemble::Span;
 
 /// Batches of rows waiting for the writer.
 const QUEUE: usize = 256;
+/// How long the pipeline waits for room in a full queue (a disk slower than the spans, an
+/// import): back-pressure, not loss. Past it the rows are counted as lost.
+const ROOM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 enum Message {
     Rows(Vec<Row>),
@@ -59,7 +62,7 @@ impl StoreWriter {
         })
     }
 
-    /// Queues what the store keeps of `spans`, never waiting.
+    /// Queues what the store keeps of `spans`, waiting for room [`ROOM_WITHIN`] at most.
     pub fn take(&mut self, spans: &[Span]) {
         let rows: Vec<Row> = spans.iter().filter_map(row).collect();
         if rows.is_empty() {
@@ -67,12 +70,12 @@ impl StoreWriter {
         }
         let Some(tx) = &self.tx else { return };
         let n = rows.len() as u64;
-        if let Err(e) = tx.try_send(Message::Rows(rows)) {
+        if let Err(e) = tx.send_timeout(Message::Rows(rows), ROOM_WITHIN) {
             self.dropped.fetch_add(n, Ordering::Relaxed);
             if !std::mem::replace(&mut self.warned, true) {
                 let why = match e {
-                    TrySendError::Full(_) => "its queue is full",
-                    TrySendError::Disconnected(_) => "it stopped",
+                    SendTimeoutError::Timeout(_) => "it could not keep up",
+                    SendTimeoutError::Disconnected(_) => "it stopped",
                 };
                 tracing::warn!(
                     "the local store is missing rows because {why}; they are counted at the close"

@@ -180,11 +180,20 @@ pub(super) fn checkpoint(
             continue;
         }
         let session = state.session.as_deref().filter(|s| !s.is_empty());
-        // Asked after the flush: the exporter has assembled every line before `offset`.
-        let seed = session
-            .zip(state.profile.and_then(|id| profiles.handle(id)))
-            .and_then(|(s, handle)| handle.seed(s, SEED_WITHIN))
-            .or_else(|| state.saved.seed.clone());
+        // Asked after the flush: the exporter has assembled every line before `offset`. With
+        // no answer, the resume point stays where it was, with the seed that goes with it.
+        let seed = match session.zip(state.profile.and_then(|id| profiles.handle(id))) {
+            Some((s, handle)) => match handle.seed(s, SEED_WITHIN) {
+                Some(seed) => seed,
+                None => {
+                    tracing::warn!(
+                        "session {s}: the exporter did not answer; its resume point stays"
+                    );
+                    continue;
+                }
+            },
+            None => state.saved.seed.clone(),
+        };
         let resume = Resume {
             offset: state.offset,
             transcript: session.and_then(|s| adapter.cursor(s)).unwrap_or_default(),

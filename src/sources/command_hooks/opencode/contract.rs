@@ -64,7 +64,7 @@ impl AgentRules for Adapter {
     }
 
     fn busy(s: &Session) -> bool {
-        s.turn.is_some() || s.opening.is_some()
+        s.turn.is_some()
     }
 
     fn take(
