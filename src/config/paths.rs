@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::env::{HOME, XDG_DATA_HOME, XDG_STATE_HOME};
+use super::env::{HOME, XDG_STATE_HOME};
 
 /// `$XDG_STATE_HOME/albedo-otel`, else `$HOME/.local/state/albedo-otel`.
 pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
@@ -19,7 +19,7 @@ pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 #[cfg(feature = "store")]
 pub fn default_store_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|s| !s.is_empty());
-    let data = set(XDG_DATA_HOME)
+    let data = set(super::env::XDG_DATA_HOME)
         .map(PathBuf::from)
         .or_else(|| set(HOME).map(|h| Path::new(&h).join(".local/share")))?;
     Some(data.join("albedo-otel").join("store.sqlite"))
