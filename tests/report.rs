@@ -107,9 +107,9 @@ fn the_report_adds_up_to_the_exported_model_calls_and_a_second_replay_adds_nothi
     assert_eq!(report(&home, &["--timezone", "UTC"]), first);
     // By session: one row, its models each with their share.
     let sessions = report(&home, &["session"]);
-    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1);
-    assert_eq!(sessions["sessions"][0]["sessionId"], "demo-7f3a");
-    let by_model: i64 = sessions["sessions"][0]["modelBreakdowns"]
+    assert_eq!(sessions["session"].as_array().unwrap().len(), 1);
+    assert_eq!(sessions["session"][0]["sessionId"], "demo-7f3a");
+    let by_model: i64 = sessions["session"][0]["modelBreakdowns"]
         .as_array()
         .unwrap()
         .iter()
@@ -314,7 +314,7 @@ fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_un
     )
     .unwrap();
     albedo(&home, &["import"], &[]);
-    let cost = report(&home, &["session"])["sessions"][0]["totalCost"]
+    let cost = report(&home, &["session"])["session"][0]["totalCost"]
         .as_f64()
         .unwrap();
     // As Claude Code runs it: the command through a shell, its JSON on stdin.
@@ -369,4 +369,81 @@ fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_un
     assert!(out.status.success());
     let left: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert!(left.get("statusLine").is_none(), "{left}");
+}
+
+/// ccusage 20, as a user has it: `CCUSAGE_BIN`, else `ccusage` on PATH.
+fn ccusage() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("CCUSAGE_BIN")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("ccusage"));
+    require_tool(
+        "ccusage",
+        found,
+        "`npm install ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24` and set CCUSAGE_BIN to node_modules/.bin/ccusage",
+    )
+}
+
+/// Where ccusage and albedo-otel read the same Claude Code files (a session's transcript and
+/// its sub-agent's), they count the same tokens: each of the four kinds, to the token.
+#[test]
+fn the_import_counts_the_tokens_ccusage_counts_in_the_same_files() {
+    let Some(ccusage) = ccusage() else {
+        return;
+    };
+    let kinds = [
+        "inputTokens",
+        "outputTokens",
+        "cacheCreationTokens",
+        "cacheReadTokens",
+        "totalTokens",
+    ];
+    for fixture in ["bash_write", "multi_tool", "pretool_block", "subagent"] {
+        let dir = repo_file(&format!("tests/fixtures/claude-code/{fixture}"));
+        let home = scratch(&format!("ccusage-{fixture}"));
+        let project = home.join(".claude/projects/-home-dev-demo");
+        let transcript = std::fs::read_to_string(format!("{dir}/transcript.jsonl")).unwrap();
+        let first: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
+        let session = first["sessionId"].as_str().unwrap();
+        std::fs::create_dir_all(project.join(session).join("subagents")).unwrap();
+        std::fs::write(project.join(format!("{session}.jsonl")), &transcript).unwrap();
+        for sub in std::fs::read_dir(format!("{dir}/transcripts"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = format!("agent-{}", sub.file_name().to_string_lossy());
+            std::fs::copy(
+                sub.path(),
+                project.join(session).join("subagents").join(name),
+            )
+            .unwrap();
+        }
+        let out = Command::new(&ccusage)
+            .args(["daily", "--json", "--offline"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ccusage: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        albedo(&home, &["import", "claude-code"], &[]);
+        let ours = report(&home, &[]);
+        for k in kinds {
+            assert_eq!(
+                ours["totals"][k], theirs["totals"][k],
+                "{fixture}: {k}: ours {ours:#}\nccusage's {theirs:#}"
+            );
+            assert!(theirs["totals"][k].as_i64().unwrap() >= 0);
+        }
+        assert!(
+            ours["totals"]["totalTokens"].as_i64().unwrap() > 0,
+            "{fixture}"
+        );
+    }
 }

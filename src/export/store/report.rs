@@ -29,7 +29,7 @@ impl Period {
             Period::Daily => ("daily", "date"),
             Period::Weekly => ("weekly", "week"),
             Period::Monthly => ("monthly", "month"),
-            Period::Session => ("sessions", "sessionId"),
+            Period::Session => ("session", "sessionId"),
         }
     }
 }
@@ -194,7 +194,7 @@ pub fn start_of(date: Date, tz: &TimeZone) -> i64 {
 }
 
 /// The report as JSON: ccusage 20's shape (a key named for the period kind, `daily`, `weekly`,
-/// `monthly` or `sessions`, holding its rows,
+/// `monthly` or `session`, holding its rows,
 /// each with its period, tokens, cost, models and their breakdown, then `totals`), with
 /// `period`, `agent`, `agents`, `repositories`, `branches`, `users` and `unpricedModels`
 /// beside.
@@ -230,6 +230,9 @@ pub fn to_json(r: &Report) -> Value {
                     b.insert("modelName".into(), name.clone().into());
                     b.extend(t.json());
                     b.insert("cost".into(), json!(t.cost));
+                    if row.unpriced.contains(name) {
+                        b.insert("missingPricing".into(), true.into());
+                    }
                     Value::Object(b)
                 })
                 .collect();
@@ -242,6 +245,11 @@ pub fn to_json(r: &Report) -> Value {
                 };
                 m.insert("firstActivity".into(), at(row.first_ns).into());
                 m.insert("lastActivity".into(), at(row.last_ns).into());
+                // Where ccusage 20 puts them.
+                m.insert(
+                    "metadata".into(),
+                    json!({"firstActivity": at(row.first_ns), "lastActivity": at(row.last_ns)}),
+                );
             }
             let list = |s: &BTreeSet<String>| Value::from(s.iter().cloned().collect::<Vec<_>>());
             m.insert("agents".into(), list(&row.agents));
