@@ -346,7 +346,9 @@ fn the_crate_ships_its_sources_license_and_lock_file_and_no_fixtures() {
         assert!(meta.len() < 100_000, "{file}: {} bytes", meta.len());
         total += meta.len();
     }
-    assert!(total < 2_000_000, "{total} bytes packaged");
+    // About 2.1 MB of sources, the lock file and the README (December 2026): a fixture or a
+    // data file that slipped in would take it well past this.
+    assert!(total < 2_500_000, "{total} bytes packaged");
     // A file that `src/` compiles in from elsewhere would be missing from the package, and
     // only the verify build would say so.
     for file in files.iter().filter(|f| f.ends_with(".rs")) {
