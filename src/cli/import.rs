@@ -106,7 +106,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     let mut sessions = 0;
     for agent in chosen {
         let spec = agent.spec();
-        let history = match spec.history {
+        let history = match agent.history() {
             History::Files(h) => h,
             History::Cannot(why) => {
                 if !args.agents.is_empty() {

@@ -34,6 +34,15 @@ macro_rules! agents {
                 }
             }
 
+            /// How `import` reads the agent's history, from its folder (`HISTORY` beside its
+            /// `SPEC`).
+            pub fn history(self) -> spec::History {
+                match self {
+                    Agent::$default => $default_folder::HISTORY,
+                    $(Agent::$variant => $folder::HISTORY),*
+                }
+            }
+
             /// The daemon's adapter for the agent, from its folder.
             pub(super) fn adapter(
                 self,

@@ -18,8 +18,6 @@ pub struct Spec {
     pub extends: Option<&'static str>,
     /// The agent's CLI as CI installs it for the tests that run it.
     pub cli: Option<Cli>,
-    /// How `import` reads the agent's own history.
-    pub history: History,
     /// Whether the agent runs its hooks with its own whole environment. Such a hook's
     /// `OTEL_*` variables are the user's shell's, meant for other programs, so they are not
     /// handed off: the configuration file `install` wrote decides.

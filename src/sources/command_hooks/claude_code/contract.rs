@@ -20,11 +20,6 @@ pub const SPEC: Spec = Spec {
         var: "CLAUDE_BIN",
         node22: false,
     }),
-    history: spec::History::Files(spec::HistoryFiles {
-        roots: super::history::roots,
-        is_session: super::history::is_session,
-        records: super::history::records,
-    }),
     passes_its_environment: false,
     streams: false,
     journal_under: spec::own_journal,
@@ -106,3 +101,11 @@ impl AgentRules for Adapter {
         Adapter::message_budget(self, id, bytes);
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Files(spec::HistoryFiles {
+    roots: super::history::roots,
+    is_session: super::history::is_session,
+    records: super::history::records,
+});

@@ -23,7 +23,7 @@ mod contract;
 mod ends;
 pub mod history;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod conversation;
 mod payload;
 mod records;

@@ -21,7 +21,6 @@ pub const SPEC: Spec = Spec {
         var: "CLINE_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: Cline keeps its tasks under ~/.cline/"),
     // Cline runs its hooks with its own whole environment.
     passes_its_environment: true,
     streams: false,
@@ -101,3 +100,7 @@ impl AgentRules for Adapter {
         }
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Cline keeps its tasks under ~/.cline/");

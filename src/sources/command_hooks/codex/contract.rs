@@ -22,7 +22,6 @@ pub const SPEC: Spec = Spec {
         var: "CODEX_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: Codex keeps its sessions under ~/.codex/sessions/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,
@@ -99,3 +98,7 @@ impl AgentRules for Adapter {
         self.started.len()
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Codex keeps its sessions under ~/.codex/sessions/");

@@ -21,7 +21,6 @@ pub const SPEC: Spec = Spec {
         var: "COPILOT_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: Copilot CLI keeps its sessions under ~/.copilot/session-state/"),
     passes_its_environment: false,
     streams: false,
     journal_under: super::sub_agents_parent,
@@ -103,3 +102,7 @@ impl AgentRules for Adapter {
         }
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Copilot CLI keeps its sessions under ~/.copilot/session-state/");

@@ -15,7 +15,6 @@ pub const SPEC: Spec = Spec {
     holds: "Cursor's hooks (its own `hooks.json`, or Claude Code's settings) to records",
     extends: None,
     cli: None,
-    history: spec::History::Cannot("Cursor keeps no token usage in its files: there is nothing to count"),
     // Cursor runs its hooks with the environment it was started with: its `OTEL_*` are the
     // user's shell's.
     passes_its_environment: true,
@@ -83,3 +82,7 @@ impl AgentRules for Adapter {
         Adapter::give_up(self, id, at_ms, out)
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("Cursor keeps no token usage in its files: there is nothing to count");

@@ -22,7 +22,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod own_hook;
 pub use own_hook::runs_ours_too;
 mod payload;

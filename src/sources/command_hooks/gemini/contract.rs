@@ -20,7 +20,6 @@ pub const SPEC: Spec = Spec {
         var: "GEMINI_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: Gemini CLI keeps its sessions under ~/.gemini/tmp/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,
@@ -94,3 +93,7 @@ impl AgentRules for Adapter {
         Adapter::give_up(self, id, at_ms, out)
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Gemini CLI keeps its sessions under ~/.gemini/tmp/");

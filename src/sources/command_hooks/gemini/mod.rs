@@ -19,7 +19,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

@@ -21,7 +21,6 @@ pub const SPEC: Spec = Spec {
         var: "KILO_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: Kilo Code keeps its sessions in its own storage"),
     // Kilo runs plugins in its own process: the hook they start has its whole environment.
     passes_its_environment: true,
     streams: true,
@@ -51,3 +50,7 @@ pub const SPEC: Spec = Spec {
 pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
     Box::new(opencode::Adapter::named(AGENT))
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Kilo Code keeps its sessions in its own storage");

@@ -12,7 +12,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 #[cfg(test)]
 pub(crate) mod script;
 

@@ -22,7 +22,6 @@ pub const SPEC: Spec = Spec {
         var: "KIMI_BIN",
         node22: true,
     }),
-    history: spec::History::Cannot("not read yet: Kimi Code keeps its sessions under ~/.kimi-code/"),
     // Kimi runs its hooks with its own whole environment: its `OTEL_*` are the user's shell's.
     passes_its_environment: true,
     streams: false,
@@ -100,3 +99,7 @@ impl AgentRules for Adapter {
         Adapter::resume(self, id, at);
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Kimi Code keeps its sessions under ~/.kimi-code/");

@@ -21,7 +21,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod models;
 mod payload;
 #[cfg(test)]

@@ -21,7 +21,6 @@ pub const SPEC: Spec = Spec {
         var: "OPENCODE_BIN",
         node22: false,
     }),
-    history: spec::History::Cannot("not read yet: opencode keeps its sessions in its own storage"),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,
@@ -91,3 +90,7 @@ impl AgentRules for Adapter {
         Adapter::give_up(self, id, at_ms, out)
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: opencode keeps its sessions in its own storage");

@@ -23,7 +23,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod models;
 mod payload;
 mod plugin;

@@ -20,7 +20,6 @@ pub const SPEC: Spec = Spec {
         var: "PI_BIN",
         node22: true,
     }),
-    history: spec::History::Cannot("not read yet: Pi keeps its sessions under ~/.pi/agent/sessions/"),
     passes_its_environment: true,
     streams: true,
     journal_under: spec::own_journal,
@@ -85,3 +84,7 @@ impl AgentRules for Adapter {
         Adapter::give_up(self, id, at_ms, out)
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Pi keeps its sessions under ~/.pi/agent/sessions/");

@@ -24,7 +24,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod extension;
 mod models;
 mod payload;

@@ -21,7 +21,6 @@ pub const SPEC: Spec = Spec {
         var: "QWEN_BIN",
         node22: true,
     }),
-    history: spec::History::Cannot("not read yet: Qwen Code keeps its chats under ~/.qwen/"),
     passes_its_environment: true,
     streams: false,
     journal_under: spec::own_journal,
@@ -109,3 +108,7 @@ impl AgentRules for Adapter {
         }
     }
 }
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Qwen Code keeps its chats under ~/.qwen/");

@@ -28,7 +28,7 @@
 
 mod contract;
 pub(crate) use contract::adapter;
-pub use contract::SPEC;
+pub use contract::{HISTORY, SPEC};
 mod ends;
 mod payload;
 #[cfg(test)]
