@@ -17,16 +17,21 @@ pub(super) fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Claude Code's status line command: this binary's `statusline`, with the configuration
-/// file (the store's place is in it, or its default).
-pub(super) fn statusline_command(config: &Path) -> Result<String> {
+/// This executable, or, when it is one `npx` will throw away, the copy kept of it.
+fn kept_exe() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let env = |k: &str| std::env::var_os(k);
-    let exe = match throwaway_source(&exe, &env) {
+    Ok(match throwaway_source(&exe, &env) {
         Some(source) => kept_copy(&exe, source, &env)?,
         None => exe,
-    };
+    })
+}
+
+/// Claude Code's status line command: this binary's `statusline`, with the configuration
+/// file (the store's place is in it, or its default).
+pub(super) fn statusline_command(config: &Path) -> Result<String> {
+    let exe = kept_exe()?;
     Ok(format!(
         "{} statusline --config {}",
         shell_quote(&exe.to_string_lossy()),
@@ -39,13 +44,7 @@ pub(super) fn statusline_command(config: &Path) -> Result<String> {
 /// configuration file and the journal folder. albedo runs hooks with a clean environment,
 /// perhaps without `HOME`, so both are named, not left to defaults.
 pub(super) fn command(config: &Path, hook_dir: &Path, agent: Option<&str>) -> Result<String> {
-    let exe = std::env::current_exe().context("cannot find this executable")?;
-    let exe = exe.canonicalize().unwrap_or(exe);
-    let env = |k: &str| std::env::var_os(k);
-    let exe = match throwaway_source(&exe, &env) {
-        Some(source) => kept_copy(&exe, source, &env)?,
-        None => exe,
-    };
+    let exe = kept_exe()?;
     let small = exe.with_file_name(HOOK_BIN);
     let mut parts = Vec::new();
     if small.is_file() {
