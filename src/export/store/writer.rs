@@ -35,6 +35,8 @@ pub struct StoreWriter {
     thread: Option<JoinHandle<()>>,
     done: Receiver<()>,
     dropped: Arc<AtomicU64>,
+    /// Rows queued and not yet written (or given up on).
+    pending: Arc<AtomicU64>,
     warned: bool,
 }
 
@@ -46,11 +48,12 @@ impl StoreWriter {
         let (tx, rx) = bounded(QUEUE);
         let (done_tx, done) = bounded(1);
         let dropped = Arc::new(AtomicU64::new(0));
-        let lost = dropped.clone();
+        let pending = Arc::new(AtomicU64::new(0));
+        let (lost, queued) = (dropped.clone(), pending.clone());
         let thread = std::thread::Builder::new()
             .name("albedo-otel-store".into())
             .spawn(move || {
-                write_all(&path, &rx, &lost);
+                write_all(&path, &rx, &lost, &queued);
                 let _ = done_tx.send(());
             })?;
         Ok(StoreWriter {
@@ -58,6 +61,7 @@ impl StoreWriter {
             thread: Some(thread),
             done,
             dropped,
+            pending,
             warned: false,
         })
     }
@@ -70,7 +74,9 @@ impl StoreWriter {
         }
         let Some(tx) = &self.tx else { return };
         let n = rows.len() as u64;
+        self.pending.fetch_add(n, Ordering::Relaxed);
         if let Err(e) = tx.send_timeout(Message::Rows(rows), ROOM_WITHIN) {
+            self.pending.fetch_sub(n, Ordering::Relaxed);
             self.dropped.fetch_add(n, Ordering::Relaxed);
             if !std::mem::replace(&mut self.warned, true) {
                 let why = match e {
@@ -111,15 +117,15 @@ impl StoreWriter {
             if let Some(t) = self.thread.take() {
                 let _ = t.join();
             }
-        } else {
-            tracing::warn!("the local store did not finish writing by the close's deadline");
+            return self.dropped();
         }
-        self.dropped()
+        tracing::warn!("the local store did not finish writing by the close's deadline");
+        self.dropped() + self.pending.load(Ordering::Relaxed)
     }
 }
 
 /// The writer's loop: each batch in one transaction, until the queue closes.
-fn write_all(path: &std::path::Path, rx: &Receiver<Message>, lost: &AtomicU64) {
+fn write_all(path: &std::path::Path, rx: &Receiver<Message>, lost: &AtomicU64, queued: &AtomicU64) {
     let mut store = match Store::open(path) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -152,6 +158,7 @@ fn write_all(path: &std::path::Path, rx: &Receiver<Message>, lost: &AtomicU64) {
                         lost.fetch_add(n, Ordering::Relaxed);
                     }
                 }
+                queued.fetch_sub(n, Ordering::Relaxed);
                 for ack in acks {
                     let _ = ack.send(());
                 }
@@ -160,5 +167,61 @@ fn write_all(path: &std::path::Path, rx: &Receiver<Message>, lost: &AtomicU64) {
                 let _ = ack.send(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assemble::semconv::{GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL};
+    use crate::assemble::span::{Attr, SpanKind, Status, Value};
+    use crate::assemble::{SpanId, TraceId};
+
+    fn tool(n: u64) -> Span {
+        Span {
+            trace_id: TraceId::from(1u128),
+            span_id: SpanId::from(n),
+            parent_span_id: None,
+            name: "execute_tool run".into(),
+            kind: SpanKind::Internal,
+            start_ns: n,
+            end_ns: n + 1,
+            attributes: vec![Attr {
+                key: GEN_AI_OPERATION_NAME,
+                value: Value::Static(OP_EXECUTE_TOOL),
+            }],
+            events: Vec::new(),
+            links: Vec::new(),
+            status: Status::Unset,
+        }
+    }
+
+    #[test]
+    fn rows_a_store_could_not_take_are_counted_and_the_rest_are_on_disk() {
+        let dir = std::env::temp_dir().join(format!("albedo-otel-writer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // A store under a file: it cannot be opened, and every row is lost, counted.
+        std::fs::write(dir.join("file"), "").unwrap();
+        let mut w = StoreWriter::start(dir.join("file/store.sqlite")).unwrap();
+        w.take(&[tool(1), tool(2), tool(3)]);
+        assert_eq!(
+            w.close(Instant::now() + std::time::Duration::from_secs(10)),
+            3
+        );
+        // A good one: what a flush answered for is there, and nothing is counted lost.
+        let path = dir.join("store.sqlite");
+        let mut w = StoreWriter::start(path.clone()).unwrap();
+        w.take(&[tool(1), tool(2)]);
+        assert!(w.flush(Instant::now() + std::time::Duration::from_secs(10)));
+        let read = Store::open_to_read(&path).unwrap().unwrap();
+        assert_eq!(read.holdings().unwrap().tool_calls, 2);
+        w.take(&[tool(2), tool(3)]);
+        assert_eq!(
+            w.close(Instant::now() + std::time::Duration::from_secs(10)),
+            0
+        );
+        assert_eq!(read.holdings().unwrap().tool_calls, 3, "tool 2 once");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
