@@ -48,8 +48,11 @@ impl SpanExporter for StoreOnly {
     }
 }
 
-/// Every file under `dir` that `keep` takes, in name order.
-fn files(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+/// How deep below a root sessions are looked for (a link that loops ends there).
+const DEPTH: usize = 8;
+
+/// Every file under `dir` that `keep` takes, in name order, `depth` folders down at most.
+fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -57,7 +60,9 @@ fn files(dir: &Path, keep: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     paths.sort();
     for p in paths {
         if p.is_dir() {
-            files(&p, keep, out);
+            if depth > 0 {
+                files(&p, keep, depth - 1, out);
+            }
         } else if keep(&p) {
             out.push(p);
         }
@@ -117,7 +122,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         };
         let mut found = Vec::new();
         for root in (history.roots)(&env) {
-            files(&root, history.is_session, &mut found);
+            files(&root, history.is_session, DEPTH, &mut found);
         }
         let recent = |p: &PathBuf| {
             since.is_none_or(|from| {
