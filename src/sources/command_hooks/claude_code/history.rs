@@ -137,7 +137,7 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
     let mut last_ms = 0;
     let mut start = 0;
     for end in memchr::memchr_iter(b'\n', bytes).chain([bytes.len()]) {
-        let raw = &bytes[start..end];
+        let (from, raw) = (start, &bytes[start..end]);
         start = end + 1;
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {
             continue;
@@ -174,11 +174,12 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
                 ));
             }
         }
-        // The model calls, as the live route reads them; a line without its newline at the
-        // file's end is complete here.
-        let mut whole = raw.to_vec();
-        whole.push(b'\n');
-        models.feed(&whole);
+        // The model calls, as the live route reads them, the line with its newline; one without
+        // it, at the file's end, is complete here too.
+        match bytes.get(from..=end) {
+            Some(with_newline) if end < bytes.len() => models.feed(with_newline),
+            _ => models.feed(&[raw, b"\n"].concat()),
+        };
         let blocks = match line.message.and_then(|m| m.content) {
             Some(Content::Blocks(b)) => b,
             _ => Vec::new(),
