@@ -78,7 +78,7 @@ fn say(text: &str) {
 }
 
 /// Where the store is, as the settings say; an error when it is off.
-fn store_path(config: Option<PathBuf>) -> Result<PathBuf> {
+pub(super) fn store_path(config: Option<PathBuf>) -> Result<PathBuf> {
     let overrides = Overrides {
         config,
         ..Overrides::default()

@@ -11,7 +11,6 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
-use albedo_otel::config::{Overrides, Settings};
 use albedo_otel::export::store::report::start_of;
 use albedo_otel::export::store::Store;
 
@@ -56,12 +55,7 @@ fn tokens(n: i64) -> String {
 
 /// The line, if the store answers at once.
 fn line(args: &StatuslineArgs, input: &Input) -> Option<String> {
-    let overrides = Overrides {
-        config: args.config.clone(),
-        ..Overrides::default()
-    };
-    let settings = Settings::load(&overrides, &super::process_env).ok()?;
-    let path = settings.pipeline.store?.path;
+    let path = super::report::store_path(args.config.clone()).ok()?;
     let store = Store::open_to_read_within(&path, BUSY).ok()??;
     let tz = jiff::tz::TimeZone::system();
     let now = jiff::Timestamp::now();
