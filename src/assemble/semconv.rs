@@ -21,7 +21,7 @@
 //!   `packages/shared/src/server/otel/OtelIngestionProcessor.ts` (`LF:`), for the one name
 //!   no convention defines yet but backends read: `gen_ai.usage.cost`; and
 //!   `packages/shared/src/server/otel/attributes.ts` (`LFA:`) for `user.id`.
-//! - `MLFLOW`: the `mlflow` 3.17.2 wheel from PyPI (what tests/mlflow.rs runs), under
+//! - `MLFLOW`: the `mlflow` 3.17.2 wheel from PyPI (what tests/viewers/mlflow.rs runs), under
 //!   `mlflow/`: `tracing/otel/translation/open_inference.py` (`OIT:`),
 //!   `tracing/otel/translation/__init__.py` (`TR:`) and
 //!   `store/tracking/sqlalchemy_store.py` (`SQL:`).
@@ -406,7 +406,7 @@ pub const CHECKED: &[(&str, &str)] = &[
 ];
 
 /// GenAI names MLflow or Phoenix read, each with the OpenInference twin set beside it with the
-/// same value (the module's doc says why): tests/mlflow.rs checks every span against it, and
+/// same value (the module's doc says why): tests/viewers/mlflow.rs checks every span against it, and
 /// MLflow's own reading of them. Names whose values differ by convention (the span kind, the
 /// provider's spelling, a sub-agent's conversation against its trace's session) are not here.
 pub const TWINS: &[(&str, &str)] = &[

@@ -1,5 +1,5 @@
 //! Fuzz drivers, shared by the fuzz targets (`fuzz/`) and the tests that replay what the
-//! fuzzer found (`tests/fuzz_regressions.rs`), so a kept input is checked the same way it
+//! fuzzer found (`tests/assemble/fuzz_regressions.rs`), so a kept input is checked the same way it
 //! was found.
 
 use std::sync::{Arc, OnceLock};

@@ -1,6 +1,6 @@
 //! The real Cline CLI driven as an editor drives it (`cline --acp`), the hub it leaves running
 //! stopped, its session's journal retired once it is gone, and a sub-agent's messages file
-//! found: what `tests/cline_cli.rs` needs beside its tests.
+//! found: what `tests/sources/command_hooks/agents/cline.rs` needs beside its tests.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! A local MLflow tracking server for tests/mlflow.rs, run as a user runs it (`mlflow server`,
+//! A local MLflow tracking server for tests/viewers/mlflow.rs, run as a user runs it (`mlflow server`,
 //! a sqlite store in a folder of its own), and the REST calls its trace view makes.
 //!
 //! Needs MLflow 3.17.2: `MLFLOW_BIN`, or the virtualenv `.ci/run` makes in

@@ -11,6 +11,7 @@ pub mod gemini_api;
 pub mod hooks;
 pub mod in_process;
 pub mod kimi_api;
+pub mod mlflow;
 mod mock_server;
 pub mod openai_chat;
 pub mod openai_responses;

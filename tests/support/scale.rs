@@ -1,4 +1,4 @@
-//! The scale tier of deploy/scale/ as local processes, for tests/stack_scale.rs: a gateway
+//! The scale tier of deploy/scale/ as local processes, for tests/deploy/stack_scale.rs: a gateway
 //! collector in front of two sampler collectors, each sampler sending what it keeps to a Jaeger
 //! of its own, so that where a trace went shows; turns of known kinds; and what the sampling
 //! policy keeps of them.

@@ -79,7 +79,7 @@ pub fn traces_of(spans: &BTreeMap<String, JsonSpan>) -> BTreeMap<String, BTreeSe
 
 /// Waits until Jaeger has stored `spans` spans (by its own counter), then reads each of
 /// `traces` back once. A trace is read only when whole: Jaeger v2.12 keeps the warnings its
-/// query adds to a span whose parent has not arrived yet (found here: tests/stack_traces.rs).
+/// query adds to a span whose parent has not arrived yet (found here: tests/deploy/stack_traces.rs).
 pub fn read_back(
     jaeger: &Jaeger,
     traces: &BTreeMap<String, BTreeSet<String>>,

@@ -1,4 +1,4 @@
-%% The extension's Erlang side on a real BEAM with the real binary (tests/beam.rs runs this
+%% The extension's Erlang side on a real BEAM with the real binary (tests/sources/host/beam.rs runs this
 %% and checks what the receiver got). It calls the typed functions albedo_otel.gleam calls,
 %% with the terms Gleam passes: binaries for `String`, integers for `Int`, `none` | `{some, X}`
 %% for `Option`, and it reads `take_note/1` as Gleam's `Result(String, Nil)`.

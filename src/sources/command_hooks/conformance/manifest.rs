@@ -81,7 +81,7 @@ fn the_readme_s_layout_has_each_agent_folder_s_row() {
 }
 
 /// The one sanctioned use of another agent's folder, said in the spec, names a listed agent
-/// other than itself (`tests/layout.rs` checks the imports against it).
+/// other than itself (`tests/house/layout.rs` checks the imports against it).
 #[test]
 fn an_agent_extends_only_another_listed_agent() {
     for a in Agent::ALL {

@@ -1,4 +1,4 @@
-//! Kimi Code's adapter on a session recorded from the real CLI (2.1.0, `tests/kimi_cli.rs`'s
+//! Kimi Code's adapter on a session recorded from the real CLI (2.1.0, `tests/sources/command_hooks/agents/kimi.rs`'s
 //! three turns: a one-second shell call, one a hook denied, a sub-agent that runs the shell
 //! call), its hooks' payloads as journaled and its two `wire.jsonl` files, trimmed to the
 //! lines the adapter reads: read as the files grew, and all at once by a daemon that started
