@@ -8,7 +8,6 @@
 //! The artifacts are found in `ALBEDO_OTEL_DIST_DIR`, as for tests/dist/mod.rs; CI builds the
 //! Apple silicon one (see `dist_dir`).
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

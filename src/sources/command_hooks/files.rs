@@ -10,6 +10,14 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub trait Transcripts {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8>;
 
+    /// At most `max` bytes of the file at `path` from `offset` (the engine's tail reader
+    /// reads in steps of this, so that memory stays bounded).
+    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
+        let mut bytes = self.read_from(path, offset);
+        bytes.truncate(max);
+        bytes
+    }
+
     /// The identity of the file at `path` (its inode, on Unix), where there is one: a file
     /// replaced under the same name (a log rotated, a session started anew) is another file,
     /// whose bytes at an old offset mean nothing.
@@ -40,6 +48,18 @@ impl Transcripts for Files {
         let mut buf = Vec::new();
         if f.seek(SeekFrom::Start(offset)).is_ok() {
             let _ = f.read_to_end(&mut buf);
+        }
+        buf
+    }
+
+    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
+        let mut buf = Vec::new();
+        if f.seek(SeekFrom::Start(offset)).is_ok() {
+            let _ = f.take(max as u64).read_to_end(&mut buf);
         }
         buf
     }

@@ -122,10 +122,26 @@ pub(crate) enum Model<'a> {
 /// The input and output tokens of every answer in [`Model::Answered`].
 pub(crate) const ANSWER_TOKENS: (u64, u64) = (10, 5);
 
+/// What a trace of the agent holds: its row in the README's table of what each agent gives,
+/// written by its folder (the suite makes the table).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gives {
+    /// From which event to which the turn runs.
+    pub turn: &'static str,
+    pub tool_calls: &'static str,
+    pub model_calls: &'static str,
+    pub sub_agents: &'static str,
+    /// What the agent hands over nothing of.
+    pub cannot: &'static str,
+}
+
 /// One agent's payloads for each step.
 pub(crate) trait Script {
     /// The agent's spec (from its folder), whose name says which agent it is.
     fn spec(&self) -> &'static Spec;
+
+    /// What a trace of the agent holds.
+    fn gives(&self) -> Gives;
     /// The payloads `step` makes at `at_ms`; an agent that logs its calls elsewhere (Copilot)
     /// appends to `log` instead, which its adapter reads.
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value>;

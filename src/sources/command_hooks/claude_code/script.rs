@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -37,6 +38,16 @@ pub(crate) fn payload(step: Step<'_>) -> Value {
 impl Script for Claude {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`UserPromptSubmit` to `Stop` (after the grace)",
+            tool_calls: "`PreToolUse` to `PostToolUse`; refused and failed ones are errors",
+            model_calls: "from the transcript at `Stop`: usage with cache reads and writes, and the messages with capture on",
+            sub_agents: "under their `Agent` call",
+            cannot: "",
+        }
     }
 
     /// The hook's payload, and what Claude Code writes to the transcript for the step: the

@@ -91,10 +91,6 @@ impl Adapter {
         );
     }
 
-    /// Ends every call of `target` still pending: for a host that sends no `PostToolBatch`
-    /// (Codex). Refused when the host asks its model again, which it does only once the calls
-    /// it asked for are over, so that one still pending was blocked by another hook; failed
-    /// when the user interrupted it.
     /// Session `target`'s agent went on after its `Stop` (another hook blocked it): that
     /// stop was held, and the turn goes on.
     pub(in super::super) fn stop_was_held(&mut self, target: &str) {
@@ -106,6 +102,10 @@ impl Adapter {
         }
     }
 
+    /// Ends every call of `target` still pending: for a host that sends no `PostToolBatch`
+    /// (Codex, Droid). Refused when the host asks its model again, which it does only once the
+    /// calls it asked for are over, so that one still pending was blocked by another hook;
+    /// failed when the user interrupted it.
     pub(in super::super) fn end_pending(
         &mut self,
         target: &str,

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -176,6 +177,16 @@ fn spawn_input(agent: &str) -> Value {
 impl Script for Cline {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`TaskStart` to `TaskComplete` (a second later, for the messages file)",
+            tool_calls: "`PreToolUse` to `PostToolUse`, by Cline's call id, at the times Cline measured; a call a hook cancelled is a refused error (it ends the turn), failed ones errors",
+            model_calls: "from its messages file: model, provider, input, cache read and write, output tokens",
+            sub_agents: "under their `spawn_agent` call, each with its own tool calls and, from its own messages file, model calls",
+            cannot: "the prompt's text (no hook that fires carries it), time to first token",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value> {

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use crate::sources::command_hooks::claude_code::script::payload;
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -15,6 +16,16 @@ pub(crate) struct Codex;
 impl Script for Codex {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`UserPromptSubmit` to `Stop`",
+            tool_calls: "`PreToolUse` to `PostToolUse`, at the hooks' own times; denied ones are refused errors",
+            model_calls: "`PreModelRequest` to `PostModelRequest`: model, input, cached, output and reasoning tokens",
+            sub_agents: "under their `spawn_agent` call (which ends when the sub-agent starts)",
+            cannot: "times from the payloads (they have none), a model call's messages, a command's exit code",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, _: u64, _: &mut String) -> Vec<Value> {

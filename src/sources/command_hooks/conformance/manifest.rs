@@ -1,26 +1,13 @@
 //! Each agent's spec is the one place that names it: the list in `command_hooks/mod.rs` holds every
 //! agent folder, `.ci/run` installs exactly the CLIs the specs pin, and the README's Layout
-//! table has the row each spec writes. What drifted fails with the text it should have.
+//! table has the row each spec writes. What drifted fails with the text it should have (or is
+//! written, with `ALBEDO_OTEL_BLESS=1`).
 
 use crate::sources::command_hooks::agent::Agent;
 
+use super::generated::region;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const CI_BEGIN: &str = "# agents: begin\n";
-const CI_END: &str = "# agents: end";
-const LAYOUT_BEGIN: &str =
-    "<!-- agents' folders: made by the test in src/sources/command_hooks/conformance/manifest.rs -->\n";
-const LAYOUT_END: &str = "<!-- agents' folders: end -->";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap()
-}
-
-/// The text between `begin` and `end` in `text`.
-fn between<'a>(text: &'a str, begin: &str, end: &str) -> Option<&'a str> {
-    text.split_once(begin)
-        .and_then(|(_, rest)| rest.split_once(end))
-        .map(|(part, _)| part)
-}
 
 #[test]
 fn every_agent_folder_is_in_the_list_and_every_listed_agent_has_its_folder() {
@@ -50,11 +37,12 @@ fn ci_installs_the_cli_each_spec_pins() {
         .filter_map(|a| a.spec().ci_line())
         .map(|l| l + "\n")
         .collect();
-    let ci = read(".ci/run");
-    assert!(
-        between(&ci, CI_BEGIN, CI_END) == Some(expected.as_str()),
-        ".ci/run's agent CLIs are not the specs': put this between `{}` and `{CI_END}`:\n\n{expected}",
-        CI_BEGIN.trim_end()
+    region(
+        ".ci/run",
+        "# agents: begin",
+        "# agents: end",
+        &expected,
+        "the agent CLIs installed",
     );
 }
 
@@ -72,11 +60,12 @@ fn the_readme_s_layout_has_each_agent_folder_s_row() {
             )
         })
         .collect::<String>();
-    let readme = read("README.md");
-    assert!(
-        between(&readme, LAYOUT_BEGIN, LAYOUT_END) == Some(expected.as_str()),
-        "README.md's Layout rows for the agents are not the specs': put this between `{}` and `{LAYOUT_END}`:\n\n{expected}",
-        LAYOUT_BEGIN.trim_end()
+    region(
+        "README.md",
+        "<!-- agents' folders: made by the test in src/sources/command_hooks/conformance/manifest.rs -->",
+        "<!-- agents' folders: end -->",
+        &expected,
+        "the Layout rows for the agents",
     );
 }
 

@@ -4,6 +4,7 @@
 //! Where an agent cannot keep a promise, its script says why, here and nowhere else.
 
 mod continuation;
+mod generated;
 mod manifest;
 mod models;
 mod promises;
@@ -27,8 +28,8 @@ fn scripts() -> Vec<Box<dyn Script>> {
 }
 
 /// The log or transcript an agent's adapter reads: what its script wrote so far, or another
-/// file the script keeps by that path (a sub-agent's own). Each read is recorded (where it
-/// started, how many bytes it got).
+/// file the script keeps by that path (a sub-agent's own, Droid's settings). Each read of the
+/// log is recorded (where it started, how many bytes it got).
 struct Log<'a> {
     text: &'a str,
     script: &'a dyn Script,
@@ -37,9 +38,19 @@ struct Log<'a> {
 
 impl Transcripts for Log<'_> {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
-        let text = self.script.file(path).unwrap_or(self.text);
-        let bytes = text.as_bytes()[(offset as usize).min(text.len())..].to_vec();
-        self.reads.push((offset, bytes.len()));
+        self.read_at_most(path, offset, usize::MAX)
+    }
+
+    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
+        let (text, log) = match self.script.file(path) {
+            Some(other) => (other, false),
+            None => (self.text, true),
+        };
+        let from = (offset as usize).min(text.len());
+        let bytes = text.as_bytes()[from..from.saturating_add(max).min(text.len())].to_vec();
+        if log {
+            self.reads.push((offset, bytes.len()));
+        }
         bytes
     }
 }

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -45,6 +46,16 @@ const LOG: &str = "/home/u/.copilot/session-state/conformance-session/events.jso
 impl Script for Copilot {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`UserPromptSubmit` to `Stop`",
+            tool_calls: "from its session log: call ids, start and end; denied ones are refused errors",
+            model_calls: "from its session log: model, input, cached and output tokens, time to first token; with capture on, its answer (text and the calls it asked for)",
+            sub_agents: "under their `task` call, from the log",
+            cannot: "a model call's input messages, a command's exit code",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value> {

@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Promise, Script, Step, Sub, SESSION};
+use crate::sources::command_hooks::steps::{
+    Gives,Promise, Script, Step, Sub, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Cursor;
@@ -12,6 +13,16 @@ pub(crate) struct Cursor;
 impl Script for Cursor {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "(tested on recorded payloads only) `beforeSubmitPrompt` to `stop` (after the grace); in `-p` runs, first call to `sessionEnd`",
+            tool_calls: "`preToolUse` to `postToolUse`, by `tool_use_id`, at the hooks' arrival; denied ones are refused errors, failed ones errors",
+            model_calls: "none: its hooks carry no model call and no token count",
+            sub_agents: "under their `Task` call (`subagentStart`, `subagentStop`)",
+            cannot: "times from the payloads (they have none), model calls and tokens, a command's exit code; a sub-agent's own calls nest under it only when their hooks name its conversation",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, _: u64, _: &mut String) -> Vec<Value> {

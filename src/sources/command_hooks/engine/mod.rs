@@ -9,6 +9,8 @@
 //!   ([`AgentRules::give_up`]);
 //! - what the agent keeps is its sessions, and what it says it keeps besides.
 
+pub(crate) mod tail;
+
 use std::collections::HashMap;
 use std::fmt;
 

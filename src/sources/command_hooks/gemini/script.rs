@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -13,6 +14,16 @@ pub(crate) struct Gemini;
 impl Script for Gemini {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`BeforeAgent` to `AfterAgent`",
+            tool_calls: "`BeforeTool` to `AfterTool`, at the CLI's own times; denied ones are refused errors",
+            model_calls: "`BeforeModel` to the last chunk: model, input and output tokens",
+            sub_agents: "under their `invoke_agent` call (side by side ones each under its own call, their calls under the last started)",
+            cannot: "cached and reasoning tokens, a model call's messages, tool call ids, a command's exit code",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, _: &mut String) -> Vec<Value> {

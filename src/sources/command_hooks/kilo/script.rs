@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::opencode::script::Opencode;
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Model, Promise, Script, Step, Sub};
+use crate::sources::command_hooks::steps::{
+    Gives,Model, Promise, Script, Step, Sub};
 
 #[derive(Default)]
 pub(crate) struct Kilo(Opencode);
@@ -13,6 +14,16 @@ pub(crate) struct Kilo(Opencode);
 impl Script for Kilo {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "as opencode (its plugin API): a prompt to `session.idle`",
+            tool_calls: "the start and end Kilo measured, with call ids; calls its rules refused are refused errors",
+            model_calls: "from its events, as opencode",
+            sub_agents: "under their `task` call",
+            cannot: "as opencode",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at: u64, log: &mut String) -> Vec<Value> {

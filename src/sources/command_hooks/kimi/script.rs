@@ -7,7 +7,8 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Model, Script, Step, Sub, ANSWER_TOKENS, SESSION};
+use crate::sources::command_hooks::steps::{
+    Gives,Model, Script, Step, Sub, ANSWER_TOKENS, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Kimi {
@@ -57,6 +58,16 @@ fn hook(event: &str, extra: Value) -> Vec<Value> {
 impl Script for Kimi {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`UserPromptSubmit` to the wire's `turn.ended`",
+            tool_calls: "from its `wire.jsonl`: Kimi's call ids, start and end; failed and denied ones are errors",
+            model_calls: "from its `wire.jsonl`: model, provider, input, cache read and write, output tokens, time to first token",
+            sub_agents: "under their `Agent` call, each from its own `wire.jsonl`",
+            cannot: "a refused call told from a failed one, a model call's messages, a command's exit code, a project scope (Kimi has none)",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value> {

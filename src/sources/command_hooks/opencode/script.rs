@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -22,6 +23,16 @@ pub(crate) struct Opencode {
 impl Script for Opencode {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "a prompt to `session.idle`",
+            tool_calls: "the start and end opencode measured, with call ids; calls its rules refused are refused errors",
+            model_calls: "from its events: model, provider, input, cache read and write, output and reasoning tokens",
+            sub_agents: "under their `task` call",
+            cannot: "the title its small model writes (recorded nowhere), a model call's messages",
+        }
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

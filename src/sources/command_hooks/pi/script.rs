@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
-use crate::sources::command_hooks::steps::{Model, Promise, Script, Step, ANSWER_TOKENS, SESSION};
+use crate::sources::command_hooks::steps::{
+    Gives,Model, Promise, Script, Step, ANSWER_TOKENS, SESSION};
 
 #[derive(Default)]
 pub(crate) struct Pi {
@@ -76,6 +77,16 @@ impl Pi {
 impl Script for Pi {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`before_agent_start` to `agent_settled`",
+            tool_calls: "`tool_execution_start` to `_end`, with call ids; calls another extension blocked are refused errors",
+            model_calls: "from its events, the message it writes to its session file: model, provider, input, cache read and write, output and reasoning tokens, Pi's own start and end, first chunk",
+            sub_agents: "none: Pi has none",
+            cannot: "a model call's messages",
+        }
     }
 
     fn cannot(&self, promise: Promise) -> Option<&'static str> {

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::sources::command_hooks::spec::Spec;
 use crate::sources::command_hooks::steps::{
+    Gives,
     iso, Model, Promise, Script, Step, Sub, ANSWER_TOKENS, SESSION,
 };
 
@@ -61,6 +62,16 @@ impl Qwen {
 impl Script for Qwen {
     fn spec(&self) -> &'static Spec {
         &super::SPEC
+    }
+
+    fn gives(&self) -> Gives {
+        Gives {
+            turn: "`UserPromptSubmit` to `Stop` (after the grace; its continuations after tool results stay in the turn)",
+            tool_calls: "`PreToolUse` to `PostToolUse`, at the CLI's own times, with call ids; denied ones (named by `PostToolBatch`) are refused errors, failed ones errors",
+            model_calls: "from its transcript: model, input, cached, output and reasoning tokens, duration and time to first token; the CLI's background agents' calls too",
+            sub_agents: "under their `agent` call; background agents under a `background_agent` call in the turn that caused them",
+            cannot: "a model call's messages, a call still unanswered when its turn ends",
+        }
     }
 
     fn step(&mut self, step: Step<'_>, at_ms: u64, log: &mut String) -> Vec<Value> {
