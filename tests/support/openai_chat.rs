@@ -11,6 +11,8 @@
 //! sub-agent runs the sleep. Cline, whose shell is `run_commands`, gets its command there, and
 //! its sub-agents' tool, `spawn_agent`, a task with no mark (its sub-agent runs the sleep).
 //!
+//! For Factory Droid: its shell is `Execute`, which takes the command's risk as well.
+//!
 //! For Qwen Code: its shell is `run_shell_command` and its sub-agents' tool is `agent`
 //! (asked to wait for its sub-agent, which runs the sleep, as Copilot's does); a prompt with
 //! [`CHAT_MARK`] gets a text answer at once (a turn after which Qwen runs its background
@@ -115,9 +117,11 @@ async fn completions(
         );
         out + &chunk(json!({}), json!("tool_calls"))
     };
-    // Qwen Code's shell; every other agent's is `bash`.
+    // Qwen Code's shell, Factory Droid's; every other agent's is `bash`.
     let shell = if tools.iter().any(|t| t == "run_shell_command") {
         "run_shell_command"
+    } else if tools.iter().any(|t| t == "Execute") {
+        "Execute"
     } else {
         "bash"
     };
@@ -157,10 +161,13 @@ async fn completions(
             LONG_COMMAND if shell == "run_shell_command" => QWEN_LONG_COMMAND,
             command => command,
         };
-        out += &call(
-            shell,
-            json!({"command": command, "description": "the test's command", "mode": "sync"}),
-        );
+        let args = if shell == "Execute" {
+            // Droid asks the model how risky the command is.
+            json!({"command": command, "riskLevel": "low", "riskLevelReason": "the test's command"})
+        } else {
+            json!({"command": command, "description": "the test's command", "mode": "sync"})
+        };
+        out += &call(shell, args);
     }
     let usage = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1, "model": model, "choices": [],
         "usage": {"prompt_tokens": 1000 * n + 17, "completion_tokens": 20 + n, "total_tokens": 1000 * n + 37 + n,

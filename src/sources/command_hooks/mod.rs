@@ -66,6 +66,7 @@ agent::agents! {
     Cline: cline,
     Kimi: kimi,
     Qwen: qwen,
+    Droid: droid,
 }
 
 pub use append::hand_off;

@@ -39,6 +39,17 @@ const AGENT_FILES: &[AgentFile] = &[
         doctor: "Codex CLI (user)",
     },
     AgentFile {
+        agent: "droid",
+        file: ".factory/settings.json",
+        // Droid's settings hold the user's own models and their keys too: all of it must
+        // come back as written.
+        original: Some(
+            r#"{"customModels": [{"model": "m", "displayName": "Mine", "baseUrl": "http://127.0.0.1:1/v1", "apiKey": "sk-kept-as-is", "provider": "openai"}], "hooks": {"PreToolUse": [{"matcher": "Execute", "hooks": [{"type": "command", "command": "my-guard", "timeout": 5}]}]}}"#,
+        ),
+        beside: None,
+        doctor: "Factory Droid (user)",
+    },
+    AgentFile {
         agent: "copilot",
         file: ".copilot/hooks/albedo-otel.json",
         original: None,

@@ -5,6 +5,7 @@ mod claude_code;
 mod cline;
 mod codex;
 mod copilot;
+mod droid;
 mod gemini;
 mod kilo;
 mod kimi;

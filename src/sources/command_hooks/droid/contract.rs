@@ -1,0 +1,134 @@
+//! Factory Droid's rules for the session engine ([`AgentRules`]): Claude Code's turns
+//! underneath, its own session file read for the prompt, the call ids and the model calls;
+//! and its spec.
+
+use super::{Adapter, Ledger, Payload, Reading, Tail};
+use crate::protocol::Record;
+use crate::sources::command_hooks::claude_code;
+use crate::sources::command_hooks::engine::{AgentRules, Sessions};
+use crate::sources::command_hooks::files::{FileCursor, NoTranscripts, Transcripts};
+use crate::sources::command_hooks::spec::{self, Spec};
+
+/// What the shared hook and daemon need to know of Factory Droid.
+pub const SPEC: Spec = Spec {
+    name: "droid",
+    title: "Factory Droid",
+    folder: module_path!(),
+    holds: "Factory Droid's payloads through Claude Code's adapter (the same shape), and its session file for the prompt, the call ids and the model calls",
+    extends: Some("claude-code"),
+    cli: Some(spec::Cli {
+        package: "droid",
+        version: "0.215.0",
+        bin: "droid",
+        var: "DROID_BIN",
+        node22: false,
+    }),
+    passes_its_environment: true,
+    streams: false,
+    journal_under: spec::own_journal,
+    rewrite: spec::as_sent,
+    install: spec::Install {
+        about: "Factory Droid: ~/.factory/settings.json (default) or ./.factory/settings.json",
+        user_file: |env| spec::under_home(env, ".factory/settings.json"),
+        user_needs: "HOME",
+        project_file: ".factory/settings.json",
+        form: spec::Form::Hooks(spec::Hooks {
+            events: super::HOOK_EVENTS,
+            tool_events: &["PreToolUse", "PostToolUse"],
+            timeout: 10,
+            short: &[],
+            named: false,
+        }),
+        asks_trust: false,
+        // Droid runs a command both scopes name once (its docs: identical commands are
+        // deduplicated).
+        one_run_per_command: true,
+    },
+};
+
+/// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
+/// continuation), for the list in `command_hooks/mod.rs`.
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+    Box::new(Adapter::new(grace_ms))
+}
+
+impl AgentRules for Adapter {
+    type Payload = Payload;
+    type Session = claude_code::Session;
+
+    fn session_of(p: &Payload) -> &str {
+        &p.hook.session_id
+    }
+
+    fn sessions(&self) -> &Sessions<claude_code::Session> {
+        self.claude_code.sessions()
+    }
+
+    fn busy(s: &claude_code::Session) -> bool {
+        claude_code::Adapter::busy(s)
+    }
+
+    fn take(
+        &mut self,
+        p: Payload,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.push(at_ms, p, files, out);
+    }
+
+    /// Droid writes a turn's last usage after its stop hooks, and sends no hook after them
+    /// until the next prompt: the calls waiting for it are settled as it shows, before the
+    /// held stop's grace ends the turn.
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        let waiting: Vec<String> = (self.readings.iter())
+            .filter(|(_, r)| !r.ledger.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in waiting {
+            self.settle(&id, files, false, out);
+        }
+        self.claude_code.tick(now_ms, out);
+    }
+
+    /// Its calls waiting for their usage go out with what they have, then Claude Code's
+    /// adapter ends the turn.
+    fn give_up(
+        &mut self,
+        id: &str,
+        at_ms: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> Option<u64> {
+        self.settle(id, files, true, out);
+        self.readings.remove(id);
+        self.claude_code.give_up(id, at_ms, &mut NoTranscripts, out)
+    }
+
+    /// Sessions whose file is being read.
+    fn kept_besides(&self) -> usize {
+        self.readings.len()
+    }
+
+    /// Where the session's file has been read to.
+    fn cursor(&self, id: &str) -> Option<FileCursor> {
+        let r = self.readings.get(id)?;
+        (!r.tail.cursor.path.is_empty()).then(|| r.tail.cursor.clone())
+    }
+
+    fn resume(&mut self, id: &str, at: FileCursor) {
+        let resumed = Reading {
+            tail: Tail::resumed(at),
+            ledger: Ledger::resumed(),
+            ..Reading::default()
+        };
+        self.readings.insert(id.to_string(), resumed);
+    }
+}
+
+/// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
+/// the spec, links none of it).
+pub const HISTORY: spec::History = spec::History::Cannot(
+    "not read yet: Droid keeps its sessions under ~/.factory/sessions/, with usage only per session",
+);
