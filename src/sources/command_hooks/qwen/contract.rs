@@ -1,7 +1,7 @@
 //! Qwen Code's rules for the session engine ([`AgentRules`]): its model
 //! calls are read from the transcript it is handed as `files`.
 
-use super::{Adapter, Payload, Session};
+use super::{Adapter, Payload, Session, Tail};
 use crate::protocol::Record;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::{FileCursor, Transcripts};
@@ -92,19 +92,18 @@ impl AgentRules for Adapter {
 
     fn cursor(&self, id: &str) -> Option<FileCursor> {
         let s = self.sessions.get(id)?;
-        if let Some(resumed) = &s.resumed {
-            return Some(resumed.clone());
-        }
-        Some(FileCursor {
-            path: s.transcript.clone()?,
-            offset: s.offset,
-            identity: s.identity,
+        let cursor = &s.tail.cursor;
+        (s.resumed || s.transcript.is_some()).then(|| FileCursor {
+            path: s.transcript.clone().unwrap_or_else(|| cursor.path.clone()),
+            ..cursor.clone()
         })
     }
 
     fn resume(&mut self, id: &str, at: FileCursor) {
         if at.offset > 0 {
-            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
+            let s = self.sessions.entry(id.to_string()).or_default();
+            s.tail = Tail::resumed(at);
+            s.resumed = true;
         }
     }
 }

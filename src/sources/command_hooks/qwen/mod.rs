@@ -42,8 +42,9 @@ use std::collections::{HashMap, HashSet};
 
 pub use payload::Payload;
 
+use super::engine::tail::Tail;
 use super::engine::AgentRules;
-use super::files::{FileCursor, Transcripts};
+use super::files::Transcripts;
 use super::records::{record, session_opened};
 use super::turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
@@ -96,15 +97,14 @@ pub struct Session {
     turn: Option<Turn>,
     /// The transcript the payloads name, and how far it has been read.
     transcript: Option<String>,
-    offset: u64,
-    identity: Option<u64>,
+    tail: Tail,
     /// Model calls that ended before this are not this adapter's to export.
     since: u64,
     /// The latest time a payload or the transcript says the agent was alive.
     seen_ms: u64,
-    /// Where an earlier daemon left the transcript: the first read goes on from there if it
-    /// is still that file.
-    resumed: Option<FileCursor>,
+    /// Resumed where an earlier daemon left the transcript (`tail` goes on from there if it
+    /// is still that file).
+    resumed: bool,
     /// Running sub-agents, by `agent_id`.
     agents: HashMap<String, subagents::Child>,
     /// The CLI's background agents seen since the turn ended: by `subagent_id`.
@@ -180,16 +180,16 @@ impl Adapter {
             // A session met anew (`--resume` in a new process, a new daemon with no resume
             // point) takes none of the calls its transcript held before: they were exported
             // with their turns.
-            if s.resumed.is_none() {
+            if !s.resumed {
                 s.since = at_ms;
             }
             out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
         }
         s.seen_ms = s.seen_ms.max(at_ms);
         if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
+            // Another file is read from its start (the tail knows which it read).
             if s.transcript.as_deref() != Some(path) {
                 s.transcript = Some(path.to_string());
-                s.offset = 0;
             }
         }
         // The model calls made up to this hook, before what the hook says: the call that

@@ -139,20 +139,15 @@ pub(super) struct ApiEvent {
     pub auth_type: Option<String>,
 }
 
-/// The transcript's model calls in `bytes`, and how many bytes of it were whole lines (a
-/// line the CLI is still writing is read again next time).
-pub(super) fn api_events(bytes: &[u8]) -> (Vec<ApiEvent>, usize) {
-    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let events = bytes[..whole]
-        .split(|&b| b == b'\n')
-        // Only telemetry lines name an API event: the rest (messages with whole tool
-        // outputs) are not parsed.
-        .filter(|l| memchr_api(l))
-        .filter_map(|l| serde_json::from_slice::<Line>(l).ok())
-        .filter_map(|l| l.system_payload?.ui_event)
-        .filter(|e| e.name == "qwen-code.api_response" || e.name == "qwen-code.api_error")
-        .collect();
-    (events, whole)
+/// The API event a transcript line (without its newline) records, if it records one.
+pub(super) fn api_event(line: &[u8]) -> Option<ApiEvent> {
+    // Only telemetry lines name an API event: the rest (messages with whole tool outputs)
+    // are not parsed.
+    if !memchr_api(line) {
+        return None;
+    }
+    let e = serde_json::from_slice::<Line>(line).ok()?.system_payload?.ui_event?;
+    (e.name == "qwen-code.api_response" || e.name == "qwen-code.api_error").then_some(e)
 }
 
 fn memchr_api(line: &[u8]) -> bool {

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use super::payload::{api_events, ApiEvent};
+use super::payload::{api_event, ApiEvent};
 use super::{new_turn, Adapter, Turn};
 use crate::protocol::{
     Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo,
@@ -51,13 +51,8 @@ impl Adapter {
         let Some(path) = s.transcript.clone() else {
             return;
         };
-        if let Some(at) = s.resumed.take() {
-            s.offset = at.offset_in(&path, files);
-        }
-        let bytes = files.read_from(&path, s.offset);
-        let (events, whole) = api_events(&bytes);
-        s.offset = s.offset.saturating_add(whole as u64);
-        s.identity = files.identity(&path);
+        let mut events = Vec::new();
+        s.tail.read(&path, files, |line| events.extend(api_event(line)));
         let since = s.since;
         for e in events {
             self.model_call(sid, since, e, out);
