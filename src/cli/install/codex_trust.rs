@@ -3,7 +3,7 @@
 //! review would (`[hooks.state]` in its `config.toml`), so that they run without
 //! `--dangerously-bypass-hook-trust`; the user's other hooks are left to the user.
 //!
-//! What Codex 0.171.0 checks (docs/agents/codex-cli.md, "Trust"): an entry keyed
+//! What Codex 0.171.0 checks (docs/agents/codex.md, "Trust"): an entry keyed
 //! `<hooks file>:<event in snake case>:<group index>:<handler index>` whose `trusted_hash` is
 //! `sha256:` and the hex SHA-256 of the handler's compact JSON, keys sorted.
 

@@ -35,7 +35,7 @@ impl Script for Codex {
     }
 
     /// `PreModelRequest` and `PostModelRequest`, paired by `request_id`, as Codex 0.171.0
-    /// sends them (docs/agents/codex-cli.md).
+    /// sends them (docs/agents/codex.md).
     fn model(&mut self, step: Model<'_>, _: u64, _: &mut String) -> Option<Vec<Value>> {
         let mut p = match step {
             Model::Asked(id) => json!({"hook_event_name": "PreModelRequest", "request_id": id}),
@@ -63,7 +63,7 @@ impl Script for Codex {
         }
     }
 
-    /// As Codex 0.171.0 runs a sub-agent (docs/agents/codex-cli.md): `spawn_agent`'s answer
+    /// As Codex 0.171.0 runs a sub-agent (docs/agents/codex.md): `spawn_agent`'s answer
     /// names it as its `SubagentStart` comes, and its own hooks carry its `agent_id`. The
     /// parent's `wait_agent`, a call of its own, is left out.
     fn sub_agent(&mut self, step: Sub<'_>, _: u64, _: &mut String) -> Option<Vec<Value>> {

@@ -1,7 +1,7 @@
 //! The README says what the suite says: its table of what each agent cannot keep is made
-//! here from the scripts' `cannot`, and its table of what each agent gives from the scripts'
-//! `gives`. A README that drifted fails with the text it should have (or gets it, with
-//! `ALBEDO_OTEL_BLESS=1`).
+//! here from the scripts' `cannot`, its table of what each agent gives from the scripts'
+//! `gives`, and its table of the agents' pages from their specs. A README that drifted fails
+//! with the text it should have (or gets it, with `ALBEDO_OTEL_BLESS=1`).
 
 use super::scripts;
 use crate::sources::command_hooks::registry::Agent;
@@ -76,5 +76,46 @@ fn the_readme_says_what_each_agent_gives() {
         "<!-- agents' rows: end -->",
         &t,
         "The table of what each agent gives",
+    );
+}
+
+/// The README's table of the agents' pages: each agent's install command, where it writes,
+/// and its page under docs/agents/, which must be there.
+#[test]
+fn the_readme_links_each_agent_s_page() {
+    let mut t =
+        String::from("| agent | turn it on | where | its page |\n| --- | --- | --- | --- |\n");
+    for agent in Agent::ALL {
+        let spec = agent.spec();
+        let page = format!("docs/agents/{}.md", spec.name);
+        let file = format!("{}/{page}", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            std::path::Path::new(&file).is_file(),
+            "{} has no page: write {page}",
+            spec.title
+        );
+        let trust = if spec.install.asks_trust {
+            " --trust"
+        } else {
+            ""
+        };
+        let about = spec.install.about;
+        let place = about
+            .strip_prefix(spec.title)
+            .and_then(|r| r.strip_prefix(": "))
+            .unwrap_or(about);
+        t += &format!(
+            "| {} | `albedo-otel install {}{trust}` | {} | [{page}]({page}) |\n",
+            spec.title,
+            spec.name,
+            cell(place)
+        );
+    }
+    region(
+        "README.md",
+        "<!-- agents' pages: made by the test in src/sources/command_hooks/conformance/readme.rs -->",
+        "<!-- agents' pages: end -->",
+        &t,
+        "The table of the agents' pages",
     );
 }

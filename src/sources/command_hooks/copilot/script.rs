@@ -142,7 +142,7 @@ impl Script for Copilot {
         }
     }
 
-    /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot-cli.md):
+    /// As Copilot CLI writes a sub-agent into its parent's log (docs/agents/copilot.md):
     /// a `task` call, the sub-agent's events with its `agentId`, the call completed just
     /// before `subagent.completed`; and as it runs the hooks albedo-otel installs for the
     /// sub-agent: its prompt and its stop, under its own id as the session.

@@ -1,5 +1,5 @@
 //! Gemini CLI's command-hook payloads to protocol records (what they carry:
-//! docs/agents/gemini-cli.md).
+//! docs/agents/gemini.md).
 //!
 //! Gemini's hooks say more than Claude Code's, and name less:
 //! - every payload has the time the CLI fired it, so spans take that, not the hook's arrival;
@@ -38,7 +38,7 @@ use crate::protocol::{CallSent, Event, Record, Request, Response};
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
 
-/// Gemini CLI's events that make a trace (docs/agents/gemini-cli.md).
+/// Gemini CLI's events that make a trace (docs/agents/gemini.md).
 pub const HOOK_EVENTS: &[&str] = &[
     "SessionStart",
     "BeforeAgent",

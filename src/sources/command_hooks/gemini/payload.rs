@@ -1,4 +1,4 @@
-//! What Gemini CLI hands a command hook on stdin (observed: docs/agents/gemini-cli.md). Every
+//! What Gemini CLI hands a command hook on stdin (observed: docs/agents/gemini.md). Every
 //! payload has the session, the event and an ISO time; the rest depends on the event.
 
 use serde::Deserialize;

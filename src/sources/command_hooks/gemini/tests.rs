@@ -1,4 +1,4 @@
-//! The adapter on payloads shaped as Gemini CLI 0.61.0 sends them (docs/agents/gemini-cli.md).
+//! The adapter on payloads shaped as Gemini CLI 0.61.0 sends them (docs/agents/gemini.md).
 
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::files::NoTranscripts;
