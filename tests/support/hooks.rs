@@ -138,6 +138,16 @@ impl Setup {
         std::fs::read_to_string(self.hook_dir.join("daemon.log")).unwrap_or_default()
     }
 
+    /// Waits until the daemon has found an agent alive with its turn open `n` times (it
+    /// says so in its log at debug level: run the hook with `ALBEDO_OTEL_LOG=debug`).
+    pub fn wait_for_alive_checks(&self, n: usize) {
+        wait_until(
+            Duration::from_secs(30),
+            &format!("the daemon to find the agent alive {n} times"),
+            || self.daemon_log().matches("its agent is alive").count() >= n,
+        );
+    }
+
     /// Waits for the daemon to drain every (ended) session's journal and exit.
     pub fn wait_idle(&self) {
         wait_until(

@@ -241,7 +241,8 @@ fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
     let rx = Receiver::start();
     let setup = cursors_own(&rx);
     let mut cmd = Command::new(python);
-    cmd.envs(setup.env());
+    // The daemon says at debug level each time it finds the agent alive.
+    cmd.envs(setup.env()).env("ALBEDO_OTEL_LOG", "debug");
     let config = setup.hook_dir.join("config.toml");
     let config = config.to_str().unwrap();
     let hook = env!("CARGO_BIN_EXE_albedo-otel-hook");
@@ -260,7 +261,7 @@ fn a_killed_cursors_turn_goes_out_unfinished_with_its_running_call() {
         "tool_input": {"command": "cargo build"}}),
     ));
     // Cursor runs on with the command; the daemon sees it alive, then it is killed.
-    std::thread::sleep(Duration::from_millis(2_500));
+    setup.wait_for_alive_checks(2);
     agent.kill();
     let spans = rx.wait_for_spans(2, Duration::from_secs(30));
     let root = spans

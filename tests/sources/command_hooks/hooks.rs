@@ -257,7 +257,8 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
     ];
     // The stand-in agent runs each hook as its child, then "runs a long tool".
     let mut cmd = Command::new(python);
-    cmd.envs(setup.env());
+    // The daemon says at debug level each time it finds the agent alive.
+    cmd.envs(setup.env()).env("ALBEDO_OTEL_LOG", "debug");
     let mut agent = StandIn::start(cmd, &[env!("CARGO_BIN_EXE_albedo-otel-hook")]);
     for p in payloads {
         agent.run(p);
@@ -269,7 +270,7 @@ fn a_killed_agent_has_its_open_turn_exported_and_the_daemon_exits() {
         "the hook names its agent: {text}"
     );
     // Alive: several checks of the agent (one a second) pass with the turn still open.
-    std::thread::sleep(Duration::from_secs(3));
+    setup.wait_for_alive_checks(3);
     assert!(rx.spans().is_empty(), "a live agent's turn stays open");
     assert!(albedo_otel::sources::command_hooks::daemon::running(
         &setup.hook_dir

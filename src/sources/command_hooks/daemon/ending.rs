@@ -51,6 +51,7 @@ pub(super) fn look_after(
         state.host.check();
         if state.host.running == Some(true) {
             state.alive_ms = state.alive_ms.max(now_ms());
+            tracing::debug!("session {s}: its agent is alive, with a turn open");
         }
     }
     // The agent behind the session is gone (or its pid is another process's now): nothing
