@@ -7,6 +7,7 @@ mod hook;
 mod import;
 mod install;
 mod report;
+mod sessions;
 mod status;
 mod statusline;
 mod stream;
@@ -139,6 +140,12 @@ enum Command {
     /// tokens, today's cost across every agent, and the last hour's, from the local store
     /// (Claude Code's JSON on stdin, one line out; never waits, always exits 0).
     Statusline(statusline::StatuslineArgs),
+    /// The sessions the local store holds, newest first: agent, repository, turns, tokens
+    /// and cost.
+    Sessions(sessions::SessionsArgs),
+    /// One session's (or trace's) turns from the local store, drawn as the console exporter
+    /// draws them: model calls with their tokens and cost, tool calls, nested as they ran.
+    Show(sessions::ShowArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -347,6 +354,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Store(args) => report::store(&args),
         Command::Import(args) => import::run(&args),
         Command::Statusline(args) => Ok(statusline::run(&args)),
+        Command::Sessions(args) => sessions::sessions(&args),
+        Command::Show(args) => sessions::show(&args),
     }
 }
 

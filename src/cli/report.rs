@@ -71,7 +71,7 @@ pub struct StoreArgs {
 }
 
 /// Prints a line on standard output; a reader that went away (`| head`) is no error.
-fn say(text: &str) {
+pub(super) fn say(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
@@ -92,7 +92,7 @@ pub(super) fn store_path(config: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
-const EMPTY: &str =
+pub(super) const EMPTY: &str =
     "Nothing is stored yet. Turns are stored as they are exported: install the hook \
 (`albedo-otel install claude-code`, or another agent) or send sessions with `albedo-otel run` or \
 `albedo-otel replay FILE`.";
@@ -153,7 +153,7 @@ fn by(b: Option<ByArg>) -> Option<By> {
     })
 }
 
-fn tokens(n: i64) -> String {
+pub(super) fn tokens(n: i64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

@@ -3,34 +3,13 @@
 //! replay of the same session adds nothing; the store is private, and off when told.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
+use super::albedo;
 use crate::support::*;
 use serde_json::Value;
 
 const DEMO: &str = "examples/demo-session.ndjson";
-
-/// `albedo-otel ARGS` with the store and configuration under `home`.
-fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "albedo-otel {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn replay(home: &Path, rx: &Receiver) {
     albedo(

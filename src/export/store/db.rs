@@ -8,25 +8,26 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags};
 
-use super::rows::{ModelCall, Place, Row, ToolCall, Turn};
+use super::rows::{ModelCall, Row, ToolCall, Turn};
 use super::StoreError;
 
 /// The schema's version, in `PRAGMA user_version`.
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// How long a writer waits for another to finish before it gives up on a transaction.
 const BUSY: Duration = Duration::from_secs(10);
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS turns (
-    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT, session TEXT NOT NULL,
+    agent TEXT NOT NULL,
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, number INTEGER, prompted INTEGER NOT NULL,
     continued INTEGER NOT NULL,
     PRIMARY KEY (trace_id, span_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS model_calls (
-    key TEXT PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL,
+    key TEXT PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT,
     session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT, user TEXT,
     started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL, model TEXT NOT NULL,
     provider TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
@@ -35,7 +36,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
 CREATE INDEX IF NOT EXISTS model_calls_by_time ON model_calls (started_ns);
 CREATE INDEX IF NOT EXISTS model_calls_by_session ON model_calls (session);
 CREATE TABLE IF NOT EXISTS tool_calls (
-    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT, session TEXT NOT NULL,
+    agent TEXT NOT NULL,
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, name TEXT NOT NULL, failed INTEGER NOT NULL,
     PRIMARY KEY (trace_id, span_id)
@@ -44,8 +46,8 @@ CREATE TABLE IF NOT EXISTS tool_calls (
 
 /// An open store.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
 }
 
 /// What the store holds.
@@ -138,6 +140,16 @@ impl Store {
                 .pragma_update(None, "auto_vacuum", "INCREMENTAL")
                 .map_err(db)?;
         }
+        if version == 1 {
+            // Version 2 keeps what each row nests under (`show` draws the tree from it).
+            self.conn
+                .execute_batch(
+                    "BEGIN; ALTER TABLE turns ADD COLUMN parent TEXT;
+                     ALTER TABLE model_calls ADD COLUMN parent TEXT;
+                     ALTER TABLE tool_calls ADD COLUMN parent TEXT; COMMIT;",
+                )
+                .map_err(db)?;
+        }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn
             .pragma_update(None, "user_version", VERSION)
@@ -222,47 +234,6 @@ impl Store {
         Ok(gone)
     }
 
-    /// The model calls that began in `[from_ns, to_ns)`, oldest first.
-    pub fn model_calls(&self, from_ns: i64, to_ns: i64) -> Result<Vec<ModelCall>, StoreError> {
-        let db = |e| StoreError::db(&self.path, e);
-        let mut q = self
-            .conn
-            .prepare(
-                "SELECT key, trace_id, span_id, session, agent, repository, branch, user,
-                 started_ns, ended_ns, model, provider, input, output, cache_read,
-                 cache_write, reasoning, cost FROM model_calls
-                 WHERE started_ns >= ?1 AND started_ns < ?2 ORDER BY started_ns",
-            )
-            .map_err(db)?;
-        let rows = q
-            .query_map([from_ns, to_ns], |r| {
-                Ok(ModelCall {
-                    key: r.get(0)?,
-                    place: Place {
-                        trace_id: r.get(1)?,
-                        span_id: r.get(2)?,
-                        session: r.get(3)?,
-                        agent: r.get(4)?,
-                        repository: r.get(5)?,
-                        branch: r.get(6)?,
-                        user: r.get(7)?,
-                        started_ns: r.get(8)?,
-                        ended_ns: r.get(9)?,
-                    },
-                    model: r.get(10)?,
-                    provider: r.get(11)?,
-                    input: r.get(12)?,
-                    output: r.get(13)?,
-                    cache_read: r.get(14)?,
-                    cache_write: r.get(15)?,
-                    reasoning: r.get(16)?,
-                    cost: r.get(17)?,
-                })
-            })
-            .map_err(db)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db)
-    }
-
     /// What a status line says: `session`'s tokens and cost, and the cost of the calls that
     /// began since `today_ns` and since `hour_ns`.
     pub fn status(&self, session: &str, today_ns: i64, hour_ns: i64) -> Result<Status, StoreError> {
@@ -317,8 +288,8 @@ fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usi
     let p = &t.place;
     tx.prepare_cached(
         "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
-         user, started_ns, ended_ns, number, prompted, continued)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         user, started_ns, ended_ns, number, prompted, continued, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         p.trace_id,
@@ -332,7 +303,8 @@ fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usi
         p.ended_ns,
         t.number,
         t.prompted,
-        t.continued
+        t.continued,
+        p.parent_span_id
     ])
 }
 
@@ -341,8 +313,9 @@ fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite:
     tx.prepare_cached(
         "INSERT OR IGNORE INTO model_calls (key, trace_id, span_id, session, agent, repository,
          branch, user, started_ns, ended_ns, model, provider, input, output, cache_read,
-         cache_write, reasoning, cost)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+         cache_write, reasoning, cost, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+         ?19)",
     )?
     .execute(params![
         m.key,
@@ -362,7 +335,8 @@ fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite:
         m.cache_read,
         m.cache_write,
         m.reasoning,
-        m.cost
+        m.cost,
+        p.parent_span_id
     ])
 }
 
@@ -370,8 +344,8 @@ fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::R
     let p = &c.place;
     tx.prepare_cached(
         "INSERT OR IGNORE INTO tool_calls (trace_id, span_id, session, agent, repository,
-         branch, user, started_ns, ended_ns, name, failed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         branch, user, started_ns, ended_ns, name, failed, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         p.trace_id,
@@ -384,6 +358,7 @@ fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::R
         p.started_ns,
         p.ended_ns,
         c.name,
-        c.failed
+        c.failed,
+        p.parent_span_id
     ])
 }

@@ -4,13 +4,17 @@
 //! the export carries, and less: no prompt, message or tool content, ever.
 //!
 //! - [`rows`]: what is kept of a span (pure);
-//! - [`db`]: the file, its schema, and reading it back;
+//! - [`db`]: the file, its schema, writing and pruning it;
+//! - [`read`]: reading it back (the calls of a span of time, the sessions, one session's rows);
 //! - [`writer`]: the thread that writes, behind a bounded queue;
-//! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape.
+//! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape;
+//! - [`show`]: one session's or trace's rows as spans again, for the console's tree.
 
 pub mod db;
+pub mod read;
 pub mod report;
 pub mod rows;
+pub mod show;
 mod writer;
 
 use std::path::PathBuf;

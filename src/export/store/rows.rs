@@ -9,6 +9,8 @@ use crate::assemble::span::{Span, Value};
 pub struct Place {
     pub trace_id: String,
     pub span_id: String,
+    /// The span it nests under, in its trace (none for a turn's root).
+    pub parent_span_id: Option<String>,
     /// The session at the top of the span's chain of sessions (a sub-agent's parent's).
     pub session: String,
     pub agent: String,
@@ -88,6 +90,7 @@ fn place(span: &Span) -> Place {
     Place {
         trace_id: span.trace_id.to_string(),
         span_id: span.span_id.to_string(),
+        parent_span_id: span.parent_span_id.map(|p| p.to_string()),
         session: text(span, SESSION_ID)
             .or_else(|| text(span, GEN_AI_CONVERSATION_ID))
             .unwrap_or_default(),

@@ -1,0 +1,280 @@
+//! Reading the store back: the model calls of a span of time (`report`), the sessions it holds
+//! (`sessions`), and every row of one session or trace (`show`).
+
+use rusqlite::Row as SqlRow;
+
+use super::db::Store;
+use super::rows::{ModelCall, Place, ToolCall, Turn};
+use super::StoreError;
+
+/// One session, as `sessions` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub session: String,
+    /// The agent of its first turn.
+    pub agent: String,
+    pub repository: Option<String>,
+    pub first_ns: i64,
+    pub last_ns: i64,
+    /// Its turns: one trace each.
+    pub turns: i64,
+    pub model_calls: i64,
+    /// Input neither read from nor written to the cache, as in `report`.
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+    pub cost: f64,
+    /// Model calls the price table had no price for.
+    pub unpriced: i64,
+}
+
+/// Every row of one session or trace.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Rows {
+    pub turns: Vec<Turn>,
+    pub model_calls: Vec<ModelCall>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl Rows {
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty() && self.model_calls.is_empty() && self.tool_calls.is_empty()
+    }
+}
+
+/// The place columns, in the order every query here selects them first.
+const PLACE: &str = "trace_id, span_id, parent, session, agent, repository, branch, user, \
+                     started_ns, ended_ns";
+
+fn place(r: &SqlRow<'_>) -> rusqlite::Result<Place> {
+    Ok(Place {
+        trace_id: r.get(0)?,
+        span_id: r.get(1)?,
+        parent_span_id: r.get(2)?,
+        session: r.get(3)?,
+        agent: r.get(4)?,
+        repository: r.get(5)?,
+        branch: r.get(6)?,
+        user: r.get(7)?,
+        started_ns: r.get(8)?,
+        ended_ns: r.get(9)?,
+    })
+}
+
+fn model_call(r: &SqlRow<'_>) -> rusqlite::Result<ModelCall> {
+    Ok(ModelCall {
+        place: place(r)?,
+        key: r.get(10)?,
+        model: r.get(11)?,
+        provider: r.get(12)?,
+        input: r.get(13)?,
+        output: r.get(14)?,
+        cache_read: r.get(15)?,
+        cache_write: r.get(16)?,
+        reasoning: r.get(17)?,
+        cost: r.get(18)?,
+    })
+}
+
+const MODEL_CALL: &str =
+    "key, model, provider, input, output, cache_read, cache_write, reasoning, cost";
+
+impl Store {
+    /// The model calls that began in `[from_ns, to_ns)`, oldest first.
+    pub fn model_calls(&self, from_ns: i64, to_ns: i64) -> Result<Vec<ModelCall>, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let sql = format!(
+            "SELECT {PLACE}, {MODEL_CALL} FROM model_calls
+             WHERE started_ns >= ?1 AND started_ns < ?2 ORDER BY started_ns"
+        );
+        let mut q = self.conn.prepare(&sql).map_err(db)?;
+        let rows = q.query_map([from_ns, to_ns], model_call).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// The `limit` sessions active last, newest first (only `agent`'s, if given).
+    pub fn sessions(&self, agent: Option<&str>, limit: usize) -> Result<Vec<Session>, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let mut q = self
+            .conn
+            .prepare(
+                "WITH rows AS (
+                   SELECT session, trace_id, agent, repository, started_ns, ended_ns, 0 AS call,
+                     0 AS i, 0 AS o, 0 AS cr, 0 AS cw, 0.0 AS cost, 0 AS unpriced FROM turns
+                   UNION ALL
+                   SELECT session, NULL, agent, repository, started_ns, ended_ns, 1, input, output,
+                     cache_read, cache_write, coalesce(cost, 0.0), cost IS NULL FROM model_calls
+                 ),
+                 s AS (
+                   SELECT session, min(started_ns) AS first_ns, max(ended_ns) AS last_ns,
+                     count(DISTINCT trace_id) AS turns, sum(call) AS calls, sum(i) AS i,
+                     sum(o) AS o, sum(cr) AS cr, sum(cw) AS cw, sum(cost) AS cost,
+                     sum(unpriced) AS unpriced, max(repository) AS repository
+                   FROM rows GROUP BY session
+                 )
+                 SELECT s.session,
+                   coalesce((SELECT agent FROM turns t WHERE t.session = s.session
+                     ORDER BY started_ns LIMIT 1),
+                     (SELECT agent FROM model_calls m WHERE m.session = s.session LIMIT 1), ''),
+                   s.repository, s.first_ns, s.last_ns, s.turns, s.calls, s.i, s.o, s.cr, s.cw,
+                   s.cost, s.unpriced
+                 FROM s ORDER BY s.last_ns DESC",
+            )
+            .map_err(db)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok(Session {
+                    session: r.get(0)?,
+                    agent: r.get(1)?,
+                    repository: r.get(2)?,
+                    first_ns: r.get(3)?,
+                    last_ns: r.get(4)?,
+                    turns: r.get(5)?,
+                    model_calls: r.get(6)?,
+                    input: r.get(7)?,
+                    output: r.get(8)?,
+                    cache_read: r.get(9)?,
+                    cache_write: r.get(10)?,
+                    cost: r.get(11)?,
+                    unpriced: r.get(12)?,
+                })
+            })
+            .map_err(db)?;
+        let mut out = Vec::new();
+        for s in rows {
+            let s = s.map_err(db)?;
+            if agent.is_none_or(|a| a == s.agent) {
+                out.push(s);
+                if out.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every row of session `id`, or of the trace `id` names; oldest first.
+    pub fn rows_of(&self, id: &str) -> Result<Rows, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let which = "WHERE session = ?1 OR trace_id = ?1 ORDER BY started_ns";
+        let turns = self
+            .conn
+            .prepare(&format!(
+                "SELECT {PLACE}, number, prompted, continued FROM turns {which}"
+            ))
+            .map_err(db)?
+            .query_map([id], |r| {
+                Ok(Turn {
+                    place: place(r)?,
+                    number: r.get(10)?,
+                    prompted: r.get(11)?,
+                    continued: r.get(12)?,
+                })
+            })
+            .map_err(db)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db)?;
+        let model_calls = self
+            .conn
+            .prepare(&format!(
+                "SELECT {PLACE}, {MODEL_CALL} FROM model_calls {which}"
+            ))
+            .map_err(db)?
+            .query_map([id], model_call)
+            .map_err(db)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db)?;
+        let tool_calls = self
+            .conn
+            .prepare(&format!(
+                "SELECT {PLACE}, name, failed FROM tool_calls {which}"
+            ))
+            .map_err(db)?
+            .query_map([id], |r| {
+                Ok(ToolCall {
+                    place: place(r)?,
+                    name: r.get(10)?,
+                    failed: r.get(11)?,
+                })
+            })
+            .map_err(db)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db)?;
+        Ok(Rows {
+            turns,
+            model_calls,
+            tool_calls,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::store::rows::Row;
+
+    /// A store written by the version before (no `parent` columns) opens, gains them, keeps
+    /// its rows, and takes new ones with their parents.
+    #[test]
+    fn a_store_of_the_version_before_is_brought_up_to_date_and_keeps_its_rows() {
+        let dir = std::env::temp_dir().join(format!("albedo-otel-store-v1-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("store.sqlite");
+        let old = rusqlite::Connection::open(&path).unwrap();
+        old.execute_batch(
+            "CREATE TABLE turns (trace_id TEXT NOT NULL, span_id TEXT NOT NULL,
+               session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT,
+               user TEXT, started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL,
+               number INTEGER, prompted INTEGER NOT NULL, continued INTEGER NOT NULL,
+               PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID;
+             CREATE TABLE model_calls (key TEXT PRIMARY KEY, trace_id TEXT NOT NULL,
+               span_id TEXT NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,
+               repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
+               ended_ns INTEGER NOT NULL, model TEXT NOT NULL, provider TEXT,
+               input INTEGER NOT NULL, output INTEGER NOT NULL, cache_read INTEGER NOT NULL,
+               cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL);
+             CREATE TABLE tool_calls (trace_id TEXT NOT NULL, span_id TEXT NOT NULL,
+               session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT,
+               user TEXT, started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL,
+               name TEXT NOT NULL, failed INTEGER NOT NULL,
+               PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID;
+             INSERT INTO turns VALUES ('t1', 'r1', 's', 'a', NULL, NULL, NULL, 1, 9, 1, 1, 0);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+        drop(old);
+        let mut store = Store::open(&path).unwrap();
+        let place = |span: &str, parent: Option<&str>| Place {
+            trace_id: "t1".into(),
+            span_id: span.into(),
+            parent_span_id: parent.map(str::to_string),
+            session: "s".into(),
+            agent: "a".into(),
+            started_ns: 2,
+            ended_ns: 3,
+            ..Place::default()
+        };
+        let call = ToolCall {
+            place: place("c1", Some("r1")),
+            name: "Bash".into(),
+            failed: false,
+        };
+        store.write(&[Row::ToolCall(call.clone())]).unwrap();
+        let rows = store.rows_of("s").unwrap();
+        assert_eq!(rows.turns.len(), 1, "the old row is kept");
+        assert_eq!(rows.turns[0].place.parent_span_id, None);
+        assert_eq!(rows.tool_calls, [call]);
+        assert_eq!(
+            store.rows_of("t1").unwrap(),
+            rows,
+            "by its trace as by its session"
+        );
+        let listed = store.sessions(None, 10).unwrap();
+        assert_eq!((listed.len(), listed[0].turns), (1, 1));
+        assert!(store.sessions(Some("other"), 10).unwrap().is_empty());
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
