@@ -64,6 +64,10 @@ pub const ALBEDO_OTEL_SPOOL: &str = "ALBEDO_OTEL_SPOOL";
 pub const ALBEDO_OTEL_STORE: &str = "ALBEDO_OTEL_STORE";
 /// Our own: the local store's file (default `$XDG_DATA_HOME/albedo-otel/store.sqlite`).
 pub const ALBEDO_OTEL_STORE_PATH: &str = "ALBEDO_OTEL_STORE_PATH";
+/// Our own: how long the local store keeps what it holds (such as `365days`; default: for good).
+pub const ALBEDO_OTEL_STORE_KEEP: &str = "ALBEDO_OTEL_STORE_KEEP";
+/// Our own: the local store's cap in bytes, the oldest days going first (default: none).
+pub const ALBEDO_OTEL_STORE_MAX_BYTES: &str = "ALBEDO_OTEL_STORE_MAX_BYTES";
 /// Our own: where command hooks' journals go (default `$XDG_STATE_HOME/albedo-otel/hooks`).
 pub const ALBEDO_OTEL_HOOK_DIR: &str = "ALBEDO_OTEL_HOOK_DIR";
 /// Our own: how long the hook daemon waits with nothing to do before it exits.
@@ -134,6 +138,8 @@ pub fn same_as(var: &'static str) -> &'static [&'static str] {
         ALBEDO_OTEL_SPOOL_MAX_BYTES => &[ALBEDO_OTEL_SPOOL_MAX_BYTES],
         ALBEDO_OTEL_STORE => &[ALBEDO_OTEL_STORE],
         ALBEDO_OTEL_STORE_PATH => &[ALBEDO_OTEL_STORE_PATH],
+        ALBEDO_OTEL_STORE_KEEP => &[ALBEDO_OTEL_STORE_KEEP],
+        ALBEDO_OTEL_STORE_MAX_BYTES => &[ALBEDO_OTEL_STORE_MAX_BYTES],
         ALBEDO_OTEL_HOOK_DIR => &[ALBEDO_OTEL_HOOK_DIR],
         ALBEDO_OTEL_IDLE_EXIT => &[ALBEDO_OTEL_IDLE_EXIT],
         ALBEDO_OTEL_STOP_GRACE => &[ALBEDO_OTEL_STOP_GRACE],

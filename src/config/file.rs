@@ -73,6 +73,8 @@ pub const KEYS: &[Key] = &[
     key("spool.max_bytes", ALBEDO_OTEL_SPOOL_MAX_BYTES),
     key("store.enabled", ALBEDO_OTEL_STORE),
     key("store.path", ALBEDO_OTEL_STORE_PATH),
+    key("store.keep", ALBEDO_OTEL_STORE_KEEP),
+    key("store.max_bytes", ALBEDO_OTEL_STORE_MAX_BYTES),
     key("hooks.dir", ALBEDO_OTEL_HOOK_DIR),
     key("hooks.idle_exit", ALBEDO_OTEL_IDLE_EXIT),
     key("hooks.stop_grace", ALBEDO_OTEL_STOP_GRACE),

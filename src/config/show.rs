@@ -93,6 +93,7 @@ fn default_text(var: &str) -> String {
         ALBEDO_OTEL_SPOOL_MAX_BYTES => defaults::SPOOL_MAX_BYTES.to_string(),
         ALBEDO_OTEL_STORE => "true".into(),
         ALBEDO_OTEL_STORE_PATH => "$XDG_DATA_HOME/albedo-otel/store.sqlite".into(),
+        ALBEDO_OTEL_STORE_KEEP => "(for good)".into(),
         ALBEDO_OTEL_HOOK_DIR => "$XDG_STATE_HOME/albedo-otel/hooks".into(),
         ALBEDO_OTEL_IDLE_EXIT => humantime::format_duration(defaults::IDLE_EXIT).to_string(),
         ALBEDO_OTEL_STOP_GRACE => humantime::format_duration(defaults::STOP_GRACE).to_string(),

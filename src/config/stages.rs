@@ -232,8 +232,8 @@ fn user_id(value: &str) -> UserId {
 }
 
 /// The local store: on unless `ALBEDO_OTEL_STORE=false` (or `store.enabled = false`), at
-/// `ALBEDO_OTEL_STORE_PATH` (`store.path`) or its default; off, with a warning, when there is
-/// no folder to put it in.
+/// `ALBEDO_OTEL_STORE_PATH` (`store.path`) or its default, kept within its limits
+/// (`store.keep`, `store.max_bytes`); off, with a warning, when there is no folder to put it in.
 #[cfg(feature = "store")]
 pub(super) fn store(
     e: &Layers<'_>,
@@ -247,7 +247,23 @@ pub(super) fn store(
         .map(|f| std::path::PathBuf::from(f.value))
         .or_else(|| super::paths::default_store_path(e.env));
     match path {
-        Some(path) => Ok(Some(crate::export::store::StoreConfig { path })),
+        Some(path) => Ok(Some(crate::export::store::StoreConfig {
+            path,
+            limits: crate::export::store::Limits {
+                keep: e.pick(
+                    None,
+                    &[ALBEDO_OTEL_STORE_KEEP],
+                    |n, v| parse::duration(n, v).map(Some),
+                    None,
+                )?,
+                max_bytes: e.pick(
+                    None,
+                    &[ALBEDO_OTEL_STORE_MAX_BYTES],
+                    |n, v| parse::count(n, v).map(|b| Some(b as u64)),
+                    None,
+                )?,
+            },
+        })),
         None => {
             tracing::warn!("no local store: neither XDG_DATA_HOME nor HOME is set");
             Ok(None)

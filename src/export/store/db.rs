@@ -117,12 +117,6 @@ impl Store {
     fn prepare(&self) -> Result<(), StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         self.conn.busy_timeout(BUSY).map_err(db)?;
-        self.conn
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        self.conn
-            .pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
         let version: i64 = self
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -135,20 +129,50 @@ impl Store {
         }
         if version == 0 {
             // A new file: space freed by a prune can be given back without a `VACUUM`, which
-            // would lock every writer out while it copies the whole file.
+            // would lock every writer out while it copies the whole file. Said before the
+            // journal mode, which fixes the file's header.
             self.conn
                 .pragma_update(None, "auto_vacuum", "INCREMENTAL")
                 .map_err(db)?;
         }
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
         if version == 1 {
-            // Version 2 keeps what each row nests under (`show` draws the tree from it).
-            self.conn
-                .execute_batch(
-                    "BEGIN; ALTER TABLE turns ADD COLUMN parent TEXT;
-                     ALTER TABLE model_calls ADD COLUMN parent TEXT;
-                     ALTER TABLE tool_calls ADD COLUMN parent TEXT; COMMIT;",
-                )
+            // Version 2 keeps what each row nests under (`show` draws the tree from it), and
+            // gives freed space back: version 1 set its journal mode first, which left its
+            // files without incremental vacuum; one `VACUUM` makes them over.
+            // Another writer may be at it too: the first to hold the lock does it.
+            self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
+            let still: i64 = self
+                .conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))
                 .map_err(db)?;
+            let migrated = if still == 1 {
+                self.conn.execute_batch(
+                    "ALTER TABLE turns ADD COLUMN parent TEXT;
+                     ALTER TABLE model_calls ADD COLUMN parent TEXT;
+                     ALTER TABLE tool_calls ADD COLUMN parent TEXT;
+                     PRAGMA user_version = 2;",
+                )
+            } else {
+                Ok(())
+            };
+            let end = if migrated.is_ok() {
+                "COMMIT"
+            } else {
+                "ROLLBACK"
+            };
+            self.conn.execute_batch(end).map_err(db)?;
+            migrated.map_err(db)?;
+            if still == 1 {
+                self.conn
+                    .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+                    .map_err(db)?;
+            }
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn
@@ -228,9 +252,10 @@ impl Store {
                 .map_err(db)? as u64;
         }
         tx.commit().map_err(db)?;
-        self.conn
-            .execute_batch("PRAGMA incremental_vacuum")
-            .map_err(db)?;
+        // Each step gives back one free page: stepped to the end, it gives back all of them.
+        let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum").map_err(db)?;
+        let mut steps = vacuum.query([]).map_err(db)?;
+        while steps.next().map_err(db)?.is_some() {}
         Ok(gone)
     }
 

@@ -5,12 +5,14 @@
 //!
 //! - [`rows`]: what is kept of a span (pure);
 //! - [`db`]: the file, its schema, writing and pruning it;
+//! - `limits`: keeping it within its retention and size;
 //! - [`read`]: reading it back (the calls of a span of time, the sessions, one session's rows);
 //! - [`writer`]: the thread that writes, behind a bounded queue;
 //! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape;
 //! - [`show`]: one session's or trace's rows as spans again, for the console's tree.
 
 pub mod db;
+mod limits;
 pub mod read;
 pub mod report;
 pub mod rows;
@@ -24,10 +26,19 @@ use thiserror::Error;
 pub use db::{Holdings, Status, Store};
 pub use writer::StoreWriter;
 
-/// Where the store is, when it is on.
+/// Where the store is, when it is on, and what it keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConfig {
     pub path: PathBuf,
+    pub limits: Limits,
+}
+
+/// How much the store keeps: what began within `keep`, in `max_bytes` at most (the oldest
+/// days go first). Each writer keeps them when it opens the store.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub keep: Option<std::time::Duration>,
+    pub max_bytes: Option<u64>,
 }
 
 #[derive(Debug, Error)]

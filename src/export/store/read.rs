@@ -214,8 +214,8 @@ mod tests {
     use super::*;
     use crate::export::store::rows::Row;
 
-    /// A store written by the version before (no `parent` columns) opens, gains them, keeps
-    /// its rows, and takes new ones with their parents.
+    /// A store written by the version before (no `parent` columns, no incremental vacuum)
+    /// opens, gains both, keeps its rows, and takes new ones with their parents.
     #[test]
     fn a_store_of_the_version_before_is_brought_up_to_date_and_keeps_its_rows() {
         let dir = std::env::temp_dir().join(format!("albedo-otel-store-v1-{}", std::process::id()));
@@ -246,6 +246,13 @@ mod tests {
         .unwrap();
         drop(old);
         let mut store = Store::open(&path).unwrap();
+        let vacuum: i64 = (store.conn)
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            vacuum, 2,
+            "made over with incremental vacuum, so that a prune gives space back"
+        );
         let place = |span: &str, parent: Option<&str>| Place {
             trace_id: "t1".into(),
             span_id: span.into(),

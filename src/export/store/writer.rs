@@ -13,6 +13,7 @@ use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
 use super::db::Store;
 use super::rows::{row, Row};
+use super::Limits;
 use crate::assemble::Span;
 
 /// Batches of rows waiting for the writer.
@@ -44,7 +45,7 @@ impl StoreWriter {
     /// Starts the writer for the store at `path`. The store is opened on the writer's thread:
     /// one that cannot be opened is said once in the log, and what would have gone in is
     /// counted as dropped.
-    pub fn start(path: PathBuf) -> std::io::Result<StoreWriter> {
+    pub fn start(path: PathBuf, limits: Limits) -> std::io::Result<StoreWriter> {
         let (tx, rx) = bounded(QUEUE);
         let (done_tx, done) = bounded(1);
         let dropped = Arc::new(AtomicU64::new(0));
@@ -53,7 +54,7 @@ impl StoreWriter {
         let thread = std::thread::Builder::new()
             .name("albedo-otel-store".into())
             .spawn(move || {
-                write_all(&path, &rx, &lost, &queued);
+                write_all(&path, limits, &rx, &lost, &queued);
                 let _ = done_tx.send(());
             })?;
         Ok(StoreWriter {
@@ -125,9 +126,24 @@ impl StoreWriter {
 }
 
 /// The writer's loop: each batch in one transaction, until the queue closes.
-fn write_all(path: &std::path::Path, rx: &Receiver<Message>, lost: &AtomicU64, queued: &AtomicU64) {
+fn write_all(
+    path: &std::path::Path,
+    limits: Limits,
+    rx: &Receiver<Message>,
+    lost: &AtomicU64,
+    queued: &AtomicU64,
+) {
     let mut store = match Store::open(path) {
-        Ok(s) => Some(s),
+        Ok(mut s) => {
+            let now = jiff::Timestamp::now().as_nanosecond();
+            let now = i64::try_from(now).unwrap_or(i64::MAX);
+            match s.keep_within(limits, now) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!("the local store: {n} rows past its limits removed"),
+                Err(e) => tracing::warn!("the local store could not keep its limits: {e}"),
+            }
+            Some(s)
+        }
         Err(e) => {
             tracing::warn!("the local store is off: {e}");
             None
@@ -203,7 +219,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         // A store under a file: it cannot be opened, and every row is lost, counted.
         std::fs::write(dir.join("file"), "").unwrap();
-        let mut w = StoreWriter::start(dir.join("file/store.sqlite")).unwrap();
+        let mut w = StoreWriter::start(dir.join("file/store.sqlite"), Limits::default()).unwrap();
         w.take(&[tool(1), tool(2), tool(3)]);
         assert_eq!(
             w.close(Instant::now() + std::time::Duration::from_secs(10)),
@@ -211,7 +227,7 @@ mod tests {
         );
         // A good one: what a flush answered for is there, and nothing is counted lost.
         let path = dir.join("store.sqlite");
-        let mut w = StoreWriter::start(path.clone()).unwrap();
+        let mut w = StoreWriter::start(path.clone(), Limits::default()).unwrap();
         w.take(&[tool(1), tool(2)]);
         assert!(w.flush(Instant::now() + std::time::Duration::from_secs(10)));
         let read = Store::open_to_read(&path).unwrap().unwrap();
