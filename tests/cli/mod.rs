@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 mod report;
 mod sessions;
+mod store_faults;
 
 /// `albedo-otel ARGS` with the store and configuration under `home`.
 pub(super) fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {

@@ -6,16 +6,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection};
 
 use super::rows::{ModelCall, Row, ToolCall, Turn};
 use super::StoreError;
 
 /// The schema's version, in `PRAGMA user_version`.
-const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 2;
 
 /// How long a writer waits for another to finish before it gives up on a transaction.
-const BUSY: Duration = Duration::from_secs(10);
+pub(super) const BUSY: Duration = Duration::from_secs(10);
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS turns (
@@ -48,6 +48,9 @@ CREATE TABLE IF NOT EXISTS tool_calls (
 pub struct Store {
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
+    /// Schema 2's `parent` columns are there (a store of schema 1 read before any writer
+    /// brought it up to date has none).
+    pub(super) nests: bool,
 }
 
 /// What the store holds.
@@ -86,32 +89,10 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            nests: true,
         };
         store.prepare()?;
         Ok(store)
-    }
-
-    /// Opens an existing store to read, if there is one at `path`.
-    pub fn open_to_read(path: &Path) -> Result<Option<Store>, StoreError> {
-        Store::open_to_read_within(path, BUSY)
-    }
-
-    /// As [`open_to_read`](Self::open_to_read), waiting at most `busy` for a writer.
-    pub fn open_to_read_within(path: &Path, busy: Duration) -> Result<Option<Store>, StoreError> {
-        if !path.exists() {
-            return Ok(None);
-        }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| StoreError::db(path, e))?;
-        conn.busy_timeout(busy)
-            .map_err(|e| StoreError::db(path, e))?;
-        Ok(Some(Store {
-            conn,
-            path: path.to_path_buf(),
-        }))
     }
 
     fn prepare(&self) -> Result<(), StoreError> {
@@ -128,6 +109,17 @@ impl Store {
             });
         }
         if version == 0 {
+            // Ours from its start, or empty: another program's database is not made over.
+            let tables: i64 = self
+                .conn
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(db)?;
+            if tables > 0 {
+                return Err(StoreError::NotAStore {
+                    path: self.path.clone(),
+                    what: "another program's SQLite database",
+                });
+            }
             // A new file: space freed by a prune can be given back without a `VACUUM`, which
             // would lock every writer out while it copies the whole file. Said before the
             // journal mode, which fixes the file's header.

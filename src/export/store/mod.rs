@@ -59,10 +59,22 @@ pub enum StoreError {
         "the store {path} was written by a newer albedo-otel (schema {version}); upgrade to read it"
     )]
     Newer { path: PathBuf, version: i64 },
+    #[error(
+        "{path} is not albedo-otel's store ({what}); it was left as it is: move it away (or set \
+         store.path / ALBEDO_OTEL_STORE_PATH elsewhere) and the store starts anew, which \
+         `albedo-otel import` fills again from your agents' own files"
+    )]
+    NotAStore { path: PathBuf, what: &'static str },
 }
 
 impl StoreError {
     fn db(path: &std::path::Path, source: rusqlite::Error) -> StoreError {
+        if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+            return StoreError::NotAStore {
+                path: path.to_path_buf(),
+                what: "it is not a SQLite database, or a damaged one",
+            };
+        }
         StoreError::Db {
             path: path.to_path_buf(),
             source,

@@ -1,9 +1,12 @@
 //! Reading the store back: the model calls of a span of time (`report`), the sessions it holds
 //! (`sessions`), and every row of one session or trace (`show`).
 
-use rusqlite::Row as SqlRow;
+use std::path::Path;
+use std::time::Duration;
 
-use super::db::Store;
+use rusqlite::{Connection, OpenFlags, Row as SqlRow};
+
+use super::db::{Store, BUSY, VERSION};
 use super::rows::{ModelCall, Place, ToolCall, Turn};
 use super::StoreError;
 
@@ -43,9 +46,12 @@ impl Rows {
     }
 }
 
-/// The place columns, in the order every query here selects them first.
-const PLACE: &str = "trace_id, span_id, parent, session, agent, repository, branch, user, \
-                     started_ns, ended_ns";
+/// The place columns, in the order every query here selects them first (a store of schema 1
+/// has no `parent`).
+fn place_columns(nests: bool) -> String {
+    let parent = if nests { "parent" } else { "NULL" };
+    format!("trace_id, span_id, {parent}, session, agent, repository, branch, user, started_ns, ended_ns")
+}
 
 fn place(r: &SqlRow<'_>) -> rusqlite::Result<Place> {
     Ok(Place {
@@ -81,11 +87,60 @@ const MODEL_CALL: &str =
     "key, model, provider, input, output, cache_read, cache_write, reasoning, cost";
 
 impl Store {
+    /// Opens an existing store to read, if there is one at `path`.
+    pub fn open_to_read(path: &Path) -> Result<Option<Store>, StoreError> {
+        Store::open_to_read_within(path, BUSY)
+    }
+
+    /// As [`open_to_read`](Self::open_to_read), waiting at most `busy` for a writer.
+    pub fn open_to_read_within(path: &Path, busy: Duration) -> Result<Option<Store>, StoreError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::db(path, e))?;
+        conn.busy_timeout(busy)
+            .map_err(|e| StoreError::db(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            nests: true,
+        };
+        let version: i64 = (store.conn)
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| StoreError::db(path, e))?;
+        if version > VERSION {
+            return Err(StoreError::Newer {
+                path: path.to_path_buf(),
+                version,
+            });
+        }
+        if version == 0 {
+            let tables: i64 = (store.conn)
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(|e| StoreError::db(path, e))?;
+            if tables > 0 {
+                return Err(StoreError::NotAStore {
+                    path: path.to_path_buf(),
+                    what: "another program's SQLite database",
+                });
+            }
+            // Made, never written: nothing stored yet.
+            return Ok(None);
+        }
+        store.nests = version >= 2;
+        Ok(Some(store))
+    }
+
     /// The model calls that began in `[from_ns, to_ns)`, oldest first.
     pub fn model_calls(&self, from_ns: i64, to_ns: i64) -> Result<Vec<ModelCall>, StoreError> {
         let db = |e| StoreError::db(&self.path, e);
+        let columns = place_columns(self.nests);
         let sql = format!(
-            "SELECT {PLACE}, {MODEL_CALL} FROM model_calls
+            "SELECT {columns}, {MODEL_CALL} FROM model_calls
              WHERE started_ns >= ?1 AND started_ns < ?2 ORDER BY started_ns"
         );
         let mut q = self.conn.prepare(&sql).map_err(db)?;
@@ -158,10 +213,11 @@ impl Store {
     pub fn rows_of(&self, id: &str) -> Result<Rows, StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         let which = "WHERE session = ?1 OR trace_id = ?1 ORDER BY started_ns";
+        let columns = place_columns(self.nests);
         let turns = self
             .conn
             .prepare(&format!(
-                "SELECT {PLACE}, number, prompted, continued FROM turns {which}"
+                "SELECT {columns}, number, prompted, continued FROM turns {which}"
             ))
             .map_err(db)?
             .query_map([id], |r| {
@@ -178,7 +234,7 @@ impl Store {
         let model_calls = self
             .conn
             .prepare(&format!(
-                "SELECT {PLACE}, {MODEL_CALL} FROM model_calls {which}"
+                "SELECT {columns}, {MODEL_CALL} FROM model_calls {which}"
             ))
             .map_err(db)?
             .query_map([id], model_call)
@@ -188,7 +244,7 @@ impl Store {
         let tool_calls = self
             .conn
             .prepare(&format!(
-                "SELECT {PLACE}, name, failed FROM tool_calls {which}"
+                "SELECT {columns}, name, failed FROM tool_calls {which}"
             ))
             .map_err(db)?
             .query_map([id], |r| {
