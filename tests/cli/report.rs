@@ -348,24 +348,11 @@ fn the_status_line_shows_the_session_s_cost_and_never_replaces_the_user_s_own_un
     assert!(left.get("statusLine").is_none(), "{left}");
 }
 
-/// ccusage 20, as a user has it: `CCUSAGE_BIN`, else `ccusage` on PATH.
-fn ccusage() -> Option<std::path::PathBuf> {
-    let found = std::env::var_os("CCUSAGE_BIN")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_file())
-        .or_else(|| which("ccusage"));
-    require_tool(
-        "ccusage",
-        found,
-        "`npm install ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24` and set CCUSAGE_BIN to node_modules/.bin/ccusage",
-    )
-}
-
 /// Where ccusage and albedo-otel read the same Claude Code files (a session's transcript and
 /// its sub-agent's), they count the same tokens: each of the four kinds, to the token.
 #[test]
 fn the_import_counts_the_tokens_ccusage_counts_in_the_same_files() {
-    let Some(ccusage) = ccusage() else {
+    let Some(ccusage) = crate::support::ccusage::find() else {
         return;
     };
     let kinds = [

@@ -5,6 +5,7 @@
 pub mod agent_run;
 pub mod agent_trace;
 pub mod anthropic;
+pub mod ccusage;
 pub mod cline;
 pub mod exporter;
 pub mod gemini_api;

@@ -21,6 +21,7 @@
 //! Pure, like every adapter.
 
 mod contract;
+pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod payload;
@@ -30,7 +31,7 @@ pub(crate) mod script;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-pub use payload::{ModelHook, Payload};
+pub use payload::{ModelHook, Payload, TokenUsage};
 
 use super::claude_code;
 use super::files;
@@ -207,43 +208,53 @@ impl Adapter {
             at_ms,
             model: m.model.clone().unwrap_or_default(),
         });
-        let usage = m.token_usage.unwrap_or_default();
         let failed = m.status.as_deref() == Some("failed");
-        out.push(record(
-            &target,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(key.1)),
-                request: Request {
-                    model: Cow::Owned(start.model.clone()),
-                    provider: Some(Cow::Borrowed(PROVIDER)),
-                    max_tokens: None,
-                    messages: None,
-                    system: None,
-                },
-                response: (!failed).then(|| Response {
-                    id: m.response_id.clone().map(Cow::Owned),
-                    model: Some(Cow::Owned(start.model)),
-                    stop_reason: None,
-                    content: None,
-                }),
-                usage: CachedWithin {
-                    input: usage.input_tokens.unwrap_or(0),
-                    cached: usage.cached_input_tokens.unwrap_or(0),
-                    output: usage.output_tokens.unwrap_or(0),
-                    cache_write: usage.cache_write_input_tokens.unwrap_or(0),
-                    reasoning: usage.reasoning_output_tokens,
-                }
-                .usage(),
-                started_ms: start.at_ms,
-                finished_ms: at_ms.max(start.at_ms),
-                first_token_ms: None,
-                error: failed
-                    .then(|| {
-                        Json::of(m.error.as_deref().unwrap_or("the model request failed")).ok()
-                    })
-                    .flatten(),
-            }),
-        ));
+        let error = failed.then(|| m.error.as_deref().unwrap_or("the model request failed"));
+        let usage = m.token_usage.unwrap_or_default();
+        let (model, response) = (start.model, m.response_id.clone());
+        let call = model_call(key.1, model, response, usage, start.at_ms, at_ms, error);
+        out.push(record(&target, Event::CallSent(call)));
+    }
+}
+
+/// One model call of Codex's, answered (or failed with `error`): the live route's and the
+/// import's alike, so a call met both ways is the same call.
+fn model_call(
+    id: String,
+    model: String,
+    response_id: Option<String>,
+    usage: TokenUsage,
+    started_ms: u64,
+    finished_ms: u64,
+    error: Option<&str>,
+) -> CallSent<'static> {
+    CallSent {
+        id: Some(Cow::Owned(id)),
+        request: Request {
+            model: Cow::Owned(model.clone()),
+            provider: Some(Cow::Borrowed(PROVIDER)),
+            max_tokens: None,
+            messages: None,
+            system: None,
+        },
+        response: error.is_none().then(|| Response {
+            id: response_id.map(Cow::Owned),
+            model: Some(Cow::Owned(model)),
+            stop_reason: None,
+            content: None,
+        }),
+        usage: CachedWithin {
+            input: usage.input_tokens.unwrap_or(0),
+            cached: usage.cached_input_tokens.unwrap_or(0),
+            output: usage.output_tokens.unwrap_or(0),
+            cache_write: usage.cache_write_input_tokens.unwrap_or(0),
+            reasoning: usage.reasoning_output_tokens,
+        }
+        .usage(),
+        started_ms,
+        finished_ms: finished_ms.max(started_ms),
+        first_token_ms: None,
+        error: error.and_then(|e| Json::of(e).ok()),
     }
 }
 

@@ -18,6 +18,7 @@ use crate::support::agent_trace::{
     check_two_turns, deny_force_push, drained, find_cli, install_as_user, isolated_env,
     key_only_in_config, lab, recorded_pairs, Expect, PASTED_KEY,
 };
+use crate::support::ccusage;
 use crate::support::openai_responses::{
     MockResponses, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, LINGER_MARK, LONG_COMMAND,
 };
@@ -171,6 +172,33 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         &api.sent(),
         &log,
     );
+    reconciled_with_ccusage(&home);
+}
+
+/// ccusage 20 reads the same rollouts: the live route's store, and an import of them into an
+/// empty store, count the same tokens as it does, session by session.
+fn reconciled_with_ccusage(home: &Path) {
+    let Some(ccusage) = ccusage::find() else {
+        return;
+    };
+    let codex_home = home.join(".codex");
+    let env = [("HOME", home), ("CODEX_HOME", codex_home.as_path())];
+    let live = ccusage::report(&home.join(".local/share"));
+    let theirs = ccusage::matched(&ccusage::sessions(&ccusage, "codex", &env), &live);
+    assert!(!theirs.is_empty());
+    assert_eq!(live, theirs, "the live route's store against ccusage codex");
+    let fresh = scratch("cx-import");
+    ccusage::import("codex", &fresh, &env);
+    assert_eq!(
+        ccusage::report(&fresh),
+        theirs,
+        "an import against ccusage codex"
+    );
+    // Imported again, or after the live route: nothing twice.
+    ccusage::import("codex", &fresh, &env);
+    ccusage::import("codex", &home.join(".local/share"), &env);
+    assert_eq!(ccusage::report(&fresh), theirs);
+    assert_eq!(ccusage::report(&home.join(".local/share")), theirs);
 }
 
 /// A sub-agent that `spawn_agent` started nests under that call, in its parent's trace: its

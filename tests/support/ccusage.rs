@@ -1,0 +1,117 @@
+//! ccusage 20, the tool users reconcile with: found as a user has it, run on an agent's own
+//! files, and set against `report session --json` of a store, session by session.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::{require_tool, which};
+
+/// The four token counts both tools give a session: input (neither read from nor written to
+/// the cache), output, cache writes, cache reads.
+pub type Tokens = [i64; 4];
+
+const KINDS: [&str; 4] = [
+    "inputTokens",
+    "outputTokens",
+    "cacheCreationTokens",
+    "cacheReadTokens",
+];
+
+/// ccusage 20, as a user has it: `CCUSAGE_BIN`, else `ccusage` on PATH.
+pub fn find() -> Option<PathBuf> {
+    let found = std::env::var_os("CCUSAGE_BIN")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| which("ccusage"));
+    require_tool(
+        "ccusage",
+        found,
+        "`npm install ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24` and set CCUSAGE_BIN to node_modules/.bin/ccusage",
+    )
+}
+
+fn tokens(row: &Value) -> Tokens {
+    KINDS.map(|k| row[k].as_i64().unwrap_or(-1))
+}
+
+/// `ccusage AGENT session --json --offline` in `env` (HOME, the agent's home variable): each
+/// session's tokens, by the session's id (the end of ccusage's, which names the file).
+pub fn sessions(ccusage: &Path, agent: &str, env: &[(&str, &Path)]) -> BTreeMap<String, Tokens> {
+    let out = Command::new(ccusage)
+        .args([agent, "session", "--json", "--offline"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ccusage: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["sessions"].as_array().cloned().unwrap_or_default();
+    rows.iter()
+        .map(|r| {
+            let id = r["sessionId"].as_str().unwrap_or("").to_string();
+            (id, tokens(r))
+        })
+        .collect()
+}
+
+/// `albedo-otel report session --json` of the store under `data` (`XDG_DATA_HOME`): each
+/// session's tokens, by its id.
+pub fn report(data: &Path) -> BTreeMap<String, Tokens> {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["report", "session", "--json"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_DATA_HOME", data)
+        .env("HOME", data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "report: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["session"].as_array().cloned().unwrap_or_default();
+    rows.iter()
+        .map(|r| (r["sessionId"].as_str().unwrap_or("").to_string(), tokens(r)))
+        .collect()
+}
+
+/// ccusage's sessions under our ids: each of ours is the one ccusage's id ends with.
+pub fn matched(
+    theirs: &BTreeMap<String, Tokens>,
+    ours: &BTreeMap<String, Tokens>,
+) -> BTreeMap<String, Tokens> {
+    theirs
+        .iter()
+        .map(|(id, t)| {
+            let ours = ours.keys().find(|o| id.ends_with(o.as_str())).cloned();
+            (ours.unwrap_or_else(|| id.clone()), *t)
+        })
+        .collect()
+}
+
+/// `albedo-otel import AGENT` into a store of its own under `data`, in `env`.
+pub fn import(agent: &str, data: &Path, env: &[(&str, &Path)]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["import", agent])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_DATA_HOME", data)
+        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "import: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
