@@ -121,7 +121,12 @@ fn script(req: &Value, n: usize) -> (Block, &'static str) {
 }
 
 fn usage(n: usize) -> Value {
-    json!({"input_tokens": 10 + n, "output_tokens": 1, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000 * n})
+    // As the real API sends it: the cache writes, and how they split between the 5-minute and
+    // the 1-hour cache (Claude Code records the split as zeros when it is missing, and ccusage
+    // counts the split).
+    json!({"input_tokens": 10 + n, "output_tokens": 1, "cache_creation_input_tokens": 100,
+        "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 0},
+        "cache_read_input_tokens": 1000 * n})
 }
 
 fn sse(model: &str, id: &str, block: &Block, stop: &str, n: usize) -> String {

@@ -115,3 +115,29 @@ pub fn import(agent: &str, data: &Path, env: &[(&str, &Path)]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The live route's store in a test's home (`isolated_env`'s folders) against `ccusage AGENT
+/// session` on the agent's files there: the same tokens, session by session.
+pub fn live_route_agrees(agent: &str, home: &Path) {
+    live_route_agrees_as(agent, home, |t| t);
+}
+
+/// As [`live_route_agrees`], with ccusage's counts first read as they should be (`fix`),
+/// where ccusage is known to count differently, and wrongly.
+pub fn live_route_agrees_as(agent: &str, home: &Path, fix: impl Fn(Tokens) -> Tokens) {
+    let Some(ccusage) = find() else { return };
+    let (data, config) = (home.join(".local/share"), home.join(".config"));
+    let env = [
+        ("HOME", home),
+        ("XDG_DATA_HOME", data.as_path()),
+        ("XDG_CONFIG_HOME", config.as_path()),
+    ];
+    let live = report(&data);
+    let mut theirs = matched(&sessions(&ccusage, agent, &env), &live);
+    theirs.values_mut().for_each(|t| *t = fix(*t));
+    assert!(!live.is_empty(), "nothing stored");
+    assert_eq!(
+        live, theirs,
+        "the live route's store against ccusage {agent}"
+    );
+}

@@ -164,6 +164,8 @@ fn a_real_claude_code_session_becomes_a_trace() {
     assert_eq!(result["is_error"], false, "{stdout}");
 
     let log = drained(&hook_dir, &rx);
+    // ccusage 20 reads the same transcript: the live route counted what it counts.
+    crate::support::ccusage::live_route_agrees("claude", &home);
     let spans = rx.spans();
     // Every span arrived with the key, and no request went without it.
     assert!(rx.requests().iter().all(|r| r

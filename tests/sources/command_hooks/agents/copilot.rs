@@ -141,6 +141,8 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
     );
 
     let log = drained(&hook_dir, &rx);
+    // ccusage 20 reads the same files: the live route counted what it counts.
+    crate::support::ccusage::live_route_agrees("copilot", &home);
     key_only_in_config(&home, &hook_dir, API_KEY);
 
     let spans = rx.spans();

@@ -2,9 +2,10 @@
 //! (`customModels` in `~/.factory/settings.json`, an OpenAI-compatible stand-in), albedo-otel's
 //! hook installed by `albedo-otel install droid` beside a stop hook of the user's own that
 //! blocks each turn's first stop. Two sessions: a shell call that takes a second, then the
-//! blocked stop's continuation; and a prompt answered at once, then its continuation. Every model call's tokens are checked against
-//! what the API answered (Droid writes no usage per call: the adapter takes it from the
-//! session's running totals).
+//! blocked stop's continuation; and a prompt answered at once, then its continuation. Every
+//! model call's tokens are checked against what the API answered (Droid writes no usage per
+//! call: the adapter takes it from the session's running totals), and the store's against
+//! ccusage 20's reading of the same files.
 //! Needs the CLI: `npm install droid@0.215.0`, and `DROID_BIN` (or `droid` on PATH);
 //! `.ci/run` does both.
 
@@ -15,6 +16,7 @@ use crate::support::agent_trace::{
     albedo_otel, chat_tokens, drained, find_cli, install_as_user, isolated_env, key_only_in_config,
     lab,
 };
+use crate::support::ccusage;
 use crate::support::openai_chat::{MockChat, CHAT_MARK, SLOW_COMMAND};
 use crate::support::*;
 
@@ -207,5 +209,22 @@ fn a_real_droid_session_becomes_a_trace_per_turn() {
         chat_tokens(&spans),
         sent,
         "the trace's tokens against the API's:\n{tree}\n{log}"
+    );
+    reconciled_with_ccusage(&home);
+}
+
+/// ccusage 20 reads Droid's session totals: the live route's store, which took each call's
+/// usage from them, counts the same tokens, session by session.
+fn reconciled_with_ccusage(home: &Path) {
+    let Some(ccusage) = ccusage::find() else {
+        return;
+    };
+    let live = ccusage::report(&home.join(".local/share"));
+    let found = ccusage::sessions(&ccusage, "droid", &[("HOME", home)]);
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert_eq!(
+        live,
+        ccusage::matched(&found, &live),
+        "the live route's store against ccusage droid"
     );
 }

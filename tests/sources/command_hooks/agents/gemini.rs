@@ -196,6 +196,8 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     );
 
     let log = drained(&hook_dir, &rx);
+    // ccusage 20 reads the same files: the live route counted what it counts.
+    crate::support::ccusage::live_route_agrees("gemini", &home);
     // The doctor's test traces aside.
     let doctor: Vec<Vec<u8>> = rx
         .spans()

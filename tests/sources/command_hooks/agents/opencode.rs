@@ -167,6 +167,8 @@ fn a_real_opencode_session_becomes_a_trace_per_turn() {
         &s.spool,
     );
     let log = drained(&s.hook_dir, &s.rx);
+    // ccusage 20 reads the same files: the live route counted what it counts.
+    crate::support::ccusage::live_route_agrees("opencode", &s.home);
     key_only_in_config(&s.home, &s.hook_dir, API_KEY);
 
     let spans = s.rx.spans();

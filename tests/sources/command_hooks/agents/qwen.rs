@@ -150,6 +150,13 @@ fn a_real_qwen_session_becomes_a_trace_per_turn() {
     run_qwen(&bin, &resume, &home, &work, &api, &spool);
 
     let log = drained(&hook_dir, &rx);
+    // ccusage 20 reads the same transcript and counts its cache reads twice: inside the input
+    // (Qwen's `input_token_count` counts them, as OpenAI's prompt tokens do) and as cache
+    // reads. The store counts the input without them, as ccusage does for every other agent;
+    // the rest agrees to the token.
+    crate::support::ccusage::live_route_agrees_as("qwen", &home, |[input, output, write, read]| {
+        [input - read, output, write, read]
+    });
     key_only_in_config(&home, &hook_dir, API_KEY);
     let expect = Expect {
         root: "invoke_agent qwen-code",
