@@ -30,6 +30,7 @@ mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod ends;
+pub mod history;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;

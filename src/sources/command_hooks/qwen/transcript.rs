@@ -237,7 +237,7 @@ fn output_with_thoughts(e: &ApiEvent) -> u64 {
     }
 }
 
-fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
+pub(super) fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
     let model = e.model.clone().unwrap_or_default();
     let failed = e.name == "qwen-code.api_error";
     CallSent {

@@ -19,6 +19,7 @@ use crate::support::agent_trace::{
     drained, find_cli, install_as_user, isolated_env, key_only_in_config, lab, recorded_pairs,
     Expect,
 };
+use crate::support::ccusage;
 use crate::support::openai_chat::{
     MockChat, CHAT_MARK, DELEGATE_MARK, DENIED_COMMAND, DENY_MARK, FAILING_COMMAND, FAIL_MARK,
     LINGER_MARK, QWEN_LONG_COMMAND,
@@ -154,9 +155,22 @@ fn a_real_qwen_session_becomes_a_trace_per_turn() {
     // (Qwen's `input_token_count` counts them, as OpenAI's prompt tokens do) and as cache
     // reads. The store counts the input without them, as ccusage does for every other agent;
     // the rest agrees to the token.
-    crate::support::ccusage::live_route_agrees_as("qwen", &home, |[input, output, write, read]| {
-        [input - read, output, write, read]
-    });
+    let fix = |[input, output, write, read]: ccusage::Tokens| [input - read, output, write, read];
+    ccusage::live_route_agrees_as("qwen", &home, fix);
+    // An import of the same chats into an empty store counts the same, and again nothing more.
+    let fresh = scratch("qw-import");
+    let env = [("HOME", home.as_path())];
+    let live = ccusage::report(&home.join(".local/share"));
+    ccusage::import("qwen-code", &fresh, &env);
+    assert_eq!(
+        ccusage::report(&fresh),
+        live,
+        "an import against the live route"
+    );
+    ccusage::import("qwen-code", &fresh, &env);
+    ccusage::import("qwen-code", &home.join(".local/share"), &env);
+    assert_eq!(ccusage::report(&fresh), live);
+    assert_eq!(ccusage::report(&home.join(".local/share")), live);
     key_only_in_config(&home, &hook_dir, API_KEY);
     let expect = Expect {
         root: "invoke_agent qwen-code",
