@@ -187,6 +187,9 @@ fn a_real_kimi_session_becomes_a_trace_per_turn() {
 
     let log = exported(&hook_dir, &rx, 3);
     key_only_in_config(&home, &hook_dir, API_KEY);
+    // ccusage 20 reads the same wires (the sub-agent's too): the live route counted what it
+    // counts.
+    crate::support::ccusage::live_route_agrees("kimi", &home);
     let spans = rx.spans();
     let tree = render_trees(
         &spans,
@@ -338,7 +341,5 @@ fn a_killed_kimi_leaves_its_turn_unfinished_not_lost() {
         "\"type\":\"tool.call\"",
     );
     let log = drained(&hook_dir, &rx);
-    // ccusage 20 reads the same files: the live route counted what it counts.
-    crate::support::ccusage::live_route_agrees("kimi", &home);
     check_killed(&rx.spans(), "execute_tool Bash", &log);
 }
