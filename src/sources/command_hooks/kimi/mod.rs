@@ -20,6 +20,7 @@
 //! flush, which ends the tool calls and model calls still in flight, its sub-agents' with it.
 
 mod contract;
+pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod models;
