@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod history;
 mod report;
 mod sessions;
 mod store_faults;

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
     provider TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
     cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL
 );
-CREATE INDEX IF NOT EXISTS model_calls_by_time ON model_calls (started_ns);
+DROP INDEX IF EXISTS model_calls_by_time;
+CREATE INDEX IF NOT EXISTS model_calls_by_end ON model_calls (ended_ns);
 CREATE INDEX IF NOT EXISTS model_calls_by_session ON model_calls (session);
 CREATE TABLE IF NOT EXISTS tool_calls (
     trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT, session TEXT NOT NULL,
@@ -273,7 +274,7 @@ impl Store {
         let since = |from: i64| -> Result<f64, StoreError> {
             self.conn
                 .query_row(
-                    "SELECT coalesce(sum(cost), 0) FROM model_calls WHERE started_ns >= ?1",
+                    "SELECT coalesce(sum(cost), 0) FROM model_calls WHERE ended_ns >= ?1",
                     [from],
                     |r| r.get(0),
                 )

@@ -135,13 +135,13 @@ impl Store {
         Ok(Some(store))
     }
 
-    /// The model calls that began in `[from_ns, to_ns)`, oldest first.
+    /// The model calls answered in `[from_ns, to_ns)`, oldest first.
     pub fn model_calls(&self, from_ns: i64, to_ns: i64) -> Result<Vec<ModelCall>, StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         let columns = place_columns(self.nests);
         let sql = format!(
             "SELECT {columns}, {MODEL_CALL} FROM model_calls
-             WHERE started_ns >= ?1 AND started_ns < ?2 ORDER BY started_ns"
+             WHERE ended_ns >= ?1 AND ended_ns < ?2 ORDER BY ended_ns"
         );
         let mut q = self.conn.prepare(&sql).map_err(db)?;
         let rows = q.query_map([from_ns, to_ns], model_call).map_err(db)?;

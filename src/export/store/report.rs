@@ -113,7 +113,9 @@ fn period_of(c: &ModelCall, period: Period, tz: &TimeZone) -> String {
     if period == Period::Session {
         return c.place.session.clone();
     }
-    let at = Timestamp::from_nanosecond(i128::from(c.place.started_ns))
+    // A call counts when its answer came, as ccusage counts a message: a call that began
+    // before midnight and ended after it is the new day's.
+    let at = Timestamp::from_nanosecond(i128::from(c.place.ended_ns))
         .unwrap_or(Timestamp::UNIX_EPOCH)
         .to_zoned_datetime(tz.clone());
     let date = at.date();
@@ -164,11 +166,11 @@ pub fn build(calls: &[ModelCall], period: Period, by: Option<By>, tz: &TimeZone)
             row.unpriced.insert(c.model.clone());
             unpriced.insert(c.model.clone());
         }
-        if row.calls == 0 || c.place.started_ns < row.first_ns {
-            row.first_ns = c.place.started_ns;
+        if row.calls == 0 || c.place.ended_ns < row.first_ns {
+            row.first_ns = c.place.ended_ns;
         }
         row.calls += 1;
-        row.last_ns = row.last_ns.max(c.place.started_ns);
+        row.last_ns = row.last_ns.max(c.place.ended_ns);
         totals.add(c);
     }
     let mut rows: Vec<Row> = rows.into_values().collect();
