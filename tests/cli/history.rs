@@ -19,7 +19,7 @@ const DAYS: u64 = 40;
 
 /// The four counts `report` and ccusage give a day: input (not from or to the cache), output,
 /// cache writes, cache reads.
-type Tokens = [i64; 4];
+pub(super) type Tokens = [i64; 4];
 
 /// A small deterministic generator (xorshift), so that a failure can be run again.
 struct Rng(u64);
@@ -77,13 +77,13 @@ fn lines(values: &[Value]) -> String {
     values.iter().map(|v| v.to_string() + "\n").collect()
 }
 
-/// Writes the history under `home`; returns each day's counts.
-fn generate(home: &Path) -> BTreeMap<u64, Tokens> {
+/// Writes `days` days of history under `home`; returns each day's counts.
+pub(super) fn generate(home: &Path, days_of_history: u64) -> BTreeMap<u64, Tokens> {
     let project = home.join(".claude/projects/-home-dev-app");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut days = BTreeMap::new();
     let mut n = 0;
-    for day in 0..DAYS {
+    for day in 0..days_of_history {
         for s in 0..1 + rng.below(3) {
             let session = format!("0000{day:04}-{s:04}-4000-8000-000000000000");
             // Sessions start through the day; the last of some runs past midnight.
@@ -156,7 +156,7 @@ fn by_day(report: &Value, key: &str) -> BTreeMap<String, Tokens> {
 #[test]
 fn report_gives_each_day_what_the_history_wrote_on_it_as_ccusage_does() {
     let home = scratch("history");
-    let written: BTreeMap<String, Tokens> = generate(&home)
+    let written: BTreeMap<String, Tokens> = generate(&home, DAYS)
         .into_iter()
         .map(|(d, t)| (iso(START_MS + d * DAY_MS)[..10].to_string(), t))
         .collect();

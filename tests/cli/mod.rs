@@ -8,6 +8,7 @@ mod history;
 mod report;
 mod sessions;
 mod store_faults;
+mod store_writers;
 
 /// `albedo-otel ARGS` with the store and configuration under `home`.
 pub(super) fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {

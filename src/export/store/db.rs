@@ -96,9 +96,42 @@ impl Store {
         Ok(store)
     }
 
+    /// Makes the file the store, or brings it up to date, under the write lock: several
+    /// writers opening a new store at once find it made once, by the first.
     fn prepare(&self) -> Result<(), StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         self.conn.busy_timeout(BUSY).map_err(db)?;
+        // Space freed by a prune can be given back without a `VACUUM`, which would lock every
+        // writer out while it copies the whole file. It takes only on a file with no table
+        // yet (before the journal mode and the first table fix its header), and does nothing
+        // to one that has them.
+        self.conn
+            .pragma_update(None, "auto_vacuum", "INCREMENTAL")
+            .map_err(db)?;
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
+        let made = self.make_or_update();
+        let end = if made.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(end).map_err(db)?;
+        if made? == Some(1) {
+            // Schema 1 set its journal mode first, which left its files without incremental
+            // vacuum: one `VACUUM` makes them over, so that a prune gives space back.
+            self.conn
+                .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+                .map_err(db)?;
+        }
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Inside [`prepare`](Self::prepare)'s transaction: the schema made or brought up to date;
+    /// the version it was brought up from, if it was.
+    fn make_or_update(&self) -> Result<Option<i64>, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
         let version: i64 = self
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -109,6 +142,7 @@ impl Store {
                 version,
             });
         }
+        let mut from = None;
         if version == 0 {
             // Ours from its start, or empty: another program's database is not made over.
             let tables: i64 = self
@@ -121,57 +155,22 @@ impl Store {
                     what: "another program's SQLite database",
                 });
             }
-            // A new file: space freed by a prune can be given back without a `VACUUM`, which
-            // would lock every writer out while it copies the whole file. Said before the
-            // journal mode, which fixes the file's header.
+        } else if version == 1 {
+            // Schema 2 keeps what each row nests under (`show` draws the tree from it).
             self.conn
-                .pragma_update(None, "auto_vacuum", "INCREMENTAL")
-                .map_err(db)?;
-        }
-        self.conn
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        self.conn
-            .pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
-        if version == 1 {
-            // Version 2 keeps what each row nests under (`show` draws the tree from it), and
-            // gives freed space back: version 1 set its journal mode first, which left its
-            // files without incremental vacuum; one `VACUUM` makes them over.
-            // Another writer may be at it too: the first to hold the lock does it.
-            self.conn.execute_batch("BEGIN IMMEDIATE").map_err(db)?;
-            let still: i64 = self
-                .conn
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(db)?;
-            let migrated = if still == 1 {
-                self.conn.execute_batch(
+                .execute_batch(
                     "ALTER TABLE turns ADD COLUMN parent TEXT;
                      ALTER TABLE model_calls ADD COLUMN parent TEXT;
-                     ALTER TABLE tool_calls ADD COLUMN parent TEXT;
-                     PRAGMA user_version = 2;",
+                     ALTER TABLE tool_calls ADD COLUMN parent TEXT;",
                 )
-            } else {
-                Ok(())
-            };
-            let end = if migrated.is_ok() {
-                "COMMIT"
-            } else {
-                "ROLLBACK"
-            };
-            self.conn.execute_batch(end).map_err(db)?;
-            migrated.map_err(db)?;
-            if still == 1 {
-                self.conn
-                    .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
-                    .map_err(db)?;
-            }
+                .map_err(db)?;
+            from = Some(1);
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn
             .pragma_update(None, "user_version", VERSION)
             .map_err(db)?;
-        Ok(())
+        Ok(from)
     }
 
     pub fn path(&self) -> &Path {
