@@ -26,6 +26,7 @@ mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod extension;
+pub mod history;
 mod models;
 mod payload;
 #[cfg(test)]

@@ -83,60 +83,70 @@ impl Adapter {
             },
             |p| provider_name(p).into_owned(),
         );
-        let u = m.usage.unwrap_or_default();
-        let reasoning = u.reasoning.unwrap_or(0);
-        let failed = matches!(m.stop_reason.as_deref(), Some("error" | "aborted"));
-        let error = failed.then(|| {
-            let why = m
-                .error_message
-                .as_deref()
-                .unwrap_or(match m.stop_reason.as_deref() {
-                    Some("aborted") => "the request was aborted",
-                    _ => "the request failed",
-                });
-            Json::of(why).ok()
-        });
-        out.push(record(
-            sid,
-            Event::CallSent(CallSent {
-                id: m.response_id.clone().map(Cow::Owned),
-                request: Request {
-                    model: Cow::Owned(model.clone()),
-                    provider: (!provider.is_empty()).then_some(Cow::Owned(provider)),
-                    max_tokens: None,
-                    messages: None,
-                    system: None,
-                },
-                response: Some(Response {
-                    id: m.response_id.clone().map(Cow::Owned),
-                    model: Some(Cow::Owned(m.response_model.clone().unwrap_or(model))),
-                    stop_reason: m.stop_reason.clone().map(Cow::Owned),
-                    content: None,
-                }),
-                // Pi's terms are the protocol's: input without the cache, output with the
-                // reasoning.
-                usage: Usage {
-                    input_tokens: u.input.unwrap_or(0),
-                    output_tokens: u.output.unwrap_or(0),
-                    cache_read_tokens: u.cache_read.unwrap_or(0),
-                    cache_write_tokens: u.cache_write.unwrap_or(0),
-                    reasoning_tokens: (reasoning > 0).then_some(reasoning),
-                    ..Usage::default()
-                },
-                started_ms: started,
-                finished_ms: finished,
-                first_token_ms: pending
-                    .and_then(|p| p.first_token_ms)
-                    .map(|f| f.clamp(started, finished)),
-                error: error.flatten(),
-            }),
-        ));
+        let first = pending.and_then(|p| p.first_token_ms);
+        let call = call_sent(m, started, finished, model, provider, first);
+        out.push(record(sid, Event::CallSent(call)));
+    }
+}
+
+/// Message `m`, an assistant's, as the model call it answers: from `started` to `finished`
+/// (Pi's own times), its first chunk at `first_token_ms` where it was seen. The live route's
+/// and the import's alike.
+pub(super) fn call_sent(
+    m: &Message,
+    started: u64,
+    finished: u64,
+    model: String,
+    provider: String,
+    first_token_ms: Option<u64>,
+) -> CallSent<'static> {
+    let u = m.usage.unwrap_or_default();
+    let reasoning = u.reasoning.unwrap_or(0);
+    let failed = matches!(m.stop_reason.as_deref(), Some("error" | "aborted"));
+    let error = failed.then(|| {
+        let why = m
+            .error_message
+            .as_deref()
+            .unwrap_or(match m.stop_reason.as_deref() {
+                Some("aborted") => "the request was aborted",
+                _ => "the request failed",
+            });
+        Json::of(why).ok()
+    });
+    CallSent {
+        id: m.response_id.clone().map(Cow::Owned),
+        request: Request {
+            model: Cow::Owned(model.clone()),
+            provider: (!provider.is_empty()).then_some(Cow::Owned(provider)),
+            max_tokens: None,
+            messages: None,
+            system: None,
+        },
+        response: Some(Response {
+            id: m.response_id.clone().map(Cow::Owned),
+            model: Some(Cow::Owned(m.response_model.clone().unwrap_or(model))),
+            stop_reason: m.stop_reason.clone().map(Cow::Owned),
+            content: None,
+        }),
+        // Pi's terms are the protocol's: input without the cache, output with the reasoning.
+        usage: Usage {
+            input_tokens: u.input.unwrap_or(0),
+            output_tokens: u.output.unwrap_or(0),
+            cache_read_tokens: u.cache_read.unwrap_or(0),
+            cache_write_tokens: u.cache_write.unwrap_or(0),
+            reasoning_tokens: (reasoning > 0).then_some(reasoning),
+            ..Usage::default()
+        },
+        started_ms: started,
+        finished_ms: finished,
+        first_token_ms: first_token_ms.map(|f| f.clamp(started, finished)),
+        error: error.flatten(),
     }
 }
 
 /// `gen_ai.provider.name` for a Pi provider id: the GenAI conventions' name where there is
 /// one, else Pi's own id (a provider of the user's own keeps its name).
-fn provider_name(id: &str) -> Cow<'static, str> {
+pub(super) fn provider_name(id: &str) -> Cow<'static, str> {
     Cow::Borrowed(match id {
         "anthropic" => "anthropic",
         "openai" | "openai-codex" => "openai",
