@@ -134,8 +134,8 @@ enum Command {
     Store(report::StoreArgs),
     /// Read each agent's history from its own files into the local store (and, with
     /// `--export`, to the collector), as the live route would have traced it. Claude Code's,
-    /// Codex CLI's, Qwen Code's, Kimi Code's and Pi's for now; the others say why not.
-    /// Importing again adds nothing.
+    /// Codex CLI's, Copilot CLI's, Qwen Code's, Kimi Code's and Pi's for now; the others say
+    /// why not. Importing again adds nothing.
     Import(import::ImportArgs),
     /// The status line `install claude-code --statusline` sets: this session's cost and
     /// tokens, today's cost across every agent, and the last hour's, from the local store

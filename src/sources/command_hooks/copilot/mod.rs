@@ -16,6 +16,7 @@
 //! is the caller's I/O, behind [`Transcripts`]; the rest is pure.
 
 mod contract;
+pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod models;
@@ -305,7 +306,13 @@ fn read_turn(
 /// turn takes its own whichever daemon reads it, and from wherever. Returns how many bytes of
 /// whole lines no later turn needs: those up to the first event after `to`. A last line with
 /// no newline yet is taken if it parses, and read again next time.
-fn read_log(sid: &str, from: u64, to: u64, bytes: &[u8], out: &mut Vec<Record<'static>>) -> u64 {
+pub(super) fn read_log(
+    sid: &str,
+    from: u64,
+    to: u64,
+    bytes: &[u8],
+    out: &mut Vec<Record<'static>>,
+) -> u64 {
     // Calls running: their tool, input, start, and the session that made them.
     let mut running: HashMap<String, (String, Option<Json<'static>>, u64, String)> = HashMap::new();
     let mut children = subagents::Children::default();
