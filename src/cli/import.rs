@@ -69,13 +69,25 @@ fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBu
     }
 }
 
+/// Why albedo's history is not imported: it is not an agent folder's, and keeps none.
+const ALBEDO: &str =
+    "albedo: it keeps no history of its own for albedo-otel to read (its extension \
+traces each turn live; a stream recorded from it goes in with `albedo-otel replay FILE`)";
+
 pub fn run(args: &ImportArgs) -> Result<i32> {
     let mut settings = args.settings.settings(None)?;
+    if args.agents.iter().any(|a| a == "albedo") {
+        println!("{ALBEDO}");
+        if args.agents.len() == 1 {
+            return Ok(0);
+        }
+    }
     let chosen: Vec<Agent> = if args.agents.is_empty() {
         Agent::ALL.to_vec()
     } else {
         args.agents
             .iter()
+            .filter(|name| *name != "albedo")
             .map(|name| {
                 Agent::from_name(name).ok_or_else(|| {
                     anyhow::anyhow!(

@@ -96,4 +96,6 @@ impl AgentRules for Adapter {
 
 /// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
 /// the spec, links none of it).
-pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Gemini CLI keeps its sessions under ~/.gemini/tmp/");
+pub const HISTORY: spec::History = spec::History::Cannot(
+    "Gemini CLI's hooks carry no id its chat files keep (no response id, and the files' message ids are their own): an import beside the live route would count its model calls twice",
+);
