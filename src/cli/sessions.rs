@@ -18,8 +18,8 @@ use super::report::{say, store_path, tokens, EMPTY};
 #[derive(Args)]
 pub struct SessionsArgs {
     /// How many sessions, newest first
-    #[arg(long, default_value_t = 20)]
-    limit: usize,
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
     /// Only this agent's sessions (claude-code, codex, droid, ...)
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
@@ -48,7 +48,8 @@ pub fn sessions(args: &SessionsArgs) -> Result<i32> {
         }
         return Ok(0);
     };
-    let list = store.sessions(args.agent.as_deref(), args.limit)?;
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let list = store.sessions(args.agent.as_deref(), limit)?;
     if args.json {
         for s in &list {
             say(&serde_json::to_string(&json(s))?);

@@ -112,12 +112,23 @@ impl Store {
         let made = self.make_or_update();
         let end = if made.is_ok() { "COMMIT" } else { "ROLLBACK" };
         self.conn.execute_batch(end).map_err(db)?;
-        if made? == Some(1) {
-            // Schema 1 set its journal mode first, which left its files without incremental
-            // vacuum: one `VACUUM` makes them over, so that a prune gives space back.
-            self.conn
+        made?;
+        // Schema 1 set its journal mode first, which left its files without incremental
+        // vacuum: one `VACUUM` makes them over, so that a prune gives space back. One that
+        // cannot (a full disk, another writer) is tried again at the next open.
+        let vacuum: i64 = (self.conn)
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+            .map_err(db)?;
+        if vacuum == 0 {
+            if let Err(e) = self
+                .conn
                 .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
-                .map_err(db)?;
+            {
+                tracing::warn!(
+                    "the local store {}: not made over yet: {e}",
+                    self.path.display()
+                );
+            }
         }
         self.conn
             .pragma_update(None, "journal_mode", "WAL")
@@ -128,9 +139,8 @@ impl Store {
         Ok(())
     }
 
-    /// Inside [`prepare`](Self::prepare)'s transaction: the schema made or brought up to date;
-    /// the version it was brought up from, if it was.
-    fn make_or_update(&self) -> Result<Option<i64>, StoreError> {
+    /// Inside [`prepare`](Self::prepare)'s transaction: the schema made or brought up to date.
+    fn make_or_update(&self) -> Result<(), StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         let version: i64 = self
             .conn
@@ -142,7 +152,6 @@ impl Store {
                 version,
             });
         }
-        let mut from = None;
         if version == 0 {
             // Ours from its start, or empty: another program's database is not made over.
             let tables: i64 = self
@@ -164,13 +173,12 @@ impl Store {
                      ALTER TABLE tool_calls ADD COLUMN parent TEXT;",
                 )
                 .map_err(db)?;
-            from = Some(1);
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn
             .pragma_update(None, "user_version", VERSION)
             .map_err(db)?;
-        Ok(from)
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {

@@ -1,5 +1,5 @@
 //! Keeping the store within the limits the configuration sets: what began too long ago goes,
-//! then the oldest days while the file is over its cap. Each writer does it as it opens the
+//! then the oldest days while the file is over its cap (never the newest day). Each writer does it as it opens the
 //! store, so a store never used again stays as it was.
 
 use super::db::Store;
@@ -29,8 +29,15 @@ impl Store {
             if held.bytes <= max {
                 break;
             }
-            let step = ((last - first) / 10).max(DAY_NS);
-            let went = self.prune(first.saturating_add(step))?;
+            // Never the newest day: a store whose newest day alone is over its cap keeps it.
+            let newest_day = last - last.rem_euclid(DAY_NS);
+            let cut = first
+                .saturating_add(((last - first) / 10).max(DAY_NS))
+                .min(newest_day);
+            if cut <= first {
+                break;
+            }
+            let went = self.prune(cut)?;
             self.checkpoint()?;
             gone += went;
             // A file that gives no space back (its pages not freed) is not emptied for it.

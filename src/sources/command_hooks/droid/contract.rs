@@ -117,13 +117,33 @@ impl AgentRules for Adapter {
         (!r.tail.cursor.path.is_empty()).then(|| r.tail.cursor.clone())
     }
 
+    /// A session an earlier daemon read part of: its file goes on from there. (A new
+    /// session's journal resumes from nothing: it is met as any new session.)
     fn resume(&mut self, id: &str, at: FileCursor) {
+        if at.offset == 0 {
+            return;
+        }
         let resumed = Reading {
             tail: Tail::resumed(at),
             ledger: Ledger::resumed(),
+            since: Some(0),
             ..Reading::default()
         };
         self.readings.insert(id.to_string(), resumed);
+    }
+
+    /// Model calls waiting for their usage keep their session in flight: the daemon neither
+    /// exits nor saves a resume point past them.
+    fn open_turns(&self) -> usize {
+        let busy = |(id, s): (&String, &claude_code::Session)| {
+            claude_code::Adapter::busy(s) || self.readings.get(id).is_some_and(Reading::waits)
+        };
+        self.claude_code.sessions().iter().filter(|&s| busy(s)).count()
+    }
+
+    fn at_rest(&self, id: &str) -> bool {
+        let turn = (self.claude_code.sessions().get(id)).is_some_and(claude_code::Adapter::busy);
+        !turn && !self.readings.get(id).is_some_and(Reading::waits)
     }
 }
 

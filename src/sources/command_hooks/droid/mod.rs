@@ -78,8 +78,18 @@ struct Reading {
     reply: String,
     /// Ids made up for calls the session file did not name.
     made_up: u64,
+    /// Lines written before this (ms) are an earlier run's (a session Droid resumed under the
+    /// same id, met anew by this daemon): not read again. Set by the session's first hook.
+    since: Option<u64>,
     /// Models of the user's own (`custom:…`), as the user's settings name them upstream.
     custom: HashMap<String, (String, Option<&'static str>)>,
+}
+
+impl Reading {
+    /// Model calls wait for their usage.
+    fn waits(&self) -> bool {
+        !self.ledger.is_empty()
+    }
 }
 
 #[derive(Debug)]
@@ -113,6 +123,7 @@ impl Adapter {
         // Claude Code's reader would take Droid's session file for a transcript of its own.
         let path = hook.transcript_path.take().filter(|p| !p.is_empty());
         let r = self.readings.entry(sid.clone()).or_default();
+        r.since.get_or_insert(at_ms);
         let announced = own.message_id.as_deref().filter(|_| event == "UserPromptSubmit");
         let already = announced.is_some_and(|id| r.prompts.iter().any(|p| p == id));
         if let Some(id) = announced.filter(|_| !already) {
@@ -149,6 +160,9 @@ impl Adapter {
             // run (another hook refused it, and no `PostToolUse` came).
             "Stop" => {
                 r.open.clear();
+                // A `tool_use` no `PreToolUse` took (an input Droid refused) is not the
+                // next call's.
+                r.asked.clear();
                 if hook.last_assistant_message.is_none() {
                     hook.last_assistant_message = Some(r.reply.clone());
                 }
@@ -182,9 +196,14 @@ impl Adapter {
         let totals = transcript::totals(&files.read_from(&transcript::settings_path(path), 0));
         for line in lines {
             let r = self.readings.entry(sid.to_string()).or_default();
+            if line.at_ms() < r.since.unwrap_or(0) {
+                continue;
+            }
             match line {
                 Line::Prompt { id, text, at_ms: written } => {
                     if r.prompts.iter().any(|p| *p == id) {
+                        // Announced by its hook: the calls before it are the turn's before.
+                        self.send(sid, totals, true, out);
                         continue;
                     }
                     remember(&mut r.prompts, &id);

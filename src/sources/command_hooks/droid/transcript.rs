@@ -20,6 +20,16 @@ pub(super) enum Line {
     Other { at_ms: u64 },
 }
 
+impl Line {
+    /// When Droid wrote it.
+    pub fn at_ms(&self) -> u64 {
+        match self {
+            Line::Prompt { at_ms, .. } | Line::Other { at_ms } => *at_ms,
+            Line::Answer(a) => a.at_ms,
+        }
+    }
+}
+
 #[derive(Debug, PartialEq)]
 pub(super) struct Answer {
     /// The line's own id, unique in the session.

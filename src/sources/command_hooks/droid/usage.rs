@@ -60,17 +60,15 @@ impl Ledger {
                     let (a, began) = self.waiting.pop_front().expect("one waits");
                     settled.push((a, began, gained));
                 } else {
+                    // More than one call's: the newest of them has the last call's usage,
+                    // the oldest waiting the rest; calls after those two wait on (their
+                    // usage may not show yet), so that nothing is given twice or lost.
                     let newest = least(&t.last, &gained);
                     let oldest = added(&gained, &newest);
-                    let n = self.waiting.len();
-                    for (i, (a, began)) in self.waiting.drain(..).enumerate() {
-                        let usage = match i {
-                            _ if i + 1 == n => newest,
-                            0 => oldest,
-                            _ => Usage::default(),
-                        };
-                        settled.push((a, began, usage));
-                    }
+                    let (a, began) = self.waiting.pop_front().expect("two wait");
+                    settled.push((a, began, oldest));
+                    let (a, began) = self.waiting.pop_front().expect("two wait");
+                    settled.push((a, began, newest));
                 }
             }
         }
@@ -133,14 +131,16 @@ mod tests {
     }
 
     #[test]
-    fn several_calls_shown_at_once_share_the_sum_exactly() {
+    fn several_calls_shown_at_once_share_the_sum_exactly_and_the_rest_waits() {
         let mut l = Ledger::default();
         for id in ["a", "b", "c"] {
             l.wait(answer(id), 0);
         }
-        let s = l.settle(totals(6000, 3000), false);
-        assert_eq!(ids(&s), [("a", 3000), ("b", 0), ("c", 3000)]);
-        assert_eq!(s.iter().map(|(_, _, u)| u.output_tokens).sum::<u64>(), 600);
+        // The totals show two calls' (1000 and 2000): the third waits for its own.
+        let s = l.settle(totals(3000, 2000), false);
+        assert_eq!(ids(&s), [("a", 1000), ("b", 2000)]);
+        let s = l.settle(totals(6000, 3000), true);
+        assert_eq!(ids(&s), [("c", 3000)], "nothing lost");
     }
 
     #[test]

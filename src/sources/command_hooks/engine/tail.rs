@@ -45,6 +45,9 @@ impl Tail {
                 let whole = carried.len() + n + 1;
                 if std::mem::take(&mut self.skipping) {
                     // The end of a line too long to keep.
+                } else if whole > MAX_LINE + 1 {
+                    // Too long, though its end came in the same read as its start.
+                    self.skipped += 1;
                 } else if carried.is_empty() {
                     each(line);
                 } else {

@@ -100,3 +100,12 @@ fn a_long_line_still_being_written_is_skipped_to_its_end_across_reads() {
     assert_eq!(lines(&mut tail, &mut d), ["b"]);
     assert_eq!(tail.skipped, 1);
 }
+
+#[test]
+fn a_line_just_over_the_limit_is_skipped_even_when_one_read_holds_it_whole() {
+    let text = format!("{}\nz\n", "x".repeat(MAX_LINE + 100));
+    let mut d = disk(&text);
+    let mut tail = Tail::default();
+    assert_eq!(lines(&mut tail, &mut d), ["z"]);
+    assert_eq!(tail.skipped, 1);
+}
