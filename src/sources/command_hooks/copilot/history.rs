@@ -30,20 +30,25 @@ pub fn is_session(path: &Path) -> bool {
 /// What a session's log says, as the records the live route would have made of it.
 pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
     let mut out = Vec::new();
-    let events: Vec<(u64, LogEvent)> = bytes
-        .split(|&b| b == b'\n')
-        .filter_map(|l| serde_json::from_slice::<LogEvent>(l).ok())
-        .filter_map(|e| Some((e.timestamp.as_deref().and_then(rfc3339_ms)?, e)))
-        .collect();
+    // Each event with its time and where its line begins.
+    let mut events: Vec<(u64, LogEvent, usize)> = Vec::new();
+    let mut start = 0;
+    for line in bytes.split(|&b| b == b'\n') {
+        let e = serde_json::from_slice::<LogEvent>(line).ok();
+        if let Some((at, e)) = e.and_then(|e| Some((e.timestamp.as_deref().and_then(rfc3339_ms)?, e))) {
+            events.push((at, e, start));
+        }
+        start += line.len() + 1;
+    }
     let from_file = path.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
-    let started = events.iter().find(|(_, e)| e.kind == "session.start");
+    let started = events.iter().find(|(_, e, _)| e.kind == "session.start");
     let sid = started
-        .and_then(|(_, e)| e.data["sessionId"].as_str().map(str::to_string))
+        .and_then(|(_, e, _)| e.data["sessionId"].as_str().map(str::to_string))
         .or(from_file);
-    let (Some(sid), Some(&(first, _))) = (sid, events.first()) else {
+    let (Some(sid), Some(&(first, _, _))) = (sid, events.first()) else {
         return out;
     };
-    let cwd = started.and_then(|(_, e)| e.data["context"]["cwd"].as_str().map(str::to_string));
+    let cwd = started.and_then(|(_, e, _)| e.data["context"]["cwd"].as_str().map(str::to_string));
     let info = SessionInfo {
         at_ms: first,
         agent: Some(Cow::Borrowed(AGENT)),
@@ -52,13 +57,13 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
     };
     out.push(record(&sid, Event::Session(info)));
     // The user's prompts (a sub-agent's are its own), each a turn until the next.
-    let prompts: Vec<(u64, String)> = (events.iter())
-        .filter(|(_, e)| e.kind == "user.message" && e.agent_id.is_none())
-        .map(|(at, e)| (*at, e.data["content"].as_str().unwrap_or_default().to_string()))
+    let prompts: Vec<(u64, String, usize)> = (events.iter())
+        .filter(|(_, e, _)| e.kind == "user.message" && e.agent_id.is_none())
+        .map(|(at, e, from)| (*at, e.data["content"].as_str().unwrap_or_default().to_string(), *from))
         .collect();
-    let last = events.iter().map(|(at, _)| *at).max().unwrap_or(first);
-    for (i, (at, text)) in prompts.iter().enumerate() {
-        let to = prompts.get(i + 1).map_or(last, |(next, _)| next.saturating_sub(1));
+    let last = events.iter().map(|(at, _, _)| *at).max().unwrap_or(first);
+    for (i, (at, text, from)) in prompts.iter().enumerate() {
+        let to = prompts.get(i + 1).map_or(last, |(next, _, _)| next.saturating_sub(1));
         out.push(record(
             &sid,
             Event::Prompted {
@@ -66,9 +71,11 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
                 text: Cow::Owned(text.clone()),
             },
         ));
-        read_log(&sid, *at, to, bytes, &mut out);
+        // From the prompt's line to the next prompt's: each turn reads its own lines only.
+        let until = prompts.get(i + 1).map_or(bytes.len(), |(_, _, next)| *next);
+        read_log(&sid, *at, to, &bytes[*from..until.max(*from)], &mut out);
         let end = (events.iter())
-            .map(|(t, _)| *t)
+            .map(|(t, _, _)| *t)
             .filter(|t| *t >= *at && *t <= to)
             .max()
             .unwrap_or(*at);
