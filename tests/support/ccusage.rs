@@ -141,3 +141,29 @@ pub fn live_route_agrees_as(agent: &str, home: &Path, fix: impl Fn(Tokens) -> To
         "the live route's store against ccusage {agent}"
     );
 }
+
+/// An import of the agent's own files under `home` into an empty store counts what the live
+/// route's store there counted, session by session; importing again, into that store or into
+/// the live route's, adds nothing.
+pub fn import_agrees(agent: &str, home: &Path) {
+    let (fresh, live_store) = (
+        super::scratch(&format!("{agent}-import")),
+        home.join(".local/share"),
+    );
+    let env = [("HOME", home)];
+    let live = report(&live_store);
+    import(agent, &fresh, &env);
+    assert_eq!(
+        report(&fresh),
+        live,
+        "an import of {agent}'s files against the live route"
+    );
+    import(agent, &fresh, &env);
+    import(agent, &live_store, &env);
+    assert_eq!(report(&fresh), live, "{agent} imported twice");
+    assert_eq!(
+        report(&live_store),
+        live,
+        "{agent} imported after the live route"
+    );
+}

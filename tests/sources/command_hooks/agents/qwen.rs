@@ -157,20 +157,8 @@ fn a_real_qwen_session_becomes_a_trace_per_turn() {
     // the rest agrees to the token.
     let fix = |[input, output, write, read]: ccusage::Tokens| [input - read, output, write, read];
     ccusage::live_route_agrees_as("qwen", &home, fix);
-    // An import of the same chats into an empty store counts the same, and again nothing more.
-    let fresh = scratch("qw-import");
-    let env = [("HOME", home.as_path())];
-    let live = ccusage::report(&home.join(".local/share"));
-    ccusage::import("qwen-code", &fresh, &env);
-    assert_eq!(
-        ccusage::report(&fresh),
-        live,
-        "an import against the live route"
-    );
-    ccusage::import("qwen-code", &fresh, &env);
-    ccusage::import("qwen-code", &home.join(".local/share"), &env);
-    assert_eq!(ccusage::report(&fresh), live);
-    assert_eq!(ccusage::report(&home.join(".local/share")), live);
+    // An import of the same files counts what the live route counted, and again nothing.
+    crate::support::ccusage::import_agrees("qwen-code", &home);
     key_only_in_config(&home, &hook_dir, API_KEY);
     let expect = Expect {
         root: "invoke_agent qwen-code",
