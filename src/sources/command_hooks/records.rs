@@ -4,35 +4,8 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, SessionInfo, Usage,
-};
-
-/// Token counts as an agent reports them when its input counts its cache reads too (Codex,
-/// Gemini and Copilot do, as OpenAI's and Gemini's APIs do). The protocol keeps cache reads
-/// apart from the input, as Anthropic's API does; a cached count above the input is all of it.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct CachedWithin {
-    pub input: u64,
-    pub cached: u64,
-    pub output: u64,
-    pub cache_write: u64,
-    pub reasoning: Option<u64>,
-}
-
-impl CachedWithin {
-    pub fn usage(self) -> Usage {
-        let cached = self.cached.min(self.input);
-        Usage {
-            input_tokens: self.input - cached,
-            output_tokens: self.output,
-            cache_read_tokens: cached,
-            cache_write_tokens: self.cache_write,
-            reasoning_tokens: self.reasoning,
-            ..Usage::default()
-        }
-    }
-}
+use super::engine::model_call::{error_text, ModelCall};
+use crate::protocol::{Call, Called, Event, Json, ParentRef, Record, SessionInfo};
 
 pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
     Record {
@@ -159,25 +132,18 @@ pub(super) struct Unanswered {
 impl Unanswered {
     /// The call's record, ended at `at_ms` (never before it started) with `why` as its error.
     pub(super) fn record(self, session: &str, at_ms: u64, why: &str) -> Record<'static> {
-        record(
-            session,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(self.id)),
-                request: Request {
-                    model: Cow::Owned(self.model),
-                    provider: Some(self.provider),
-                    max_tokens: self.max_tokens,
-                    messages: None,
-                    system: None,
-                },
-                response: None,
-                usage: Usage::default(),
-                started_ms: self.started_ms,
-                finished_ms: at_ms.max(self.started_ms),
-                first_token_ms: self.first_token_ms.map(|t| t.max(self.started_ms)),
-                error: Json::of(why).ok(),
-            }),
-        )
+        let call = ModelCall {
+            id: Some(self.id),
+            model: self.model,
+            provider: Some(self.provider),
+            max_tokens: self.max_tokens,
+            started_ms: self.started_ms,
+            finished_ms: at_ms,
+            first_token_ms: self.first_token_ms,
+            error: error_text(why),
+            ..ModelCall::default()
+        };
+        record(session, Event::CallSent(call.call_sent()))
     }
 }
 
@@ -186,32 +152,4 @@ impl Unanswered {
 pub(super) fn rfc3339_ms(s: &str) -> Option<u64> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::CachedWithin;
-
-    #[test]
-    fn cache_reads_counted_within_the_input_are_taken_out_of_it() {
-        let u = CachedWithin {
-            input: 1_001,
-            cached: 101,
-            output: 21,
-            cache_write: 3,
-            reasoning: Some(7),
-        }
-        .usage();
-        let got = (u.input_tokens, u.cache_read_tokens, u.output_tokens);
-        assert_eq!(got, (900, 101, 21));
-        assert_eq!((u.cache_write_tokens, u.reasoning_tokens), (3, Some(7)));
-        // A count that says more was cached than was sent is read as all of it.
-        let u = CachedWithin {
-            input: 10,
-            cached: 50,
-            ..Default::default()
-        }
-        .usage();
-        assert_eq!((u.input_tokens, u.cache_read_tokens), (0, 10));
-    }
 }

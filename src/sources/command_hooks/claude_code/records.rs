@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use super::transcript::ModelCall;
-use crate::protocol::{CallSent, Json, Request, Response};
+use crate::protocol::{CallSent, Json};
+use crate::sources::command_hooks::engine::model_call;
 pub(super) use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
 
 /// A string as JSON text (a failed call's error message).
@@ -13,25 +14,23 @@ pub(super) fn json_text(text: &str) -> Option<Json<'static>> {
 
 /// A transcript's model call as the `call_sent` the albedo extension would have sent.
 pub(super) fn call_sent(c: ModelCall) -> CallSent<'static> {
-    CallSent {
-        id: Some(Cow::Owned(c.id.clone())),
-        request: Request {
-            model: Cow::Owned(c.model.clone()),
-            provider: Some(Cow::Borrowed("anthropic")),
-            max_tokens: c.max_tokens,
-            messages: c.messages.as_deref().and_then(|m| Json::parse(m).ok()),
-            system: c.system.as_deref().and_then(|m| Json::parse(m).ok()),
-        },
-        response: Some(Response {
-            id: Some(Cow::Owned(c.id)),
-            model: Some(Cow::Owned(c.model)),
-            stop_reason: c.stop_reason.map(Cow::Owned),
-            content: Json::parse(&c.content).ok(),
-        }),
-        usage: c.usage,
+    model_call::ModelCall {
+        id: Some(c.id.clone()),
+        model: c.model,
+        provider: Some(Cow::Borrowed("anthropic")),
+        max_tokens: c.max_tokens,
+        messages: c.messages.as_deref().and_then(|m| Json::parse(m).ok()),
+        system: c.system.as_deref().and_then(|m| Json::parse(m).ok()),
         started_ms: c.started_ms,
-        finished_ms: c.finished_ms.max(c.started_ms),
-        first_token_ms: None,
-        error: None,
+        finished_ms: c.finished_ms,
+        usage: c.usage,
+        answer: Some(model_call::Answer {
+            id: Some(c.id),
+            stop_reason: c.stop_reason,
+            content: Json::parse(&c.content).ok(),
+            ..model_call::Answer::default()
+        }),
+        ..model_call::ModelCall::default()
     }
+    .call_sent()
 }

@@ -17,6 +17,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::super::engine::model_call::{Cache, Reasoning, Tokens};
 use super::super::records::rfc3339_ms;
 use super::conversation::Conversation;
 use crate::protocol::Usage;
@@ -245,23 +246,28 @@ impl TranscriptCursor {
             }
             return;
         }
-        let usage = m.usage.map(|u| Usage {
-            input_tokens: u.input_tokens,
-            output_tokens: u.output_tokens,
-            cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
-            cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
-            reasoning_tokens: u
-                .output_tokens_details
-                .and_then(|d| d.thinking_tokens)
-                .filter(|t| *t > 0),
-            cache_write_1h_tokens: u
-                .cache_creation
-                .and_then(|c| c.ephemeral_1h_input_tokens)
-                .map_or(0, saturate),
-            web_searches: u
-                .server_tool_use
-                .and_then(|s| s.web_search_requests)
-                .map_or(0, saturate),
+        // Anthropic's counts are the protocol's: the input apart from the cache, the
+        // thinking inside the output.
+        let usage = m.usage.map(|u| {
+            Tokens {
+                input: u.input_tokens,
+                output: u.output_tokens,
+                cache_read: u.cache_read_input_tokens.unwrap_or(0),
+                cache_write: u.cache_creation_input_tokens.unwrap_or(0),
+                cache_write_1h: u
+                    .cache_creation
+                    .and_then(|c| c.ephemeral_1h_input_tokens)
+                    .map_or(0, saturate),
+                reasoning: u
+                    .output_tokens_details
+                    .and_then(|d| d.thinking_tokens)
+                    .unwrap_or(0),
+                web_searches: u
+                    .server_tool_use
+                    .and_then(|s| s.web_search_requests)
+                    .map_or(0, saturate),
+            }
+            .usage(Cache::Apart, Reasoning::Within)
         });
         let open = self.open.iter().any(|(c, _)| c.id == id);
         // The input of a new call is the conversation before its own message.

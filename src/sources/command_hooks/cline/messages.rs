@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::super::files::{FileCursor, Transcripts};
-use super::super::records::CachedWithin;
-use crate::protocol::{CallSent, Request, Response};
+use super::super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
+use crate::protocol::CallSent;
 
 #[derive(Debug, Deserialize)]
 struct Message {
@@ -182,36 +182,30 @@ fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
     let end = m.ts.unwrap_or(started).max(started);
     let info = m.model_info.unwrap_or_default();
     let model = info.id.unwrap_or_default();
-    let write = metrics.cache_write_tokens.unwrap_or(0);
-    Some(CallSent {
-        id: Some(Cow::Owned(m.id.clone())),
-        request: Request {
-            model: Cow::Owned(model.clone()),
+    Some(
+        ModelCall {
+            id: Some(m.id.clone()),
+            model,
             provider: Some(provider(info.provider.as_deref())),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            id: Some(Cow::Owned(m.id)),
-            model: Some(Cow::Owned(model)),
-            stop_reason: None,
-            content: None,
-        }),
-        // Cline counts the cache's tokens, written and read, inside the input's.
-        usage: CachedWithin {
-            input: (metrics.input_tokens.unwrap_or(0)).saturating_sub(write),
-            cached: metrics.cache_read_tokens.unwrap_or(0),
-            output: metrics.output_tokens.unwrap_or(0),
-            cache_write: write,
-            reasoning: None,
+            started_ms: started,
+            finished_ms: end,
+            // Cline counts the cache's tokens, written and read, inside the input's.
+            usage: Tokens {
+                input: metrics.input_tokens.unwrap_or(0),
+                cache_read: metrics.cache_read_tokens.unwrap_or(0),
+                cache_write: metrics.cache_write_tokens.unwrap_or(0),
+                output: metrics.output_tokens.unwrap_or(0),
+                ..Tokens::default()
+            }
+            .usage(Cache::ReadsAndWritesWithin, Reasoning::Within),
+            answer: Some(Answer {
+                id: Some(m.id),
+                ..Answer::default()
+            }),
+            ..ModelCall::default()
         }
-        .usage(),
-        started_ms: started,
-        finished_ms: end,
-        first_token_ms: None,
-        error: None,
-    })
+        .call_sent(),
+    )
 }
 
 /// `gen_ai.provider.name` for Cline's provider ids, as the GenAI conventions name them where

@@ -35,8 +35,9 @@ pub use payload::{ModelHook, Payload, TokenUsage};
 
 use super::claude_code;
 use super::files;
-use super::records::{record, CachedWithin, Unanswered};
-use crate::protocol::{CallSent, Event, Json, Record, Request, Response};
+use super::engine::model_call::{error_text, Answer, Cache, ModelCall, Reasoning, Tokens};
+use super::records::{record, Unanswered};
+use crate::protocol::{CallSent, Event, Record};
 
 /// The agent name on Codex CLI's turns.
 pub const AGENT: &str = "codex";
@@ -228,34 +229,29 @@ fn model_call(
     finished_ms: u64,
     error: Option<&str>,
 ) -> CallSent<'static> {
-    CallSent {
-        id: Some(Cow::Owned(id)),
-        request: Request {
-            model: Cow::Owned(model.clone()),
-            provider: Some(Cow::Borrowed(PROVIDER)),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: error.is_none().then(|| Response {
-            id: response_id.map(Cow::Owned),
-            model: Some(Cow::Owned(model)),
-            stop_reason: None,
-            content: None,
-        }),
-        usage: CachedWithin {
+    ModelCall {
+        id: Some(id),
+        model,
+        provider: Some(Cow::Borrowed(PROVIDER)),
+        started_ms,
+        finished_ms,
+        usage: Tokens {
             input: usage.input_tokens.unwrap_or(0),
-            cached: usage.cached_input_tokens.unwrap_or(0),
+            cache_read: usage.cached_input_tokens.unwrap_or(0),
             output: usage.output_tokens.unwrap_or(0),
             cache_write: usage.cache_write_input_tokens.unwrap_or(0),
-            reasoning: usage.reasoning_output_tokens,
+            reasoning: usage.reasoning_output_tokens.unwrap_or(0),
+            ..Tokens::default()
         }
-        .usage(),
-        started_ms,
-        finished_ms: finished_ms.max(started_ms),
-        first_token_ms: None,
-        error: error.and_then(|e| Json::of(e).ok()),
+        .usage(Cache::ReadsWithin, Reasoning::Within),
+        answer: error.is_none().then(|| Answer {
+            id: response_id,
+            ..Answer::default()
+        }),
+        error: error.and_then(error_text),
+        ..ModelCall::default()
     }
+    .call_sent()
 }
 
 /// The session a payload's event belongs to: a sub-agent's own, as Claude Code's adapter

@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 
 use super::payload::UsageRecord;
-use crate::protocol::{CallSent, Json, Request, Response};
-use crate::sources::command_hooks::records::CachedWithin;
+use crate::protocol::{CallSent, Json};
+use crate::sources::command_hooks::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 
 /// An `assistant.message` as an OpenAI chat message: its text and the calls it asked for.
 /// Exported only with message capture on, like every message.
@@ -40,34 +40,30 @@ pub(super) fn call_sent(u: UsageRecord, end_ms: u64) -> CallSent<'static> {
         Some("openai") => "openai",
         _ => "github_copilot",
     };
-    CallSent {
-        id: u.api_call_id.clone().map(Cow::Owned),
-        request: Request {
-            model: Cow::Owned(model.clone()),
-            provider: Some(Cow::Borrowed(provider)),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            id: u.api_call_id.map(Cow::Owned),
-            model: Some(Cow::Owned(model)),
-            stop_reason: u.finish_reason.map(Cow::Owned),
-            content: None,
-        }),
-        usage: CachedWithin {
-            input: u.input_tokens.unwrap_or(0),
-            cached: u.cache_read_tokens.unwrap_or(0),
-            output: u.output_tokens.unwrap_or(0),
-            cache_write: u.cache_write_tokens.unwrap_or(0),
-            reasoning: None,
-        }
-        .usage(),
+    ModelCall {
+        id: u.api_call_id.clone(),
+        model,
+        provider: Some(Cow::Borrowed(provider)),
         started_ms: started,
         finished_ms: end_ms,
         first_token_ms: u
             .time_to_first_token_ms
-            .map(|t| started.saturating_add(t.max(0.0) as u64).min(end_ms)),
-        error: None,
+            .map(|t| started.saturating_add(t.max(0.0) as u64)),
+        // Copilot counts the cache reads inside the input, as OpenAI's API does.
+        usage: Tokens {
+            input: u.input_tokens.unwrap_or(0),
+            cache_read: u.cache_read_tokens.unwrap_or(0),
+            output: u.output_tokens.unwrap_or(0),
+            cache_write: u.cache_write_tokens.unwrap_or(0),
+            ..Tokens::default()
+        }
+        .usage(Cache::ReadsWithin, Reasoning::Within),
+        answer: Some(Answer {
+            id: u.api_call_id,
+            stop_reason: u.finish_reason,
+            ..Answer::default()
+        }),
+        ..ModelCall::default()
     }
+    .call_sent()
 }

@@ -38,10 +38,11 @@ use transcript::{Answer, Line, Totals};
 use usage::Ledger;
 
 use super::claude_code;
+use super::engine::model_call::{self, ModelCall};
 use super::engine::tail::Tail;
 use super::files::{NoTranscripts, Transcripts};
 use super::records::record;
-use crate::protocol::{CallSent, Event, Record, Request, Response, Usage};
+use crate::protocol::{CallSent, Event, Record, Usage};
 
 /// The agent name on Factory Droid's turns.
 pub const AGENT: &str = "droid";
@@ -306,27 +307,20 @@ fn input(hook: &claude_code::Payload) -> String {
 
 /// One model call, as the session file and the totals tell it.
 fn call_sent(a: Answer, began: u64, usage: Usage, provider: Option<&'static str>) -> CallSent<'static> {
-    CallSent {
-        id: Some(Cow::Owned(a.id)),
-        request: Request {
-            model: Cow::Owned(a.model.clone()),
-            provider: provider.map(Cow::Borrowed),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            id: a.response_id.map(Cow::Owned),
-            model: Some(Cow::Owned(a.model)),
-            stop_reason: None,
-            content: None,
-        }),
-        usage,
+    ModelCall {
+        id: Some(a.id),
+        model: a.model,
+        provider: provider.map(Cow::Borrowed),
         started_ms: began,
-        finished_ms: a.at_ms.max(began),
-        first_token_ms: None,
-        error: None,
+        finished_ms: a.at_ms,
+        usage,
+        answer: Some(model_call::Answer {
+            id: a.response_id,
+            ..model_call::Answer::default()
+        }),
+        ..ModelCall::default()
     }
+    .call_sent()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::protocol::Usage;
+use crate::sources::command_hooks::engine::model_call::{Cache, Reasoning, Tokens};
 use crate::sources::command_hooks::records::rfc3339_ms;
 
 /// One line of `~/.factory/sessions/<project>/<session>.jsonl`, as far as a trace needs it.
@@ -155,15 +156,18 @@ struct Counts {
 }
 
 impl Counts {
+    /// Droid's counts are Anthropic's, whatever the provider: the input apart from the
+    /// cache, the thinking inside the output.
     fn usage(&self) -> Usage {
-        Usage {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cache_read_tokens: self.cache_read_tokens,
-            cache_write_tokens: self.cache_creation_tokens,
-            reasoning_tokens: (self.thinking_tokens > 0).then_some(self.thinking_tokens),
-            ..Usage::default()
+        Tokens {
+            input: self.input_tokens,
+            output: self.output_tokens,
+            cache_read: self.cache_read_tokens,
+            cache_write: self.cache_creation_tokens,
+            reasoning: self.thinking_tokens,
+            ..Tokens::default()
         }
+        .usage(Cache::Apart, Reasoning::Within)
     }
 }
 

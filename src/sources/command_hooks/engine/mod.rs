@@ -9,6 +9,7 @@
 //!   ([`AgentRules::give_up`]);
 //! - what the agent keeps is its sessions, and what it says it keeps besides.
 
+pub(crate) mod model_call;
 pub(crate) mod tail;
 
 use std::collections::HashMap;

@@ -31,9 +31,10 @@ use std::collections::HashMap;
 
 pub use payload::{slim, Payload};
 
-use super::records::{record, session_opened, CachedWithin, Outcome};
+use super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
+use super::records::{record, session_opened, Outcome};
 use super::turn::{OpenTurn, Why};
-use crate::protocol::{CallSent, Event, Record, Request, Response};
+use crate::protocol::{Event, Record};
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";
@@ -205,39 +206,33 @@ impl Adapter {
             .unwrap_or(start.model);
         out.push(record(
             sid,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(id)),
-                request: Request {
-                    model: Cow::Owned(model.clone()),
+            Event::CallSent(
+                ModelCall {
+                    id: Some(id),
+                    model,
                     provider: Some(Cow::Borrowed(PROVIDER)),
                     max_tokens: start.max_tokens,
-                    messages: None,
-                    system: None,
-                },
-                response: Some(Response {
-                    id: None,
-                    model: Some(Cow::Owned(model)),
-                    stop_reason: Some(Cow::Owned(reason.to_string())),
-                    content: None,
-                }),
-                usage: CachedWithin {
-                    input: usage.prompt_token_count.unwrap_or(0),
-                    cached: usage.cached_content_token_count.unwrap_or(0),
-                    // Gemini bills its thoughts as output, and counts them apart from the
-                    // candidates; the protocol's output is what was billed as completion.
-                    output: usage
-                        .candidates_token_count
-                        .unwrap_or(0)
-                        .saturating_add(usage.thoughts_token_count.unwrap_or(0)),
-                    cache_write: 0,
-                    reasoning: usage.thoughts_token_count,
+                    started_ms: start.started_ms,
+                    finished_ms: at_ms,
+                    first_token_ms: start.first_token_ms,
+                    // Gemini counts the cache reads inside the input, and bills its thoughts as
+                    // output but counts them apart from the candidates.
+                    usage: Tokens {
+                        input: usage.prompt_token_count.unwrap_or(0),
+                        cache_read: usage.cached_content_token_count.unwrap_or(0),
+                        output: usage.candidates_token_count.unwrap_or(0),
+                        reasoning: usage.thoughts_token_count.unwrap_or(0),
+                        ..Tokens::default()
+                    }
+                    .usage(Cache::ReadsWithin, Reasoning::Apart),
+                    answer: Some(Answer {
+                        stop_reason: Some(reason.to_string()),
+                        ..Answer::default()
+                    }),
+                    ..ModelCall::default()
                 }
-                .usage(),
-                started_ms: start.started_ms,
-                finished_ms: at_ms.max(start.started_ms),
-                first_token_ms: start.first_token_ms.map(|t| t.max(start.started_ms)),
-                error: None,
-            }),
+                .call_sent(),
+            ),
         ));
     }
 

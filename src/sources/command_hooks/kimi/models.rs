@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::Turn;
-use crate::protocol::{CallSent, Event, Record, Request, Response, Usage};
+use crate::protocol::{Event, Record, Usage};
+use crate::sources::command_hooks::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 use crate::sources::command_hooks::records::{record, Unanswered};
 
 /// What a model call whose step ended without its answer says.
@@ -39,27 +40,18 @@ pub(super) fn answered(turn: &mut Turn, usage: &Value, at_ms: u64) {
     let Some(call) = turn.models.pop() else {
         return;
     };
-    let model: Cow<'static, str> = Cow::Owned(call.model);
-    turn.answered.push(CallSent {
-        id: None,
-        request: Request {
-            model: model.clone(),
-            provider: Some(call.provider).filter(|p| !p.is_empty()),
-            max_tokens: call.max_tokens,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            model: Some(model),
-            ..Default::default()
-        }),
-        usage: usage_of(usage),
+    let call = ModelCall {
+        model: call.model,
+        provider: Some(call.provider).filter(|p| !p.is_empty()),
+        max_tokens: call.max_tokens,
         started_ms: call.started_ms,
         // The answer's end: its step ends after the step's tool calls.
-        finished_ms: at_ms.max(call.started_ms),
-        first_token_ms: None,
-        error: None,
-    });
+        finished_ms: at_ms,
+        usage: usage_of(usage),
+        answer: Some(Answer::default()),
+        ..ModelCall::default()
+    };
+    turn.answered.push(call.call_sent());
 }
 
 /// `step.end` at `at_ms`: the step's call goes out, with what the step says of it.
@@ -94,15 +86,16 @@ pub(super) fn step_ended(
     }
 }
 
-/// Kimi's usage: `inputOther` is the input not read from the cache, as the protocol counts it.
+/// Kimi's usage: `inputOther` is the input neither read from the cache nor written to it, as
+/// the protocol counts it.
 fn usage_of(u: &Value) -> Usage {
     let n = |k: &str| u[k].as_u64().unwrap_or(0);
-    Usage {
-        input_tokens: n("inputOther"),
-        output_tokens: n("output"),
-        cache_read_tokens: n("inputCacheRead"),
-        cache_write_tokens: n("inputCacheCreation"),
-        reasoning_tokens: None,
-        ..Usage::default()
+    Tokens {
+        input: n("inputOther"),
+        output: n("output"),
+        cache_read: n("inputCacheRead"),
+        cache_write: n("inputCacheCreation"),
+        ..Tokens::default()
     }
+    .usage(Cache::Apart, Reasoning::Within)
 }

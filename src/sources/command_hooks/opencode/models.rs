@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use super::payload::{Info, Part};
 use super::Adapter;
-use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
+use crate::protocol::{Event, Json, Record};
+use crate::sources::command_hooks::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 use crate::sources::command_hooks::records::record;
 
 impl Adapter {
@@ -53,42 +54,37 @@ impl Adapter {
         let start = turn.models.remove(i);
         turn.own.ended.insert(id.clone());
         let t = info.tokens.unwrap_or_default();
-        let reasoning = t.reasoning.unwrap_or(0);
         let error = info.error.as_ref().map(|e| Json(Cow::Owned(e.clone())));
         out.push(record(
             sid,
-            Event::CallSent(CallSent {
-                id: Some(Cow::Owned(id.clone())),
-                request: Request {
-                    model: Cow::Owned(start.model.clone()),
+            Event::CallSent(
+                ModelCall {
+                    id: Some(id.clone()),
+                    model: start.model,
                     provider: Some(start.provider),
-                    max_tokens: None,
-                    messages: None,
-                    system: None,
-                },
-                response: Some(Response {
-                    id: Some(Cow::Owned(id)),
-                    model: Some(Cow::Owned(start.model)),
-                    stop_reason: info.finish.clone().map(Cow::Owned),
-                    content: None,
-                }),
-                // The protocol's output counts what the API billed as completion, reasoning
-                // included; opencode's `output` leaves the reasoning out.
-                usage: Usage {
-                    input_tokens: t.input.unwrap_or(0),
-                    output_tokens: t.output.unwrap_or(0) + reasoning,
-                    cache_read_tokens: t.cache.read.unwrap_or(0),
-                    cache_write_tokens: t.cache.write.unwrap_or(0),
-                    reasoning_tokens: (reasoning > 0).then_some(reasoning),
-                    ..Usage::default()
-                },
-                started_ms: start.started_ms,
-                finished_ms: done.max(start.started_ms),
-                first_token_ms: start
-                    .first_token_ms
-                    .map(|f| f.clamp(start.started_ms, done.max(start.started_ms))),
-                error,
-            }),
+                    started_ms: start.started_ms,
+                    finished_ms: done,
+                    first_token_ms: start.first_token_ms,
+                    // opencode's `output` leaves the reasoning out.
+                    usage: Tokens {
+                        input: t.input.unwrap_or(0),
+                        output: t.output.unwrap_or(0),
+                        cache_read: t.cache.read.unwrap_or(0),
+                        cache_write: t.cache.write.unwrap_or(0),
+                        reasoning: t.reasoning.unwrap_or(0),
+                        ..Tokens::default()
+                    }
+                    .usage(Cache::Apart, Reasoning::Apart),
+                    answer: Some(Answer {
+                        id: Some(id),
+                        stop_reason: info.finish.clone(),
+                        ..Answer::default()
+                    }),
+                    error,
+                    ..ModelCall::default()
+                }
+                .call_sent(),
+            ),
         ));
     }
 

@@ -6,7 +6,10 @@ use std::borrow::Cow;
 
 use super::payload::Message;
 use super::Adapter;
-use crate::protocol::{CallSent, Event, Json, Record, Request, Response, Usage};
+use crate::protocol::{CallSent, Event, Record};
+use crate::sources::command_hooks::engine::model_call::{
+    error_text, Answer, Cache, ModelCall, Reasoning, Tokens,
+};
 use crate::sources::command_hooks::records::record;
 
 impl Adapter {
@@ -101,47 +104,44 @@ pub(super) fn call_sent(
     first_token_ms: Option<u64>,
 ) -> CallSent<'static> {
     let u = m.usage.unwrap_or_default();
-    let reasoning = u.reasoning.unwrap_or(0);
     let failed = matches!(m.stop_reason.as_deref(), Some("error" | "aborted"));
     let error = failed.then(|| {
-        let why = m
-            .error_message
-            .as_deref()
-            .unwrap_or(match m.stop_reason.as_deref() {
-                Some("aborted") => "the request was aborted",
-                _ => "the request failed",
-            });
-        Json::of(why).ok()
+        error_text(
+            m.error_message
+                .as_deref()
+                .unwrap_or(match m.stop_reason.as_deref() {
+                    Some("aborted") => "the request was aborted",
+                    _ => "the request failed",
+                }),
+        )
     });
-    CallSent {
-        id: m.response_id.clone().map(Cow::Owned),
-        request: Request {
-            model: Cow::Owned(model.clone()),
-            provider: (!provider.is_empty()).then_some(Cow::Owned(provider)),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: Some(Response {
-            id: m.response_id.clone().map(Cow::Owned),
-            model: Some(Cow::Owned(m.response_model.clone().unwrap_or(model))),
-            stop_reason: m.stop_reason.clone().map(Cow::Owned),
-            content: None,
-        }),
-        // Pi's terms are the protocol's: input without the cache, output with the reasoning.
-        usage: Usage {
-            input_tokens: u.input.unwrap_or(0),
-            output_tokens: u.output.unwrap_or(0),
-            cache_read_tokens: u.cache_read.unwrap_or(0),
-            cache_write_tokens: u.cache_write.unwrap_or(0),
-            reasoning_tokens: (reasoning > 0).then_some(reasoning),
-            ..Usage::default()
-        },
+    ModelCall {
+        id: m.response_id.clone(),
+        model,
+        provider: (!provider.is_empty()).then_some(Cow::Owned(provider)),
         started_ms: started,
         finished_ms: finished,
-        first_token_ms: first_token_ms.map(|f| f.clamp(started, finished)),
+        first_token_ms,
+        // Pi's terms are the protocol's: input without the cache, output with the reasoning.
+        usage: Tokens {
+            input: u.input.unwrap_or(0),
+            output: u.output.unwrap_or(0),
+            cache_read: u.cache_read.unwrap_or(0),
+            cache_write: u.cache_write.unwrap_or(0),
+            reasoning: u.reasoning.unwrap_or(0),
+            ..Tokens::default()
+        }
+        .usage(Cache::Apart, Reasoning::Within),
+        answer: Some(Answer {
+            id: m.response_id.clone(),
+            model: m.response_model.clone(),
+            stop_reason: m.stop_reason.clone(),
+            ..Answer::default()
+        }),
         error: error.flatten(),
+        ..ModelCall::default()
     }
+    .call_sent()
 }
 
 /// `gen_ai.provider.name` for a Pi provider id: the GenAI conventions' name where there is

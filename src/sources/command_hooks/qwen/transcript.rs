@@ -15,10 +15,13 @@ use std::borrow::Cow;
 use super::payload::{api_event, ApiEvent};
 use super::{new_turn, Adapter, Turn};
 use crate::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, Request, Response, SessionInfo,
+    Call, CallSent, Called, Event, Json, ParentRef, Record, SessionInfo,
 };
 use crate::sources::command_hooks::files::Transcripts;
-use crate::sources::command_hooks::records::{record, rfc3339_ms, CachedWithin};
+use crate::sources::command_hooks::engine::model_call::{
+    error_text, Answer, Cache, ModelCall, Reasoning, Tokens,
+};
+use crate::sources::command_hooks::records::{record, rfc3339_ms};
 use crate::sources::command_hooks::session_key;
 use crate::sources::command_hooks::turn::Why;
 
@@ -224,51 +227,44 @@ fn provider(auth_type: Option<&str>) -> &'static str {
     }
 }
 
-/// The output with the thoughts inside it, as the protocol counts it. Qwen's is the API's
-/// `candidatesTokenCount`: through the OpenAI-compatible APIs (`openai`, `qwen-oauth`) the
-/// completion, thoughts included; through Gemini's own (`gemini`, `vertex-ai`) the answer
-/// alone, the thoughts counted apart. Qwen's own totals (`getEventTotalTokenCount`, 0.24.4)
-/// add them for every sign-in but those two; so does this.
-fn output_with_thoughts(e: &ApiEvent) -> u64 {
-    let output = e.output_token_count.unwrap_or(0);
+/// How Qwen's output counts the thoughts: `candidatesTokenCount` through the
+/// OpenAI-compatible APIs (`openai`, `qwen-oauth`) is the completion, thoughts included;
+/// through Gemini's own (`gemini`, `vertex-ai`) the answer alone, the thoughts counted apart.
+/// Qwen's own totals (`getEventTotalTokenCount`, 0.24.4) add them for every sign-in but those
+/// two; so does this.
+fn reasoning(e: &ApiEvent) -> Reasoning {
     match e.auth_type.as_deref() {
-        None | Some("openai") | Some("qwen-oauth") => output,
-        Some(_) => output.saturating_add(e.thoughts_token_count.unwrap_or(0)),
+        None | Some("openai") | Some("qwen-oauth") => Reasoning::Within,
+        Some(_) => Reasoning::Apart,
     }
 }
 
 pub(super) fn call_sent(e: ApiEvent, start: u64, end: u64) -> CallSent<'static> {
-    let model = e.model.clone().unwrap_or_default();
     let failed = e.name == "qwen-code.api_error";
-    CallSent {
-        id: e.response_id.clone().map(Cow::Owned),
-        request: Request {
-            model: Cow::Owned(model.clone()),
-            provider: Some(Cow::Borrowed(provider(e.auth_type.as_deref()))),
-            max_tokens: None,
-            messages: None,
-            system: None,
-        },
-        response: (!failed).then(|| Response {
-            id: e.response_id.clone().map(Cow::Owned),
-            model: Some(Cow::Owned(model)),
-            stop_reason: None,
-            content: None,
-        }),
-        // Qwen counts cached tokens inside the input's.
-        usage: CachedWithin {
-            input: e.input_token_count.unwrap_or(0),
-            cached: e.cached_content_token_count.unwrap_or(0),
-            output: output_with_thoughts(&e),
-            cache_write: 0,
-            reasoning: e.thoughts_token_count.filter(|t| *t > 0),
-        }
-        .usage(),
+    ModelCall {
+        id: e.response_id.clone(),
+        model: e.model.clone().unwrap_or_default(),
+        provider: Some(Cow::Borrowed(provider(e.auth_type.as_deref()))),
         started_ms: start,
         finished_ms: end,
-        first_token_ms: e.ttft_ms.map(|t| start.saturating_add(t).min(end)),
+        first_token_ms: e.ttft_ms.map(|t| start.saturating_add(t)),
+        // Qwen counts cached tokens inside the input's.
+        usage: Tokens {
+            input: e.input_token_count.unwrap_or(0),
+            cache_read: e.cached_content_token_count.unwrap_or(0),
+            output: e.output_token_count.unwrap_or(0),
+            reasoning: e.thoughts_token_count.unwrap_or(0),
+            ..Tokens::default()
+        }
+        .usage(Cache::ReadsWithin, reasoning(&e)),
+        answer: (!failed).then(|| Answer {
+            id: e.response_id.clone(),
+            ..Answer::default()
+        }),
         error: failed
-            .then(|| Json::of(e.error.as_deref().unwrap_or("the model call failed")).ok())
+            .then(|| error_text(e.error.as_deref().unwrap_or("the model call failed")))
             .flatten(),
+        ..ModelCall::default()
     }
+    .call_sent()
 }
