@@ -178,9 +178,18 @@ fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
     .unwrap();
     std::fs::copy(
         format!("{dir}/transcripts/subagent-agent.jsonl"),
-        project.join(session).join("subagents/agent-helper.jsonl"),
+        project
+            .join(session)
+            .join("subagents/agent-aa93efc368e2db732.jsonl"),
     )
     .unwrap();
+    let listed = crate::support::ccusage::shown(&data);
+    // One turn (its sub-agent's in its trace), four model calls.
+    assert_eq!(
+        listed.values().copied().collect::<Vec<_>>(),
+        [(1, 4)],
+        "{listed:?}"
+    );
     let said = albedo(&home, &["import", "claude-code"], &[]);
     assert!(
         String::from_utf8_lossy(&said.stdout).contains("Claude Code: 2 sessions"),
@@ -189,6 +198,11 @@ fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
     );
     let both = report(&home, &["--timezone", "UTC"]);
     assert_eq!(both["totals"], live["totals"], "nothing counted twice");
+    assert_eq!(
+        crate::support::ccusage::shown(&data),
+        listed,
+        "each turn and model call listed once in `sessions`"
+    );
     assert_eq!(
         both["daily"][0]["modelCalls"],
         live["daily"][0]["modelCalls"]
@@ -215,6 +229,11 @@ fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
         report(&fresh, &["--timezone", "UTC"])["totals"],
         live["totals"],
         "the same numbers from the files as from the hooks"
+    );
+    assert_eq!(
+        crate::support::ccusage::shown(&fresh.join("data")),
+        listed,
+        "the same sessions, turns and model calls from the files as from the hooks"
     );
 }
 

@@ -85,6 +85,33 @@ pub fn report(data: &Path) -> BTreeMap<String, Tokens> {
         .collect()
 }
 
+/// `albedo-otel sessions --json` of the store under `data`: each session's turns and model
+/// calls, by its id, as a user sees them listed.
+pub fn shown(data: &Path) -> BTreeMap<String, (i64, i64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(["sessions", "--json", "--limit", "100000"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_DATA_HOME", data)
+        .env("HOME", data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sessions: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let n = |k: &str| v[k].as_i64().unwrap_or(-1);
+            let id = v["session"].as_str().unwrap_or("").to_string();
+            (id, (n("turns"), n("modelCalls")))
+        })
+        .collect()
+}
+
 /// ccusage's sessions under our ids: each of ours is the one ccusage's id ends with.
 pub fn matched(
     theirs: &BTreeMap<String, Tokens>,
@@ -152,6 +179,7 @@ pub fn import_agrees(agent: &str, home: &Path) {
     );
     let env = [("HOME", home)];
     let live = report(&live_store);
+    let listed = shown(&live_store);
     import(agent, &fresh, &env);
     assert_eq!(
         report(&fresh),
@@ -165,5 +193,10 @@ pub fn import_agrees(agent: &str, home: &Path) {
         report(&live_store),
         live,
         "{agent} imported after the live route"
+    );
+    assert_eq!(
+        shown(&live_store),
+        listed,
+        "{agent}'s sessions after an import of what the live route traced: each turn once"
     );
 }

@@ -1,14 +1,16 @@
 //! The store's file: one SQLite database, private to the user, written in transactions that
 //! are on disk before they are acknowledged (WAL, `synchronous = FULL`), shared by every
 //! daemon, `run`, `replay` and import at once (each waits its turn, `busy_timeout`). A row
-//! met twice (the same model call by its response id, the same span by its ids) is kept once.
+//! met twice (the same model call by its response id, the same span by its ids, the same turn
+//! traced twice: see `insert`) is kept once.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 
-use super::rows::{ModelCall, Row, ToolCall, Turn};
+use super::insert;
+use super::rows::Row;
 use super::StoreError;
 
 /// The schema's version, in `PRAGMA user_version`.
@@ -42,6 +44,9 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, name TEXT NOT NULL, failed INTEGER NOT NULL,
     PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS duplicates (
+    trace_id TEXT PRIMARY KEY, of_trace TEXT NOT NULL
 ) WITHOUT ROWID;
 ";
 
@@ -191,15 +196,7 @@ impl Store {
         let path = self.path.clone();
         let db = |e| StoreError::db(&path, e);
         let tx = self.conn.transaction().map_err(db)?;
-        let mut new = 0;
-        for row in rows {
-            new += match row {
-                Row::Turn(t) => insert_turn(&tx, t),
-                Row::ModelCall(m) => insert_model_call(&tx, m),
-                Row::ToolCall(c) => insert_tool_call(&tx, c),
-            }
-            .map_err(db)?;
-        }
+        let new = insert::rows(&tx, rows).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(new)
     }
@@ -251,6 +248,12 @@ impl Store {
                 )
                 .map_err(db)? as u64;
         }
+        // A duplicate is remembered while what it duplicates is kept.
+        tx.execute(
+            "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls)",
+            [],
+        )
+        .map_err(db)?;
         tx.commit().map_err(db)?;
         // Each step gives back one free page: stepped to the end, it gives back all of them.
         let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum").map_err(db)?;
@@ -307,83 +310,4 @@ pub struct Status {
     pub today_cost: f64,
     /// The cost of the last hour's calls: the burn rate, per hour.
     pub hour_cost: f64,
-}
-
-fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usize> {
-    let p = &t.place;
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
-         user, started_ns, ended_ns, number, prompted, continued, parent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        p.trace_id,
-        p.span_id,
-        p.session,
-        p.agent,
-        p.repository,
-        p.branch,
-        p.user,
-        p.started_ns,
-        p.ended_ns,
-        t.number,
-        t.prompted,
-        t.continued,
-        p.parent_span_id
-    ])
-}
-
-fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite::Result<usize> {
-    let p = &m.place;
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO model_calls (key, trace_id, span_id, session, agent, repository,
-         branch, user, started_ns, ended_ns, model, provider, input, output, cache_read,
-         cache_write, reasoning, cost, parent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-         ?19)",
-    )?
-    .execute(params![
-        m.key,
-        p.trace_id,
-        p.span_id,
-        p.session,
-        p.agent,
-        p.repository,
-        p.branch,
-        p.user,
-        p.started_ns,
-        p.ended_ns,
-        m.model,
-        m.provider,
-        m.input,
-        m.output,
-        m.cache_read,
-        m.cache_write,
-        m.reasoning,
-        m.cost,
-        p.parent_span_id
-    ])
-}
-
-fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::Result<usize> {
-    let p = &c.place;
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO tool_calls (trace_id, span_id, session, agent, repository,
-         branch, user, started_ns, ended_ns, name, failed, parent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?
-    .execute(params![
-        p.trace_id,
-        p.span_id,
-        p.session,
-        p.agent,
-        p.repository,
-        p.branch,
-        p.user,
-        p.started_ns,
-        p.ended_ns,
-        c.name,
-        c.failed,
-        p.parent_span_id
-    ])
 }

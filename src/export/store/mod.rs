@@ -5,6 +5,7 @@
 //!
 //! - [`rows`]: what is kept of a span (pure);
 //! - [`db`]: the file, its schema, writing and pruning it;
+//! - `insert`: writing rows so that nothing is counted twice;
 //! - `limits`: keeping it within its retention and size;
 //! - [`read`]: reading it back (the calls of a span of time, the sessions, one session's rows);
 //! - [`writer`]: the thread that writes, behind a bounded queue;
@@ -12,6 +13,7 @@
 //! - [`show`]: one session's or trace's rows as spans again, for the console's tree.
 
 pub mod db;
+mod insert;
 mod limits;
 pub mod read;
 pub mod report;

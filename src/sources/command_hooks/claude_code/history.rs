@@ -3,8 +3,10 @@
 //! read whole into the records the hooks would have made: a turn per prompt, its tool calls
 //! from their `tool_use` to their `tool_result`, its model calls with their usage (the same
 //! reader the live route uses, so a model call met both ways has the same id and is counted
-//! once). A sub-agent's transcript (`<session>/subagents/*.jsonl`) is a session of its own,
-//! `<session>/<file>`, with its own model calls. Pure, but for the file handed in.
+//! once). A sub-agent's transcript (`<session>/subagents/agent-<id>.jsonl`) is read with its
+//! parent's, at the `Agent` call whose result names it: its session the live route's name for
+//! it, opened under that call, so that it nests there as it does live. One no call names (an
+//! older Claude Code's) is a session of its own, `<session>/<file>`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -15,8 +17,9 @@ use serde_json::Value;
 
 use super::records::{call_sent, record};
 use super::transcript::TranscriptCursor;
-use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
-use crate::sources::command_hooks::records::rfc3339_ms;
+use crate::protocol::{Call, Called, Event, Json, Record};
+use crate::sources::command_hooks::records::{rfc3339_ms, session_opened, session_opened_under};
+use crate::sources::command_hooks::session_key;
 use crate::sources::command_hooks::spec::{self, Env};
 
 #[derive(Deserialize)]
@@ -128,7 +131,63 @@ struct Turn {
 
 /// The records of the transcript at `path`, whose contents are `bytes`.
 pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
-    let sid = session_of(path);
+    if let Some((parent, agent)) = sub_agent_of(path) {
+        let named = std::fs::read(&parent).is_ok_and(|p| agent_named(&p, &agent));
+        if named {
+            // Read with its parent's, under the call that started it.
+            return Vec::new();
+        }
+    }
+    read(&session_of(path), None, path, bytes)
+}
+
+/// For a sub-agent's transcript, `<dir>/<session>/subagents/agent-<id>.jsonl`: its parent's,
+/// `<dir>/<session>.jsonl`, and `id`.
+fn sub_agent_of(path: &Path) -> Option<(PathBuf, String)> {
+    let agent = path.file_stem()?.to_str()?.strip_prefix("agent-")?;
+    let subagents = path.parent().filter(|p| p.file_name().is_some_and(|n| n == "subagents"))?;
+    let session = subagents.parent()?;
+    let parent = session.with_file_name(format!("{}.jsonl", session.file_name()?.to_str()?));
+    Some((parent, agent.to_string()))
+}
+
+/// Whether a transcript's line (or the whole of one) names sub-agent `agent` in a call's
+/// result (`"toolUseResult":{…"agentId":"<agent>"…}`).
+fn agent_named(bytes: &[u8], agent: &str) -> bool {
+    memchr::memmem::find(bytes, format!("\"agentId\":\"{agent}\"").as_bytes()).is_some()
+}
+
+/// The sub-agent a tool result's line names, if the line has a `toolUseResult` naming one.
+fn named_agent(line: &[u8]) -> Option<&str> {
+    let result = memchr::memmem::find(line, b"\"toolUseResult\":")?;
+    let key = b"\"agentId\":\"";
+    let from = result + memchr::memmem::find(&line[result..], key)? + key.len();
+    let len = memchr::memchr(b'"', &line[from..])?;
+    std::str::from_utf8(&line[from..from + len]).ok()
+}
+
+/// The records of sub-agent `agent`'s transcript beside `path` (its parent's), started by call
+/// `call` of session `sid`; none when it is not there.
+fn sub_agent(path: &Path, sid: &str, agent: &str, call: &str) -> Vec<Record<'static>> {
+    let Some(dir) = path.parent() else {
+        return Vec::new();
+    };
+    let file = dir.join(sid).join("subagents").join(format!("agent-{agent}.jsonl"));
+    match std::fs::read(&file) {
+        Ok(bytes) => read(&session_key::sub_agent(sid, agent), Some((sid, call)), &file, &bytes),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The records of one transcript as session `sid`, opened under `under` (a parent session and
+/// its call) for a sub-agent's.
+fn read(
+    sid: &str,
+    under: Option<(&str, &str)>,
+    path: &Path,
+    bytes: &[u8],
+) -> Vec<Record<'static>> {
+    let sid = sid.to_string();
     let mut out = Vec::new();
     let mut models = TranscriptCursor::default();
     let mut turn = Turn::default();
@@ -148,15 +207,11 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
         last_ms = last_ms.max(at);
         if !opened {
             opened = true;
-            out.push(record(
-                &sid,
-                Event::Session(SessionInfo {
-                    at_ms: at,
-                    agent: Some(Cow::Borrowed(super::AGENT)),
-                    workspace: line.cwd.clone().map(Cow::Owned),
-                    ..SessionInfo::default()
-                }),
-            ));
+            let cwd = line.cwd.as_deref();
+            out.push(match under {
+                Some(parent) => session_opened_under(&sid, at, super::AGENT, cwd, parent),
+                None => session_opened(&sid, at, super::AGENT, cwd),
+            });
         }
         let kind = line.kind.as_deref();
         if kind == Some("user") {
@@ -213,6 +268,13 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
                     else {
                         continue;
                     };
+                    if super::AGENT_TOOLS.contains(&call.name.as_ref()) {
+                        // The sub-agent it ran, in its time, inside the call.
+                        if let Some(agent) = named_agent(raw) {
+                            let child = sub_agent(path, &sid, agent, &call.id);
+                            turn.events.extend(child.into_iter().map(|r| (started, r)));
+                        }
+                    }
                     turn.events.push((
                         at,
                         record(

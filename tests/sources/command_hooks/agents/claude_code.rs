@@ -166,6 +166,8 @@ fn a_real_claude_code_session_becomes_a_trace() {
     let log = drained(&hook_dir, &rx);
     // ccusage 20 reads the same transcript: the live route counted what it counts.
     crate::support::ccusage::live_route_agrees("claude", &home);
+    // An import of the same transcript, alone or after the live route: the same numbers.
+    crate::support::ccusage::import_agrees("claude-code", &home);
     let spans = rx.spans();
     // Every span arrived with the key, and no request went without it.
     assert!(rx.requests().iter().all(|r| r

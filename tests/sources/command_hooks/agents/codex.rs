@@ -187,6 +187,7 @@ fn reconciled_with_ccusage(home: &Path) {
     let theirs = ccusage::matched(&ccusage::sessions(&ccusage, "codex", &env), &live);
     assert!(!theirs.is_empty());
     assert_eq!(live, theirs, "the live route's store against ccusage codex");
+    let listed = ccusage::shown(&home.join(".local/share"));
     let fresh = scratch("cx-import");
     ccusage::import("codex", &fresh, &env);
     assert_eq!(
@@ -199,6 +200,11 @@ fn reconciled_with_ccusage(home: &Path) {
     ccusage::import("codex", &home.join(".local/share"), &env);
     assert_eq!(ccusage::report(&fresh), theirs);
     assert_eq!(ccusage::report(&home.join(".local/share")), theirs);
+    assert_eq!(
+        ccusage::shown(&home.join(".local/share")),
+        listed,
+        "codex's sessions after an import of what the live route traced: each turn once"
+    );
 }
 
 /// A sub-agent that `spawn_agent` started nests under that call, in its parent's trace: its

@@ -1,0 +1,244 @@
+//! Writing rows so that nothing is counted twice. A row met again is kept as it was: a span
+//! by its ids, a model call by its key (its provider's response id). And a turn met twice,
+//! by the live route and by an import of the same files, is kept once: the two trace it
+//! under different ids (each from the time it saw the prompt), but its model calls have the
+//! same keys. A trace one of whose model calls the store has under another trace is a
+//! duplicate of that one: its turns and tool calls are not kept (those already written are
+//! taken back), and the `duplicates` table remembers it for the rows that come after. Its
+//! model calls the other trace did not have are kept, so the tokens are all there.
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::rows::{ModelCall, Row, ToolCall, Turn};
+
+/// Writes `rows` inside `tx`; returns how many were new.
+pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize> {
+    let mut new = 0;
+    for row in rows {
+        new += match row {
+            Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => insert_turn(tx, t)?,
+            Row::ToolCall(c) if !duplicate(tx, &c.place.trace_id)? => insert_tool_call(tx, c)?,
+            Row::Turn(_) | Row::ToolCall(_) => 0,
+            Row::ModelCall(m) => {
+                let n = insert_model_call(tx, m)?;
+                if n == 0 {
+                    met_again(tx, m)?;
+                }
+                n
+            }
+        };
+    }
+    Ok(new)
+}
+
+/// Whether trace `trace_id` is a duplicate of another.
+fn duplicate(tx: &Transaction<'_>, trace_id: &str) -> rusqlite::Result<bool> {
+    tx.prepare_cached("SELECT 1 FROM duplicates WHERE trace_id = ?1")?
+        .exists([trace_id])
+}
+
+/// Model call `m` is in the store already: if under another trace, `m`'s trace is a
+/// duplicate of it (unless that one is itself a duplicate, taken back already).
+fn met_again(tx: &Transaction<'_>, m: &ModelCall) -> rusqlite::Result<()> {
+    let theirs: Option<String> = tx
+        .prepare_cached("SELECT trace_id FROM model_calls WHERE key = ?1")?
+        .query_row([&m.key], |r| r.get(0))
+        .optional()?;
+    let ours = &m.place.trace_id;
+    let Some(theirs) = theirs.filter(|t| t != ours) else {
+        return Ok(());
+    };
+    if duplicate(tx, ours)? || duplicate(tx, &theirs)? {
+        return Ok(());
+    }
+    tx.prepare_cached("INSERT INTO duplicates (trace_id, of_trace) VALUES (?1, ?2)")?
+        .execute([ours, &theirs])?;
+    tx.prepare_cached("DELETE FROM turns WHERE trace_id = ?1")?
+        .execute([ours])?;
+    tx.prepare_cached("DELETE FROM tool_calls WHERE trace_id = ?1")?
+        .execute([ours])?;
+    Ok(())
+}
+
+fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usize> {
+    let p = &t.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
+         user, started_ns, ended_ns, number, prompted, continued, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        t.number,
+        t.prompted,
+        t.continued,
+        p.parent_span_id
+    ])
+}
+
+fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite::Result<usize> {
+    let p = &m.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO model_calls (key, trace_id, span_id, session, agent, repository,
+         branch, user, started_ns, ended_ns, model, provider, input, output, cache_read,
+         cache_write, reasoning, cost, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+         ?19)",
+    )?
+    .execute(params![
+        m.key,
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        m.model,
+        m.provider,
+        m.input,
+        m.output,
+        m.cache_read,
+        m.cache_write,
+        m.reasoning,
+        m.cost,
+        p.parent_span_id
+    ])
+}
+
+fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::Result<usize> {
+    let p = &c.place;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO tool_calls (trace_id, span_id, session, agent, repository,
+         branch, user, started_ns, ended_ns, name, failed, parent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        p.trace_id,
+        p.span_id,
+        p.session,
+        p.agent,
+        p.repository,
+        p.branch,
+        p.user,
+        p.started_ns,
+        p.ended_ns,
+        c.name,
+        c.failed,
+        p.parent_span_id
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::export::store::rows::{ModelCall, Place, Row, ToolCall, Turn};
+    use crate::export::store::Store;
+
+    fn place(trace: &str, span: u64, at: i64) -> Place {
+        Place {
+            trace_id: trace.repeat(32),
+            span_id: format!("{span:016x}"),
+            session: "s1".into(),
+            agent: "claude-code".into(),
+            started_ns: at,
+            ended_ns: at + 1,
+            ..Place::default()
+        }
+    }
+
+    /// One turn as a route traces it (under trace `trace`, prompted at `at`): its root, a tool
+    /// call and model calls with the agent's `keys`.
+    fn turn(trace: &str, at: i64, keys: &[&str]) -> Vec<Row> {
+        let mut rows = vec![Row::ToolCall(ToolCall {
+            place: place(trace, 2, at + 5),
+            name: "Bash".into(),
+            failed: false,
+        })];
+        for (i, key) in keys.iter().enumerate() {
+            rows.push(Row::ModelCall(ModelCall {
+                place: place(trace, 10 + i as u64, at + 2),
+                key: format!("anthropic:{key}"),
+                model: "claude-opus-4-7".into(),
+                provider: Some("anthropic".into()),
+                input: 10,
+                output: 5,
+                cache_read: 0,
+                cache_write: 0,
+                reasoning: None,
+                cost: Some(0.01),
+            }));
+        }
+        rows.push(Row::Turn(Turn {
+            place: place(trace, 1, at),
+            number: Some(1),
+            prompted: true,
+            continued: false,
+        }));
+        rows
+    }
+
+    fn store(name: &str) -> (std::path::PathBuf, Store) {
+        let dir =
+            std::env::temp_dir().join(format!("albedo-otel-insert-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(&dir.join("store.sqlite")).unwrap();
+        (dir, store)
+    }
+
+    fn held(store: &Store) -> (u64, u64, u64) {
+        let h = store.holdings().unwrap();
+        (h.turns, h.tool_calls, h.model_calls)
+    }
+
+    #[test]
+    fn a_turn_traced_twice_under_other_ids_is_kept_once_with_every_model_call() {
+        let (dir, mut store) = store("twice");
+        // The live route: its rows come as its spans end, the root last.
+        store.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
+        // An import of the same files: another trace (its own time for the prompt), the same
+        // calls, and one the live route did not see. In two writes, the turn's root and tool
+        // call before the call that tells it is the same turn.
+        let import = turn("b", 1_003, &["msg_1", "msg_3"]);
+        let (calls, rest): (Vec<Row>, Vec<Row>) = import
+            .into_iter()
+            .partition(|r| matches!(r, Row::ModelCall(_)));
+        store.write(&rest).unwrap();
+        store.write(&calls).unwrap();
+        assert_eq!(
+            held(&store),
+            (1, 1, 3),
+            "one turn, one tool call, three model calls"
+        );
+        // Imported again, in one write: nothing more.
+        assert_eq!(
+            store.write(&turn("b", 1_003, &["msg_1", "msg_3"])).unwrap(),
+            0
+        );
+        assert_eq!(held(&store), (1, 1, 3));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_same_trace_written_again_and_other_turns_are_all_kept() {
+        let (dir, mut store) = store("again");
+        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
+        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
+        store.write(&turn("c", 9_000, &["msg_9"])).unwrap();
+        assert_eq!(
+            held(&store),
+            (2, 2, 2),
+            "a replay is the same turn; another turn is its own"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
