@@ -123,8 +123,10 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     let mut sessions = 0;
     for agent in chosen {
         let spec = agent.spec();
-        let history = match agent.history() {
-            History::Files(h) => h,
+        let history = agent.history();
+        let (roots, keep) = match history {
+            History::Files(h) => (h.roots, h.is_session),
+            History::Database(d) => (d.roots, d.is_database),
             History::Cannot(why) => {
                 if !args.agents.is_empty() {
                     println!("{}: {why}", spec.title);
@@ -133,8 +135,8 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             }
         };
         let mut found = Vec::new();
-        for root in (history.roots)(&env) {
-            files(&root, history.is_session, DEPTH, &mut found);
+        for root in roots(&env) {
+            files(&root, keep, DEPTH, &mut found);
         }
         let recent = |p: &PathBuf| {
             since.is_none_or(|from| {
@@ -146,22 +148,40 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             })
         };
         found.retain(recent);
-        let mut records = 0;
+        let (mut records, mut read_sessions) = (0, 0);
         for path in &found {
-            let bytes = match std::fs::read(path) {
-                Ok(b) => b,
+            let read = match history {
+                History::Files(h) => std::fs::read(path)
+                    .map(|bytes| (h.records)(path, &bytes))
+                    .map_err(|e| e.to_string()),
+                History::Database(d) => {
+                    let since_ms = since.map(|ns| u64::try_from(ns / 1_000_000).unwrap_or(0));
+                    (d.records)(path, since_ms)
+                }
+                History::Cannot(why) => Err(why.to_string()),
+            };
+            let read = match read {
+                Ok(read) => read,
                 Err(e) => {
                     tracing::warn!("cannot read {}: {e}", path.display());
                     continue;
                 }
             };
-            for r in (history.records)(path, &bytes) {
+            for r in read {
                 records += 1;
+                // A session of its own, not a sub-agent's (which is part of its parent's).
+                if let albedo_otel::protocol::Event::Session(info) = &r.event {
+                    read_sessions += usize::from(info.parent.is_none());
+                }
                 handle.send(r);
             }
         }
-        sessions += found.len();
-        println!("{}: {} sessions, {records} events", spec.title, found.len());
+        sessions += read_sessions;
+        let plural = if read_sessions == 1 { "" } else { "s" };
+        println!(
+            "{}: {read_sessions} session{plural}, {records} events",
+            spec.title
+        );
     }
     drop(handle);
     let summary = guard.close();

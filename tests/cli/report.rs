@@ -192,7 +192,7 @@ fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
     );
     let said = albedo(&home, &["import", "claude-code"], &[]);
     assert!(
-        String::from_utf8_lossy(&said.stdout).contains("Claude Code: 2 sessions"),
+        String::from_utf8_lossy(&said.stdout).contains("Claude Code: 1 session, "),
         "{}",
         String::from_utf8_lossy(&said.stdout)
     );

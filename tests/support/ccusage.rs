@@ -126,13 +126,18 @@ pub fn matched(
         .collect()
 }
 
-/// `albedo-otel import AGENT` into a store of its own under `data`, in `env`.
+/// `albedo-otel import AGENT` into the store under `data` (as `report` reads it), in `env`.
 pub fn import(agent: &str, data: &Path, env: &[(&str, &Path)]) {
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["import", agent])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("XDG_DATA_HOME", data)
+        // The store by its own variable: `XDG_DATA_HOME` is where some agents keep their
+        // history (opencode, Kilo), under `HOME` in these tests.
+        .env(
+            "ALBEDO_OTEL_STORE_PATH",
+            data.join("albedo-otel/store.sqlite"),
+        )
         .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
         .output()
         .unwrap();

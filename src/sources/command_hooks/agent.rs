@@ -2,8 +2,8 @@
 //! written into its journal line, and read by the daemon, with the [`Spec`] its folder writes.
 
 pub use super::spec::{
-    as_sent, own_journal, Env, Flat, Form, History, HistoryFiles, Hooks, Install, Plugin, Scripts,
-    Spec, TomlTables,
+    as_sent, own_journal, Env, Flat, Form, History, HistoryDatabase, HistoryFiles, Hooks, Install,
+    Plugin, Scripts, Spec, TomlTables,
 };
 pub use super::Agent;
 

@@ -40,8 +40,25 @@ pub struct Spec {
 pub enum History {
     /// Its session files: under `roots`, each that `is_session` takes, read whole.
     Files(HistoryFiles),
+    /// Its database: under `roots`, each file `is_database` takes, opened by `records`.
+    Database(HistoryDatabase),
     /// Nothing to read yet, and why.
     Cannot(&'static str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryDatabase {
+    /// Where the agent keeps its database, from the environment.
+    pub roots: fn(env: Env<'_>) -> Vec<std::path::PathBuf>,
+    /// Whether a file under a root is the agent's database.
+    pub is_database: fn(path: &std::path::Path) -> bool,
+    /// The records of every session in the database at `path` written to since `since_ms`
+    /// (Unix ms), what the live route would have made of them; an error says why it could not
+    /// be read.
+    pub records: fn(
+        path: &std::path::Path,
+        since_ms: Option<u64>,
+    ) -> Result<Vec<crate::protocol::Record<'static>>, String>,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -53,4 +53,13 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
 
 /// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
 /// the spec, links none of it).
-pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Kilo Code keeps its sessions in its own storage");
+#[cfg(feature = "store")]
+pub const HISTORY: spec::History = spec::History::Database(spec::HistoryDatabase {
+    roots: |env| opencode::history::roots_of(env, "kilo"),
+    is_database: |path| path.file_name().is_some_and(|n| n == "kilo.db"),
+    records: |path, since_ms| opencode::history::records_as(AGENT, path, since_ms),
+});
+
+/// Without the store, nothing to import into.
+#[cfg(not(feature = "store"))]
+pub const HISTORY: spec::History = spec::History::Cannot("this build has no local store");

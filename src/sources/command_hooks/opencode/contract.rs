@@ -93,4 +93,13 @@ impl AgentRules for Adapter {
 
 /// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
 /// the spec, links none of it).
-pub const HISTORY: spec::History = spec::History::Cannot("not read yet: opencode keeps its sessions in its own storage");
+#[cfg(feature = "store")]
+pub const HISTORY: spec::History = spec::History::Database(spec::HistoryDatabase {
+    roots: super::history::roots,
+    is_database: super::history::is_database,
+    records: super::history::records,
+});
+
+/// Without the store, nothing to import into.
+#[cfg(not(feature = "store"))]
+pub const HISTORY: spec::History = spec::History::Cannot("this build has no local store");

@@ -24,6 +24,8 @@
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
+#[cfg(feature = "store")]
+pub(crate) mod history;
 mod models;
 mod payload;
 mod plugin;

@@ -169,6 +169,7 @@ fn a_real_opencode_session_becomes_a_trace_per_turn() {
     let log = drained(&s.hook_dir, &s.rx);
     // ccusage 20 reads the same files: the live route counted what it counts.
     crate::support::ccusage::live_route_agrees("opencode", &s.home);
+    crate::support::ccusage::import_agrees("opencode", &s.home);
     key_only_in_config(&s.home, &s.hook_dir, API_KEY);
 
     let spans = s.rx.spans();
@@ -232,6 +233,7 @@ fn a_sub_agent_s_turn_nests_under_the_task_call_that_started_it() {
     );
     let session = session_of(&out);
     let log = drained(&s.hook_dir, &s.rx);
+    crate::support::ccusage::import_agrees("opencode", &s.home);
     let spans = s.rx.spans();
     check_captured_prompt(&spans, DELEGATE_MARK);
     let tree = render_trees(&spans, &["gen_ai.tool.call.id", "gen_ai.conversation.id"]);

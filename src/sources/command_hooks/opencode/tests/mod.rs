@@ -363,4 +363,6 @@ fn the_plugin_file_names_its_command_and_gives_it_back() {
     );
 }
 
+#[cfg(feature = "store")]
+mod history;
 mod subagents;
