@@ -103,4 +103,8 @@ impl AgentRules for Adapter {
 
 /// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
 /// the spec, links none of it).
-pub const HISTORY: spec::History = spec::History::Cannot("not read yet: Cline keeps its tasks under ~/.cline/");
+pub const HISTORY: spec::History = spec::History::Files(spec::HistoryFiles {
+    roots: super::history::roots,
+    is_session: super::history::is_session,
+    records: super::history::records,
+});

@@ -18,7 +18,7 @@ use super::super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Toke
 use crate::protocol::CallSent;
 
 #[derive(Debug, Deserialize)]
-struct Message {
+pub(super) struct Message {
     id: String,
     role: String,
     #[serde(default)]
@@ -177,7 +177,7 @@ fn list_start(bytes: &[u8]) -> Option<usize> {
 }
 
 /// An assistant message with its tokens, as a model call started at `started`.
-fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
+pub(super) fn call_of(m: Message, started: u64) -> Option<CallSent<'static>> {
     let metrics = m.metrics?;
     let end = m.ts.unwrap_or(started).max(started);
     let info = m.model_info.unwrap_or_default();

@@ -20,6 +20,7 @@
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
+mod history;
 mod messages;
 mod payload;
 #[cfg(test)]

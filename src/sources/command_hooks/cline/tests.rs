@@ -282,4 +282,5 @@ fn assembled(records: &[Record<'static>]) -> Vec<crate::assemble::Span> {
     out.spans
 }
 
+mod history;
 mod subagents;

@@ -173,6 +173,7 @@ fn a_real_cline_session_becomes_a_trace_per_turn() {
     stop_hub(&work);
 
     let log = drained(&hook_dir, &rx);
+    crate::support::ccusage::import_agrees("cline", &home);
     key_only_in_config(&home, &hook_dir, API_KEY);
     let (messages, session) = messages_file(&home);
     // The model Cline recorded: its ACP session takes its own default (gpt-4o), not the one
@@ -253,6 +254,7 @@ fn a_sub_agent_nests_under_the_spawn_agent_call_that_started_it() {
     stop_hub(&work);
     retire_after_exit(&home, &spool, &hook_dir);
     let log = drained(&hook_dir, &rx);
+    crate::support::ccusage::import_agrees("cline", &home);
 
     let (lead, _) = messages_file(&home);
     let own_file = sub_agent_file(&lead);
