@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod history;
+mod import_export;
 mod report;
 mod sessions;
 mod store_faults;
@@ -30,4 +31,25 @@ pub(super) fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// Claude Code's files of the recorded `subagent` session where Claude Code keeps them under
+/// `home`: the session's transcript, and its sub-agent's, named as Claude Code names it.
+pub(super) fn claude_history(home: &Path) {
+    let dir = crate::support::repo_file("tests/fixtures/claude-code/subagent");
+    let session = "c71c3c62-f782-4a6c-a25d-4c765f05b950";
+    let project = home.join(".claude/projects/-home-dev-demo");
+    std::fs::create_dir_all(project.join(session).join("subagents")).unwrap();
+    std::fs::copy(
+        format!("{dir}/transcript.jsonl"),
+        project.join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    std::fs::copy(
+        format!("{dir}/transcripts/subagent-agent.jsonl"),
+        project
+            .join(session)
+            .join("subagents/agent-aa93efc368e2db732.jsonl"),
+    )
+    .unwrap();
 }

@@ -149,7 +149,6 @@ fn with_nothing_stored_the_report_says_how_to_store_and_a_store_turned_off_keeps
 fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
     use crate::support::hooks::{recorded, Setup};
     let fixture = "subagent";
-    let dir = repo_file(&format!("tests/fixtures/claude-code/{fixture}"));
     let home = scratch("import-live");
     let data = home.join("data");
     let rx = Receiver::start();
@@ -167,22 +166,7 @@ fn an_import_of_what_the_hooks_sent_adds_nothing_and_alone_finds_the_same() {
         live["totals"]["totalTokens"].as_i64().unwrap() > 0,
         "the hooks stored their turn: {live:#}"
     );
-    // Claude Code's files, where it keeps them: the session's transcript, and its sub-agent's.
-    let session = "c71c3c62-f782-4a6c-a25d-4c765f05b950";
-    let project = home.join(".claude/projects/-home-dev-demo");
-    std::fs::create_dir_all(project.join(session).join("subagents")).unwrap();
-    std::fs::copy(
-        format!("{dir}/transcript.jsonl"),
-        project.join(format!("{session}.jsonl")),
-    )
-    .unwrap();
-    std::fs::copy(
-        format!("{dir}/transcripts/subagent-agent.jsonl"),
-        project
-            .join(session)
-            .join("subagents/agent-aa93efc368e2db732.jsonl"),
-    )
-    .unwrap();
+    super::claude_history(&home);
     let listed = crate::support::ccusage::shown(&data);
     // One turn (its sub-agent's in its trace), four model calls.
     assert_eq!(

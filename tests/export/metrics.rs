@@ -10,7 +10,7 @@ use crate::support::*;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 
 /// What the chat spans say: input and output tokens, and cost.
-fn span_totals(spans: &[FlatSpan]) -> (f64, f64, f64) {
+pub(crate) fn span_totals(spans: &[FlatSpan]) -> (f64, f64, f64) {
     let num = |s: &FlatSpan, k: &str| s.attr(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     let chats: Vec<_> = spans
         .iter()
@@ -82,7 +82,7 @@ fn points(r: &Receiver) -> BTreeMap<String, Vec<Point>> {
 }
 
 /// What the metrics say: input tokens, output tokens, cost.
-fn metric_totals(r: &Receiver) -> (f64, f64, f64) {
+pub(crate) fn metric_totals(r: &Receiver) -> (f64, f64, f64) {
     let p = points(r);
     let tokens = |kind: &str| -> f64 {
         p.get("gen_ai.client.token.usage")

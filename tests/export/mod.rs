@@ -4,6 +4,6 @@
 mod close_and_drain;
 mod e2e;
 mod faults;
-mod metrics;
+pub(crate) mod metrics;
 mod rotel_chain;
 mod tls;

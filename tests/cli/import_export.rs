@@ -1,0 +1,65 @@
+//! `import --export`: the history goes to the collector too, at its original times, with the
+//! GenAI metrics of what it imported, and into the store as without `--export`.
+
+use super::{albedo, claude_history};
+use crate::export::metrics::{metric_totals, span_totals};
+use crate::support::*;
+
+/// 2026-11-29T21:09:00Z and 21:11:00Z, around the recorded session, in ns.
+const RECORDED: std::ops::Range<u64> = 1_795_986_540_000_000_000..1_795_986_660_000_000_000;
+
+#[test]
+fn an_import_with_export_sends_the_history_at_its_times_with_metrics_that_add_up() {
+    let home = scratch("import-export");
+    claude_history(&home);
+    let rx = Receiver::start();
+    let endpoint = rx.grpc_url();
+    let args = [
+        "import",
+        "claude-code",
+        "--export",
+        "--protocol",
+        "grpc",
+        "--endpoint",
+    ];
+    let args: Vec<&str> = args.into_iter().chain([endpoint.as_str()]).collect();
+    albedo(&home, &args, &[]);
+    let spans = rx.spans();
+    let roots: Vec<&FlatSpan> = spans
+        .iter()
+        .filter(|s| s.span.parent_span_id.is_empty())
+        .collect();
+    assert_eq!(roots.len(), 1, "the session's one turn, once");
+    assert!(
+        spans.len() > 4,
+        "its model and tool calls and its sub-agent's: {}",
+        spans.len()
+    );
+    for s in &spans {
+        assert!(
+            RECORDED.contains(&s.span.start_time_unix_nano)
+                && RECORDED.contains(&s.span.end_time_unix_nano),
+            "{} at its recorded time, not now: {}",
+            s.span.name,
+            s.span.start_time_unix_nano
+        );
+    }
+    // The metrics say what the spans say.
+    let (by_spans, by_metrics) = (span_totals(&spans), metric_totals(&rx));
+    assert!(by_spans.0 > 0.0);
+    assert_eq!((by_metrics.0, by_metrics.1), (by_spans.0, by_spans.1));
+    assert!(
+        (by_metrics.2 - by_spans.2).abs() < 0.005,
+        "{by_metrics:?} {by_spans:?}"
+    );
+    // And the store has it, as an import without `--export` would.
+    let report = albedo(&home, &["report", "--json"], &[]);
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let stored = report["totals"]["inputTokens"].as_f64().unwrap()
+        + report["totals"]["cacheReadTokens"].as_f64().unwrap()
+        + report["totals"]["cacheCreationTokens"].as_f64().unwrap();
+    assert_eq!(
+        stored, by_spans.0,
+        "the store's input, cache included, is the spans'"
+    );
+}
