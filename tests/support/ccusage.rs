@@ -65,20 +65,8 @@ pub fn sessions(ccusage: &Path, agent: &str, env: &[(&str, &Path)]) -> BTreeMap<
 /// `albedo-otel report session --json` of the store under `data` (`XDG_DATA_HOME`): each
 /// session's tokens, by its id.
 pub fn report(data: &Path) -> BTreeMap<String, Tokens> {
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["report", "session", "--json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("XDG_DATA_HOME", data)
-        .env("HOME", data)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "report: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = reading(data, &["report", "session", "--json"]);
+    let v: Value = serde_json::from_slice(&out).unwrap();
     let rows = v["session"].as_array().cloned().unwrap_or_default();
     rows.iter()
         .map(|r| (r["sessionId"].as_str().unwrap_or("").to_string(), tokens(r)))
@@ -88,20 +76,8 @@ pub fn report(data: &Path) -> BTreeMap<String, Tokens> {
 /// `albedo-otel sessions --json` of the store under `data`: each session's turns and model
 /// calls, by its id, as a user sees them listed.
 pub fn shown(data: &Path) -> BTreeMap<String, (i64, i64)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["sessions", "--json", "--limit", "100000"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("XDG_DATA_HOME", data)
-        .env("HOME", data)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "sessions: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let out = reading(data, &["sessions", "--json", "--limit", "100000"]);
+    String::from_utf8_lossy(&out)
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
@@ -110,6 +86,24 @@ pub fn shown(data: &Path) -> BTreeMap<String, (i64, i64)> {
             (id, (n("turns"), n("modelCalls")))
         })
         .collect()
+}
+
+/// What `albedo-otel ARGS` prints of the store under `data` (`XDG_DATA_HOME`).
+fn reading(data: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_DATA_HOME", data)
+        .env("HOME", data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// ccusage's sessions under our ids: each of ours is the one ccusage's id ends with.

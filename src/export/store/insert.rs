@@ -165,18 +165,11 @@ mod tests {
             failed: false,
         })];
         for (i, key) in keys.iter().enumerate() {
-            rows.push(Row::ModelCall(ModelCall {
-                place: place(trace, 10 + i as u64, at + 2),
-                key: format!("anthropic:{key}"),
-                model: "claude-opus-4-7".into(),
-                provider: Some("anthropic".into()),
-                input: 10,
-                output: 5,
-                cache_read: 0,
-                cache_write: 0,
-                reasoning: None,
-                cost: Some(0.01),
-            }));
+            let place = place(trace, 10 + i as u64, at + 2);
+            rows.push(Row::ModelCall(ModelCall::sample(
+                place,
+                &format!("anthropic:{key}"),
+            )));
         }
         rows.push(Row::Turn(Turn {
             place: place(trace, 1, at),

@@ -65,26 +65,16 @@ mod tests {
     use crate::export::store::rows::{ModelCall, Place, Row};
 
     fn call(i: i64, day: i64) -> Row {
-        Row::ModelCall(ModelCall {
-            place: Place {
-                trace_id: format!("{i:032x}"),
-                span_id: format!("{i:016x}"),
-                session: format!("session-{day}"),
-                agent: "claude-code".into(),
-                started_ns: day * DAY_NS,
-                ended_ns: day * DAY_NS + 1,
-                ..Place::default()
-            },
-            key: format!("anthropic:msg_{i}"),
-            model: "claude-opus-4-7".into(),
-            provider: Some("anthropic".into()),
-            input: 10,
-            output: 5,
-            cache_read: 0,
-            cache_write: 0,
-            reasoning: None,
-            cost: Some(0.01),
-        })
+        let place = Place {
+            trace_id: format!("{i:032x}"),
+            span_id: format!("{i:016x}"),
+            session: format!("session-{day}"),
+            agent: "claude-code".into(),
+            started_ns: day * DAY_NS,
+            ended_ns: day * DAY_NS + 1,
+            ..Place::default()
+        };
+        Row::ModelCall(ModelCall::sample(place, &format!("anthropic:msg_{i}")))
     }
 
     /// 100 days of calls, 200 a day.

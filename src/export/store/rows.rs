@@ -151,3 +151,22 @@ pub fn row(span: &Span) -> Option<Row> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+impl ModelCall {
+    /// A priced call known by `key`, at `place`: 10 tokens in, 5 out, a cent.
+    pub(crate) fn sample(place: Place, key: &str) -> ModelCall {
+        ModelCall {
+            place,
+            key: key.to_string(),
+            model: "claude-opus-4-7".into(),
+            provider: Some("anthropic".into()),
+            input: 10,
+            output: 5,
+            cache_read: 0,
+            cache_write: 0,
+            reasoning: None,
+            cost: Some(0.01),
+        }
+    }
+}

@@ -24,6 +24,7 @@ pub mod agent;
 mod append;
 #[cfg(test)]
 mod conformance;
+mod content;
 pub mod daemon;
 pub mod doctor;
 pub mod engine;

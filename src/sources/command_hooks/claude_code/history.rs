@@ -13,10 +13,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::records::{call_sent, record};
 use super::transcript::TranscriptCursor;
+use crate::sources::command_hooks::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::records::{rfc3339_ms, session_opened, session_opened_under};
 use crate::sources::command_hooks::session_key;
@@ -40,31 +40,6 @@ struct Line {
 struct Message {
     #[serde(default)]
     content: Option<Content>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Text(String),
-    Blocks(Vec<Block>),
-}
-
-#[derive(Deserialize)]
-struct Block {
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    input: Option<Value>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
-    #[serde(default)]
-    is_error: Option<bool>,
-    #[serde(default)]
-    text: Option<String>,
 }
 
 /// Where Claude Code keeps its transcripts.

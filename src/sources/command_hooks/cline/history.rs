@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use super::messages::{call_of, Message};
 use crate::protocol::{Call, Called, Event, Json, Record};
+use crate::sources::command_hooks::content::Content;
 use crate::sources::command_hooks::records::{record, session_opened, session_opened_under};
 use crate::sources::command_hooks::session_key;
 use crate::sources::command_hooks::spec::Env;
@@ -51,37 +51,6 @@ struct Shape {
     ts: Option<u64>,
     #[serde(default)]
     content: Content,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Blocks(Vec<Block>),
-    Text(String),
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content::Blocks(Vec::new())
-    }
-}
-
-#[derive(Deserialize)]
-struct Block {
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    input: Option<Value>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
-    #[serde(default)]
-    is_error: Option<bool>,
 }
 
 /// The records of the messages file at `path`, whose contents are `bytes`: a session's, with
@@ -142,15 +111,9 @@ fn sub_agents(dir: &Path, root: &str) -> Vec<(String, String, Vec<u8>)> {
 fn first_text(bytes: &[u8]) -> Option<String> {
     let file: File = serde_json::from_slice(bytes).ok()?;
     let first: Shape = serde_json::from_str(file.messages.first()?.get()).ok()?;
-    (first.role == "user").then(|| text_of(&first.content))
+    (first.role == "user").then(|| first.content.text(""))
 }
 
-fn text_of(content: &Content) -> String {
-    match content {
-        Content::Text(t) => t.clone(),
-        Content::Blocks(b) => b.iter().filter_map(|b| b.text.as_deref()).collect(),
-    }
-}
 
 /// A prompt's text: inside `<user_input …>`; a sub-agent's first message is its task as it is.
 fn prompt(text: &str, first: bool) -> Option<String> {
@@ -194,14 +157,14 @@ fn read(
         }
         match m.role.as_str() {
             "user" => {
-                if let Some(text) = prompt(&text_of(&m.content), first) {
+                if let Some(text) = prompt(&m.content.text(""), first) {
                     if open_turn {
                         end_turn(sid, last_ts.unwrap_or(ts), "interrupted", &mut calls, out);
                     }
                     out.push(record(sid, Event::Prompted { at_ms: ts, text: Cow::Owned(text) }));
                     open_turn = true;
                 }
-                for b in blocks(&m.content).filter(|b| b.kind == "tool_result") {
+                for b in m.content.blocks().iter().filter(|b| b.kind == "tool_result") {
                     let Some((started, call)) = b.tool_use_id.as_ref().and_then(|id| calls.remove(id))
                     else {
                         continue;
@@ -224,7 +187,7 @@ fn read(
                 {
                     out.push(record(sid, Event::CallSent(call)));
                 }
-                for b in blocks(&m.content).filter(|b| b.kind == "tool_use") {
+                for b in m.content.blocks().iter().filter(|b| b.kind == "tool_use") {
                     let (Some(id), Some(name)) = (b.id.clone(), b.name.clone()) else {
                         continue;
                     };
@@ -255,12 +218,6 @@ fn read(
     }
 }
 
-fn blocks(content: &Content) -> impl Iterator<Item = &Block> {
-    match content {
-        Content::Blocks(b) => b.iter(),
-        Content::Text(_) => [].iter(),
-    }
-}
 
 /// Call `call` of session `sid` started a sub-agent with `task`: its file, the oldest whose
 /// first message is that task (else the oldest left), read as its session under the call.
