@@ -48,6 +48,9 @@ impl SpanExporter for StoreOnly {
     }
 }
 
+/// Events an import keeps waiting for the assembly at most.
+const IMPORT_QUEUE: usize = 2_048;
+
 /// How deep below a root sessions are looked for (a link that loops ends there).
 const DEPTH: usize = 8;
 
@@ -109,6 +112,9 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         .pipeline
         .flush_timeout
         .max(Duration::from_secs(600));
+    // Files are read far faster than they are assembled and stored, and `send` waits for
+    // room: a short queue bounds the memory and costs no time.
+    settings.pipeline.queue_size = settings.pipeline.queue_size.min(IMPORT_QUEUE);
     let since = args
         .since
         .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));

@@ -105,7 +105,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     };
     let Some(store) = Store::open_to_read(&path)? else {
         if args.json {
-            let empty = report::build(&[], period(args.period), by(args.by), &tz);
+            let empty = report::build(Vec::new(), period(args.period), by(args.by), &tz);
             say(&serde_json::to_string_pretty(&report::to_json(&empty))?);
         } else {
             say(EMPTY);
@@ -117,11 +117,11 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         Some(d) => report::start_of(d.tomorrow().context("--until")?, &tz),
         None => i64::MAX,
     };
-    let mut calls = store.model_calls(from, to)?;
+    let mut tallies = store.tallies(from, to)?;
     if let Some(agent) = &args.agent {
-        calls.retain(|c| &c.place.agent == agent);
+        tallies.retain(|t| &t.agent == agent);
     }
-    let r = report::build(&calls, period(args.period), by(args.by), &tz);
+    let r = report::build(tallies, period(args.period), by(args.by), &tz);
     if args.json {
         say(&serde_json::to_string_pretty(&report::to_json(&r))?);
         return Ok(0);

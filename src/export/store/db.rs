@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::insert;
 use super::rows::Row;
 use super::StoreError;
+use super::{insert, usage};
 
 /// The schema's version, in `PRAGMA user_version`.
-pub(super) const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 3;
 
 /// How long a writer waits for another to finish before it gives up on a transaction.
 pub(super) const BUSY: Duration = Duration::from_secs(10);
@@ -57,6 +57,8 @@ pub struct Store {
     /// Schema 2's `parent` columns are there (a store of schema 1 read before any writer
     /// brought it up to date has none).
     pub(super) nests: bool,
+    /// Schema 3's `usage` table is there.
+    pub(super) rolls_up: bool,
 }
 
 /// What the store holds.
@@ -96,6 +98,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             nests: true,
+            rolls_up: true,
         };
         store.prepare()?;
         Ok(store)
@@ -180,6 +183,11 @@ impl Store {
                 .map_err(db)?;
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
+        self.conn.execute_batch(usage::SCHEMA).map_err(db)?;
+        if (1..3).contains(&version) {
+            // Schema 3 adds up the calls by quarter hour: those already there, once.
+            usage::fill(&self.conn).map_err(db)?;
+        }
         self.conn
             .pragma_update(None, "user_version", VERSION)
             .map_err(db)?;
@@ -248,6 +256,7 @@ impl Store {
                 )
                 .map_err(db)? as u64;
         }
+        usage::pruned(&tx, before_ns).map_err(db)?;
         // A duplicate is remembered while what it duplicates is kept.
         tx.execute(
             "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls)",

@@ -10,6 +10,7 @@
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::rows::{ModelCall, Row, ToolCall, Turn};
+use super::usage;
 
 /// Writes `rows` inside `tx`; returns how many were new.
 pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize> {
@@ -23,6 +24,8 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize
                 let n = insert_model_call(tx, m)?;
                 if n == 0 {
                     met_again(tx, m)?;
+                } else {
+                    usage::add(tx, m)?;
                 }
                 n
             }

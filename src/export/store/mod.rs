@@ -9,6 +9,7 @@
 //! - `limits`: keeping it within its retention and size;
 //! - [`read`]: reading it back (the calls of a span of time, the sessions, one session's rows);
 //! - [`writer`]: the thread that writes, behind a bounded queue;
+//! - `usage`: the model calls added up by quarter hour as they are written, which `report` reads;
 //! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape;
 //! - [`show`]: one session's or trace's rows as spans again, for the console's tree.
 
@@ -19,6 +20,7 @@ pub mod read;
 pub mod report;
 pub mod rows;
 pub mod show;
+mod usage;
 mod writer;
 
 use std::path::PathBuf;

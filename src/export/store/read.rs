@@ -7,6 +7,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, Row as SqlRow};
 
 use super::db::{Store, BUSY, VERSION};
+use super::report::Tally;
 use super::rows::{ModelCall, Place, ToolCall, Turn};
 use super::StoreError;
 
@@ -108,6 +109,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             nests: true,
+            rolls_up: true,
         };
         let version: i64 = (store.conn)
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -132,6 +134,7 @@ impl Store {
             return Ok(None);
         }
         store.nests = version >= 2;
+        store.rolls_up = version >= 3;
         Ok(Some(store))
     }
 
@@ -146,6 +149,21 @@ impl Store {
         let mut q = self.conn.prepare(&sql).map_err(db)?;
         let rows = q.query_map([from_ns, to_ns], model_call).map_err(db)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// The model calls whose answer came from `from_ns` to `to_ns`, added up as `report`
+    /// takes them: from the `usage` table, or (a store of an older schema, not yet brought up
+    /// to date by a writer) from the calls themselves.
+    pub fn tallies(&self, from_ns: i64, to_ns: i64) -> Result<Vec<Tally>, StoreError> {
+        if self.rolls_up {
+            return super::usage::read(&self.conn, from_ns, to_ns)
+                .map_err(|e| StoreError::db(&self.path, e));
+        }
+        Ok(self
+            .model_calls(from_ns, to_ns)?
+            .iter()
+            .map(Tally::from)
+            .collect())
     }
 
     /// The `limit` sessions active last, newest first (only `agent`'s, if given).

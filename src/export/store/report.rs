@@ -61,12 +61,12 @@ impl Tokens {
         self.input + self.output + self.cache_write + self.cache_read
     }
 
-    fn add(&mut self, c: &ModelCall) {
-        self.input += c.input;
-        self.output += c.output;
-        self.cache_write += c.cache_write;
-        self.cache_read += c.cache_read;
-        self.cost += c.cost.unwrap_or(0.0);
+    fn add(&mut self, t: &Tokens) {
+        self.input += t.input;
+        self.output += t.output;
+        self.cache_write += t.cache_write;
+        self.cache_read += t.cache_read;
+        self.cost += t.cost;
     }
 
     fn json(&self) -> Map<String, Value> {
@@ -77,6 +77,50 @@ impl Tokens {
         m.insert("cacheReadTokens".into(), self.cache_read.into());
         m.insert("totalTokens".into(), self.total().into());
         m
+    }
+}
+
+/// Model calls alike in everything a report splits by, and in their quarter hour, added up:
+/// what the store's `usage` table keeps, or one call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    pub session: String,
+    pub agent: String,
+    pub model: String,
+    pub repository: Option<String>,
+    pub branch: Option<String>,
+    pub user: Option<String>,
+    /// Whether the price table had a price (else `tokens.cost` is 0 and says nothing).
+    pub priced: bool,
+    pub calls: u64,
+    pub tokens: Tokens,
+    /// When the first and last of their answers came, in ns since the epoch.
+    pub first_ns: i64,
+    pub last_ns: i64,
+}
+
+impl From<&ModelCall> for Tally {
+    fn from(c: &ModelCall) -> Tally {
+        let p = &c.place;
+        Tally {
+            session: p.session.clone(),
+            agent: p.agent.clone(),
+            model: c.model.clone(),
+            repository: p.repository.clone(),
+            branch: p.branch.clone(),
+            user: p.user.clone(),
+            priced: c.cost.is_some(),
+            calls: 1,
+            tokens: Tokens {
+                input: c.input,
+                output: c.output,
+                cache_write: c.cache_write,
+                cache_read: c.cache_read,
+                cost: c.cost.unwrap_or(0.0),
+            },
+            first_ns: p.ended_ns,
+            last_ns: p.ended_ns,
+        }
     }
 }
 
@@ -108,14 +152,14 @@ pub struct Report {
     pub unpriced: BTreeSet<String>,
 }
 
-/// The period `c` falls in, in `tz`.
-fn period_of(c: &ModelCall, period: Period, tz: &TimeZone) -> String {
+/// The period `t` falls in, in `tz`.
+fn period_of(t: &Tally, period: Period, tz: &TimeZone) -> String {
     if period == Period::Session {
-        return c.place.session.clone();
+        return t.session.clone();
     }
     // A call counts when its answer came, as ccusage counts a message: a call that began
     // before midnight and ended after it is the new day's.
-    let at = Timestamp::from_nanosecond(i128::from(c.place.ended_ns))
+    let at = Timestamp::from_nanosecond(i128::from(t.first_ns))
         .unwrap_or(Timestamp::UNIX_EPOCH)
         .to_zoned_datetime(tz.clone());
     let date = at.date();
@@ -132,46 +176,57 @@ fn period_of(c: &ModelCall, period: Period, tz: &TimeZone) -> String {
     }
 }
 
-fn group_of(c: &ModelCall, by: By) -> String {
-    let p = &c.place;
+fn group_of(t: &Tally, by: By) -> String {
     let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
     match by {
-        By::Agent => p.agent.clone(),
-        By::Model => c.model.clone(),
-        By::Repository => or_none(&p.repository),
-        By::Branch => or_none(&p.branch),
-        By::User => or_none(&p.user),
+        By::Agent => t.agent.clone(),
+        By::Model => t.model.clone(),
+        By::Repository => or_none(&t.repository),
+        By::Branch => or_none(&t.branch),
+        By::User => or_none(&t.user),
     }
 }
 
-/// The report of `calls` (already chosen by time and agent), by `period`, split `by`.
-pub fn build(calls: &[ModelCall], period: Period, by: Option<By>, tz: &TimeZone) -> Report {
+/// The report of `tallies` (already chosen by time and agent), by `period`, split `by`.
+pub fn build(
+    tallies: impl IntoIterator<Item = Tally>,
+    period: Period,
+    by: Option<By>,
+    tz: &TimeZone,
+) -> Report {
     let mut rows: BTreeMap<(String, Option<String>), Row> = BTreeMap::new();
     let mut totals = Tokens::default();
     let mut unpriced = BTreeSet::new();
-    for c in calls {
-        let key = (period_of(c, period, tz), by.map(|b| group_of(c, b)));
-        let row = rows.entry(key.clone()).or_insert_with(|| Row {
+    for t in tallies {
+        let key = (period_of(&t, period, tz), by.map(|b| group_of(&t, b)));
+        let row = rows.entry(key).or_insert_with_key(|key| Row {
             period: key.0.clone(),
             group: key.1.clone(),
             ..Row::default()
         });
-        row.tokens.add(c);
-        row.models.entry(c.model.clone()).or_default().add(c);
-        row.agents.insert(c.place.agent.clone());
-        row.repositories.extend(c.place.repository.clone());
-        row.branches.extend(c.place.branch.clone());
-        row.users.extend(c.place.user.clone());
-        if c.cost.is_none() {
-            row.unpriced.insert(c.model.clone());
-            unpriced.insert(c.model.clone());
+        row.tokens.add(&t.tokens);
+        match row.models.get_mut(&t.model) {
+            Some(m) => m.add(&t.tokens),
+            None => {
+                row.models.insert(t.model.clone(), t.tokens.clone());
+            }
         }
-        if row.calls == 0 || c.place.ended_ns < row.first_ns {
-            row.first_ns = c.place.ended_ns;
+        if !row.agents.contains(&t.agent) {
+            row.agents.insert(t.agent.clone());
         }
-        row.calls += 1;
-        row.last_ns = row.last_ns.max(c.place.ended_ns);
-        totals.add(c);
+        row.repositories.extend(t.repository);
+        row.branches.extend(t.branch);
+        row.users.extend(t.user);
+        if !t.priced {
+            row.unpriced.insert(t.model.clone());
+            unpriced.insert(t.model.clone());
+        }
+        if row.calls == 0 || t.first_ns < row.first_ns {
+            row.first_ns = t.first_ns;
+        }
+        row.calls += t.calls;
+        row.last_ns = row.last_ns.max(t.last_ns);
+        totals.add(&t.tokens);
     }
     let mut rows: Vec<Row> = rows.into_values().collect();
     if period == Period::Session {

@@ -33,11 +33,16 @@ fn a_day_is_the_user_s_day_and_an_unpriced_model_is_never_zero() {
         call("claude-sonnet-4-5", LATE_UTC, Some(0.5), "claude-code"),
         call("mystery-1", LATE_UTC + HOUR, None, "claude-code"),
     ];
-    let utc = build(&calls, Period::Daily, None, &TimeZone::UTC);
+    let utc = build(
+        calls.iter().map(Tally::from),
+        Period::Daily,
+        None,
+        &TimeZone::UTC,
+    );
     let days: Vec<&str> = utc.rows.iter().map(|r| r.period.as_str()).collect();
     assert_eq!(days, ["2026-03-01", "2026-03-02"]);
     let la = TimeZone::get("America/Los_Angeles").unwrap();
-    let local = build(&calls, Period::Daily, None, &la);
+    let local = build(calls.iter().map(Tally::from), Period::Daily, None, &la);
     assert_eq!(local.rows.len(), 1, "both on the 1st in Los Angeles");
     assert_eq!(local.rows[0].period, "2026-03-01");
     let json = to_json(&local);
@@ -64,7 +69,12 @@ fn weeks_begin_on_monday_and_rows_split_by_agent() {
         call("m", LATE_UTC, Some(1.0), "claude-code"),
         call("m", LATE_UTC + 2 * HOUR, Some(2.0), "codex"),
     ];
-    let r = build(&calls, Period::Weekly, Some(By::Agent), &TimeZone::UTC);
+    let r = build(
+        calls.iter().map(Tally::from),
+        Period::Weekly,
+        Some(By::Agent),
+        &TimeZone::UTC,
+    );
     let rows: Vec<(&str, Option<&str>)> = r
         .rows
         .iter()
