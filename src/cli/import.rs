@@ -153,7 +153,11 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                     .is_some_and(|d| d.as_nanos() as i128 >= i128::from(from))
             })
         };
-        found.retain(recent);
+        // A database is chosen from by its sessions' own times (its file's changes only at a
+        // checkpoint of its write-ahead log).
+        if !matches!(history, History::Database(_)) {
+            found.retain(recent);
+        }
         let (mut records, mut read_sessions) = (0, 0);
         for path in &found {
             let read = match history {

@@ -256,7 +256,6 @@ impl Store {
                 )
                 .map_err(db)? as u64;
         }
-        usage::pruned(&tx, before_ns).map_err(db)?;
         // A duplicate is remembered while what it duplicates is kept.
         tx.execute(
             "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls)",

@@ -10,7 +10,6 @@
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::rows::{ModelCall, Row, ToolCall, Turn};
-use super::usage;
 
 /// Writes `rows` inside `tx`; returns how many were new.
 pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize> {
@@ -24,8 +23,6 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize
                 let n = insert_model_call(tx, m)?;
                 if n == 0 {
                     met_again(tx, m)?;
-                } else {
-                    usage::add(tx, m)?;
                 }
                 n
             }
@@ -40,12 +37,14 @@ fn duplicate(tx: &Transaction<'_>, trace_id: &str) -> rusqlite::Result<bool> {
         .exists([trace_id])
 }
 
-/// Model call `m` is in the store already: if under another trace, `m`'s trace is a
-/// duplicate of it (unless that one is itself a duplicate, taken back already).
+/// Model call `m` is in the store already: if under another trace of the same session, `m`'s
+/// trace is a duplicate of it (unless that one is itself a duplicate, taken back already).
 fn met_again(tx: &Transaction<'_>, m: &ModelCall) -> rusqlite::Result<()> {
+    // Only within one session: a session forked from another (Claude Code's `--fork-session`)
+    // copies the other's calls, ids and all, into turns of its own.
     let theirs: Option<String> = tx
-        .prepare_cached("SELECT trace_id FROM model_calls WHERE key = ?1")?
-        .query_row([&m.key], |r| r.get(0))
+        .prepare_cached("SELECT trace_id FROM model_calls WHERE key = ?1 AND session = ?2")?
+        .query_row([&m.key, &m.place.session], |r| r.get(0))
         .optional()?;
     let ours = &m.place.trace_id;
     let Some(theirs) = theirs.filter(|t| t != ours) else {
@@ -221,6 +220,27 @@ mod tests {
             0
         );
         assert_eq!(held(&store), (1, 1, 3));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_session_forked_from_another_keeps_its_turn_with_the_calls_it_copied() {
+        let (dir, mut store) = store("fork");
+        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
+        let mut fork = turn("d", 5_000, &["msg_1", "msg_5"]);
+        for row in &mut fork {
+            match row {
+                Row::Turn(Turn { place, .. })
+                | Row::ToolCall(ToolCall { place, .. })
+                | Row::ModelCall(ModelCall { place, .. }) => place.session = "s2".into(),
+            }
+        }
+        store.write(&fork).unwrap();
+        assert_eq!(
+            held(&store),
+            (2, 2, 2),
+            "its own turn, the copied call once"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -1,14 +1,14 @@
-//! The store's usage by quarter hour: each new model call's tokens and cost added, as it is
-//! written, to the row of its quarter hour (by when its answer came), its session, agent,
-//! model, repository, branch and user. `report` reads these rows, a few per session-hour,
+//! The store's usage by quarter hour: each model call's tokens and cost added to the row of its
+//! quarter hour (by when its answer came), its session, agent, model, repository, branch and
+//! user, and taken out again when the call is pruned, by triggers on `model_calls`, so that
+//! every writer keeps it, a daemon of an earlier version still running included. `report` reads these rows, a few per session-hour,
 //! rather than every call: a year of history is some 40,000 rows against 450,000 calls. A
 //! quarter hour lies within one day in every time zone (their offsets are whole quarters), so
 //! the days come out as from the calls themselves.
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::Connection;
 
 use super::report::{Tally, Tokens};
-use super::rows::ModelCall;
 
 /// A quarter hour, in ns.
 pub(super) const QUARTER_NS: i64 = 900_000_000_000;
@@ -22,6 +22,26 @@ CREATE TABLE IF NOT EXISTS usage (
     cost REAL NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL,
     PRIMARY KEY (quarter, session, agent, model, repository, branch, user, priced)
 ) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS usage_add AFTER INSERT ON model_calls BEGIN
+    INSERT INTO usage VALUES (new.ended_ns / 900000000000, new.session, new.agent, new.model,
+        coalesce(new.repository, ''), coalesce(new.branch, ''), coalesce(new.user, ''),
+        new.cost IS NOT NULL, 1, new.input, new.output, new.cache_read, new.cache_write,
+        coalesce(new.cost, 0.0), new.ended_ns, new.ended_ns)
+    ON CONFLICT DO UPDATE SET calls = calls + 1, input = input + excluded.input,
+        output = output + excluded.output, cache_read = cache_read + excluded.cache_read,
+        cache_write = cache_write + excluded.cache_write, cost = cost + excluded.cost,
+        first_ns = min(first_ns, excluded.first_ns), last_ns = max(last_ns, excluded.last_ns);
+END;
+CREATE TRIGGER IF NOT EXISTS usage_take AFTER DELETE ON model_calls BEGIN
+    UPDATE usage SET calls = calls - 1, input = input - old.input, output = output - old.output,
+        cache_read = cache_read - old.cache_read, cache_write = cache_write - old.cache_write,
+        cost = cost - coalesce(old.cost, 0.0)
+    WHERE quarter = old.ended_ns / 900000000000 AND session = old.session
+        AND agent = old.agent AND model = old.model
+        AND repository = coalesce(old.repository, '') AND branch = coalesce(old.branch, '')
+        AND user = coalesce(old.user, '') AND priced = (old.cost IS NOT NULL);
+    DELETE FROM usage WHERE quarter = old.ended_ns / 900000000000 AND calls <= 0;
+END;
 ";
 
 /// The columns a group of calls is added up by, from `model_calls`.
@@ -32,60 +52,12 @@ const GROUPED: &str = "ended_ns / 900000000000, session, agent, model, coalesce(
 
 const GROUP_BY: &str = "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8";
 
-/// Adds new model call `m` to its quarter hour.
-pub(super) fn add(tx: &Transaction<'_>, m: &ModelCall) -> rusqlite::Result<usize> {
-    let p = &m.place;
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
-    tx.prepare_cached(
-        "INSERT INTO usage VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11, ?12, ?13,
-           ?14, ?14)
-         ON CONFLICT DO UPDATE SET calls = calls + 1, input = input + excluded.input,
-           output = output + excluded.output, cache_read = cache_read + excluded.cache_read,
-           cache_write = cache_write + excluded.cache_write, cost = cost + excluded.cost,
-           first_ns = min(first_ns, excluded.first_ns), last_ns = max(last_ns, excluded.last_ns)",
-    )?
-    .execute(params![
-        p.ended_ns.div_euclid(QUARTER_NS),
-        p.session,
-        p.agent,
-        m.model,
-        text(&p.repository),
-        text(&p.branch),
-        text(&p.user),
-        m.cost.is_some(),
-        m.input,
-        m.output,
-        m.cache_read,
-        m.cache_write,
-        m.cost.unwrap_or(0.0),
-        p.ended_ns
-    ])
-}
-
 /// Fills the table from the calls there (a store made before it).
 pub(super) fn fill(conn: &Connection) -> rusqlite::Result<usize> {
     conn.execute(
         &format!("INSERT INTO usage SELECT {GROUPED} FROM model_calls {GROUP_BY}"),
         [],
     )
-}
-
-/// After the calls that began before `before_ns` went: the quarters before it go, and the one
-/// it falls in is added up again from the calls left (none of which ended earlier).
-pub(super) fn pruned(tx: &Transaction<'_>, before_ns: i64) -> rusqlite::Result<()> {
-    let quarter = before_ns.div_euclid(QUARTER_NS);
-    tx.execute("DELETE FROM usage WHERE quarter <= ?1", [quarter])?;
-    tx.execute(
-        &format!(
-            "INSERT INTO usage SELECT {GROUPED} FROM model_calls
-             WHERE ended_ns >= ?1 AND ended_ns < ?2 {GROUP_BY}"
-        ),
-        [
-            quarter * QUARTER_NS,
-            (quarter + 1).saturating_mul(QUARTER_NS),
-        ],
-    )?;
-    Ok(())
 }
 
 /// The tallies of the calls whose answer came from `from_ns` to `to_ns` (both on quarter
@@ -133,7 +105,8 @@ mod tests {
 
     const MINUTE: i64 = 60_000_000_000;
 
-    /// A call every 7 minutes for three days, across sessions, agents and an unpriced model.
+    /// A call every 7 minutes for three days, across sessions, agents and an unpriced model,
+    /// each taking 1 to 37 minutes.
     fn calls() -> Vec<Row> {
         (0..3 * 24 * 60 / 7)
             .map(|i: i64| {
@@ -144,7 +117,8 @@ mod tests {
                     session: format!("s{}", i / 40),
                     agent: ["claude-code", "codex"][(i % 2) as usize].into(),
                     repository: (i % 3 == 0).then(|| "https://example.com/r.git".into()),
-                    started_ns: at - MINUTE,
+                    // Some long enough to begin a quarter hour or two before they end.
+                    started_ns: at - (1 + i % 4 * 12) * MINUTE,
                     ended_ns: at,
                     ..Place::default()
                 };
@@ -190,7 +164,8 @@ mod tests {
             4,
             "three days, in Kolkata four"
         );
-        // Pruned in the middle of a quarter hour: what is left adds up as the calls left do.
+        // Pruned in the middle of a quarter hour, by when calls began: what is left adds up as
+        // the calls left do, those that began before and ended after the cut not among them.
         store
             .prune(1_772_400_000_000_000_000 + 1_000 * MINUTE + 3 * MINUTE)
             .unwrap();
@@ -208,6 +183,18 @@ mod tests {
         assert_eq!(both(&reader).0, each, "read as it is, from its calls");
         let store = Store::open(&dir.join("store.sqlite")).unwrap();
         assert_eq!(both(&store), (each.clone(), each));
+        // A daemon of the version before, still running, writes a call as it always did.
+        store
+            .conn
+            .execute_batch(
+                "INSERT INTO model_calls (key, trace_id, span_id, session, agent, started_ns,
+                   ended_ns, model, input, output, cache_read, cache_write, cost)
+                 VALUES ('old:1', 't', 's', 's1', 'codex', 1772400000000000000,
+                   1772400060000000000, 'gpt-5', 7, 3, 0, 0, 0.25)",
+            )
+            .unwrap();
+        let (rolled, each) = both(&store);
+        assert_eq!(rolled, each, "its call is in the report too");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -126,10 +126,15 @@ fn sub_agent_of(path: &Path) -> Option<(PathBuf, String)> {
     Some((parent, agent.to_string()))
 }
 
-/// Whether a transcript's line (or the whole of one) names sub-agent `agent` in a call's
-/// result (`"toolUseResult":{…"agentId":"<agent>"…}`).
+/// Whether a transcript names sub-agent `agent` in a call's result, as [`named_agent`] reads
+/// it where the sub-agent is nested: only then is its own file left for its parent's.
 fn agent_named(bytes: &[u8], agent: &str) -> bool {
-    memchr::memmem::find(bytes, format!("\"agentId\":\"{agent}\"").as_bytes()).is_some()
+    let key = format!("\"agentId\":\"{agent}\"");
+    memchr::memmem::find_iter(bytes, key.as_bytes()).any(|at| {
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        named_agent(&bytes[start..end]) == Some(agent)
+    })
 }
 
 /// The sub-agent a tool result's line names, if the line has a `toolUseResult` naming one.

@@ -73,6 +73,12 @@ pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
         .and_then(|f| f.cwd);
     let mut out = Vec::new();
     read(&root, None, cwd.as_deref(), bytes, &mut agents, &mut out);
+    // Sub-agents no call of the session started, as far as its file says: sessions of their
+    // own, rather than lost.
+    for (agent, _, bytes) in std::mem::take(&mut agents) {
+        let child = session_key::sub_agent(&root, &agent);
+        read(&child, None, cwd.as_deref(), &bytes, &mut Vec::new(), &mut out);
+    }
     out
 }
 
@@ -157,13 +163,7 @@ fn read(
         }
         match m.role.as_str() {
             "user" => {
-                if let Some(text) = prompt(&m.content.text(""), first) {
-                    if open_turn {
-                        end_turn(sid, last_ts.unwrap_or(ts), "interrupted", &mut calls, out);
-                    }
-                    out.push(record(sid, Event::Prompted { at_ms: ts, text: Cow::Owned(text) }));
-                    open_turn = true;
-                }
+                // Results first: a message can end the calls of one turn and open the next.
                 for b in m.content.blocks().iter().filter(|b| b.kind == "tool_result") {
                     let Some((started, call)) = b.tool_use_id.as_ref().and_then(|id| calls.remove(id))
                     else {
@@ -177,6 +177,13 @@ fn read(
                         refused: false,
                         failed: b.is_error.unwrap_or(false),
                     })));
+                }
+                if let Some(text) = prompt(&m.content.text(""), first) {
+                    if open_turn {
+                        end_turn(sid, last_ts.unwrap_or(ts), &mut calls, out);
+                    }
+                    out.push(record(sid, Event::Prompted { at_ms: ts, text: Cow::Owned(text) }));
+                    open_turn = true;
                 }
             }
             "assistant" => {
@@ -212,7 +219,7 @@ fn read(
     }
     if let Some(ts) = last_ts {
         if open_turn {
-            end_turn(sid, ts, "end_turn", &mut calls, out);
+            end_turn(sid, ts, &mut calls, out);
         }
         out.push(record(sid, Event::Closed { at_ms: ts }));
     }
@@ -240,14 +247,15 @@ fn spawned(
     read(&child, Some((sid, call)), cwd, &bytes, agents, out);
 }
 
-/// Ends the turn at `at_ms`: its calls still without a result end with it, unfinished.
+/// Ends the turn at `at_ms`: at its end, or cut short when calls of it have no result (they
+/// end with it, unfinished).
 fn end_turn(
     sid: &str,
     at_ms: u64,
-    reason: &'static str,
     calls: &mut HashMap<String, (u64, Call<'static>)>,
     out: &mut Vec<Record<'static>>,
 ) {
+    let reason = if calls.is_empty() { "end_turn" } else { "interrupted" };
     calls.clear();
     out.push(record(
         sid,
