@@ -49,8 +49,9 @@ impl Default for GenConfig {
     }
 }
 
-/// xorshift64*: small, fast and reproducible; no need for a crate to pick test data.
-struct Rng(u64);
+/// xorshift64*: small, fast and reproducible; no need for a crate to pick test data. The tests'
+/// and the benchmarks' generators share it, so that a failure can be run again from its seed.
+pub struct Rng(pub u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -60,7 +61,8 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    /// A number below `n` (0 for `n` = 0).
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 }

@@ -4,7 +4,7 @@
 pub mod fuzz;
 mod generate;
 
-pub use generate::{generate, Expected, GenConfig};
+pub use generate::{generate, Expected, GenConfig, Rng};
 
 use std::collections::HashSet;
 

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::albedo;
 use crate::support::*;
+use albedo_otel::testing::Rng;
 
 /// 2026-10-01T00:00:00Z, in ms.
 const START_MS: u64 = 1_790_812_800_000;
@@ -20,18 +21,6 @@ const DAYS: u64 = 40;
 /// The four counts `report` and ccusage give a day: input (not from or to the cache), output,
 /// cache writes, cache reads.
 pub(super) type Tokens = [i64; 4];
-
-/// A small deterministic generator (xorshift), so that a failure can be run again.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 fn iso(ms: u64) -> String {
     humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
