@@ -104,16 +104,19 @@ struct Turn {
     last_ms: u64,
 }
 
-/// The records of the transcript at `path`, whose contents are `bytes`.
+/// The records of the transcript at `path`, whose contents are `bytes`: a session's with its
+/// sub-agents'; none for a sub-agent's beside its session's (read with it).
 pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
-    if let Some((parent, agent)) = sub_agent_of(path) {
-        let named = std::fs::read(&parent).is_ok_and(|p| agent_named(&p, &agent));
-        if named {
-            // Read with its parent's, under the call that started it.
+    if let Some((parent, _)) = sub_agent_of(path) {
+        if parent.exists() {
             return Vec::new();
         }
+        return read(&session_of(path), None, path, bytes);
     }
-    read(&session_of(path), None, path, bytes)
+    let sid = session_of(path);
+    let mut out = read(&sid, None, path, bytes);
+    out.extend(unnested(path, &sid, &out));
+    out
 }
 
 /// For a sub-agent's transcript, `<dir>/<session>/subagents/agent-<id>.jsonl`: its parent's,
@@ -126,15 +129,37 @@ fn sub_agent_of(path: &Path) -> Option<(PathBuf, String)> {
     Some((parent, agent.to_string()))
 }
 
-/// Whether a transcript names sub-agent `agent` in a call's result, as [`named_agent`] reads
-/// it where the sub-agent is nested: only then is its own file left for its parent's.
-fn agent_named(bytes: &[u8], agent: &str) -> bool {
-    let key = format!("\"agentId\":\"{agent}\"");
-    memchr::memmem::find_iter(bytes, key.as_bytes()).any(|at| {
-        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-        named_agent(&bytes[start..end]) == Some(agent)
-    })
+/// The records of the sub-agents' transcripts beside session `sid`'s (at `path`) that no call
+/// of it nested (`out` has their records when one did): sessions of their own, `<session>/<file>`,
+/// rather than lost (an older Claude Code names them in no call's result).
+fn unnested(path: &Path, sid: &str, out: &[Record<'static>]) -> Vec<Record<'static>> {
+    let nested = |agent: &str| {
+        let key = session_key::sub_agent(sid, agent);
+        out.iter()
+            .any(|r| matches!(&r.event, Event::Session(i) if i.parent.is_some()) && r.session == key)
+    };
+    let dir = path.with_extension("").join("subagents");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_session(p))
+        .collect();
+    files.sort();
+    let mut own = Vec::new();
+    for file in files {
+        let Some((_, agent)) = sub_agent_of(&file) else {
+            continue;
+        };
+        if nested(&agent) {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(&file) {
+            own.extend(read(&session_of(&file), None, &file, &bytes));
+        }
+    }
+    own
 }
 
 /// The sub-agent a tool result's line names, if the line has a `toolUseResult` naming one.
