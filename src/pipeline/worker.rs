@@ -107,7 +107,7 @@ pub(super) fn run(
     };
     #[cfg(feature = "store")]
     if let Some(store) = &w.config.store {
-        match crate::export::store::StoreWriter::start(store.path.clone(), store.limits) {
+        match crate::export::store::StoreWriter::start(store) {
             Ok(writer) => w.store = Some(writer),
             Err(e) => tracing::warn!("the local store is off: cannot start its writer: {e}"),
         }

@@ -35,6 +35,11 @@ pub use writer::StoreWriter;
 pub struct StoreConfig {
     pub path: PathBuf,
     pub limits: Limits,
+    /// A batch job's store (an import's, where the store is what the job is for): the
+    /// pipeline waits for room however long the disk takes, and no row is dropped for being
+    /// slow. Off, a store slower than the spans for long loses rows, counted, rather than
+    /// hold up the export.
+    pub waits: bool,
 }
 
 /// How much the store keeps: what began within `keep`, in `max_bytes` at most (the oldest

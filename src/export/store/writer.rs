@@ -1,7 +1,8 @@
-//! The store's writer: a thread of its own behind a bounded queue, so that the pipeline never
-//! waits on the disk. Rows the queue has no room for are counted and said once, never waited
-//! for; a flush waits, up to its deadline, until what was queued before it is on disk, and the
-//! close writes what is left within its own.
+//! The store's writer: a thread of its own behind a bounded queue, so that the pipeline waits
+//! on the disk only for so long. Rows the queue has no room for within [`ROOM_WITHIN`] are
+//! counted and said once (a batch job's store, an import's, waits for room instead: the store
+//! is what it is for); a flush waits, up to its deadline, until what was queued before it is
+//! on disk, and the close writes what is left within its own.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,11 +14,14 @@ use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
 use super::db::Store;
 use super::rows::{row, Row};
-use super::Limits;
+use super::{Limits, StoreConfig};
 use crate::assemble::Span;
 
 /// Batches of rows waiting for the writer.
 const QUEUE: usize = 256;
+/// Batches of rows waiting for a batch job's writer, which the pipeline waits for anyway: a
+/// deeper queue would only hold more in memory (a batch of 512 rows is some 150 KiB).
+const QUEUE_WAITED_FOR: usize = 8;
 /// How long the pipeline waits for room in a full queue (a disk slower than the spans, an
 /// import): back-pressure, not loss. Past it the rows are counted as lost.
 const ROOM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -38,15 +42,22 @@ pub struct StoreWriter {
     dropped: Arc<AtomicU64>,
     /// Rows queued and not yet written (or given up on).
     pending: Arc<AtomicU64>,
+    /// How long [`take`](Self::take) waits for room; `None`: as long as it takes.
+    room_within: Option<std::time::Duration>,
     warned: bool,
 }
 
 impl StoreWriter {
-    /// Starts the writer for the store at `path`. The store is opened on the writer's thread:
-    /// one that cannot be opened is said once in the log, and what would have gone in is
-    /// counted as dropped.
-    pub fn start(path: PathBuf, limits: Limits) -> std::io::Result<StoreWriter> {
-        let (tx, rx) = bounded(QUEUE);
+    /// Starts the writer for the store `config` names. The store is opened on the writer's
+    /// thread: one that cannot be opened is said once in the log, and what would have gone in
+    /// is counted as dropped.
+    pub fn start(config: &StoreConfig) -> std::io::Result<StoreWriter> {
+        let (path, limits): (PathBuf, Limits) = (config.path.clone(), config.limits);
+        let (tx, rx) = bounded(if config.waits {
+            QUEUE_WAITED_FOR
+        } else {
+            QUEUE
+        });
         let (done_tx, done) = bounded(1);
         let dropped = Arc::new(AtomicU64::new(0));
         let pending = Arc::new(AtomicU64::new(0));
@@ -63,11 +74,13 @@ impl StoreWriter {
             done,
             dropped,
             pending,
+            room_within: (!config.waits).then_some(ROOM_WITHIN),
             warned: false,
         })
     }
 
-    /// Queues what the store keeps of `spans`, waiting for room [`ROOM_WITHIN`] at most.
+    /// Queues what the store keeps of `spans`, waiting for room [`ROOM_WITHIN`] at most (a
+    /// batch job's store: until there is room).
     pub fn take(&mut self, spans: &[Span]) {
         let rows: Vec<Row> = spans.iter().filter_map(row).collect();
         if rows.is_empty() {
@@ -76,7 +89,13 @@ impl StoreWriter {
         let Some(tx) = &self.tx else { return };
         let n = rows.len() as u64;
         self.pending.fetch_add(n, Ordering::Relaxed);
-        if let Err(e) = tx.send_timeout(Message::Rows(rows), ROOM_WITHIN) {
+        let sent = match self.room_within {
+            Some(within) => tx.send_timeout(Message::Rows(rows), within),
+            None => tx
+                .send(Message::Rows(rows))
+                .map_err(|e| SendTimeoutError::Disconnected(e.into_inner())),
+        };
+        if let Err(e) = sent {
             self.pending.fetch_sub(n, Ordering::Relaxed);
             self.dropped.fetch_add(n, Ordering::Relaxed);
             if !std::mem::replace(&mut self.warned, true) {
@@ -212,6 +231,73 @@ mod tests {
         }
     }
 
+    fn config(path: std::path::PathBuf, waits: bool) -> StoreConfig {
+        StoreConfig {
+            path,
+            limits: Limits::default(),
+            waits,
+        }
+    }
+
+    /// The store held up (another writer holds its lock) while more rows come than its queue
+    /// has room for: rows `take` gave up on, once the pipeline is past the queue and
+    /// `stalled` holds (the lock still held meanwhile).
+    fn held_up(waits: bool, stalled: impl Fn(&StoreWriter) -> bool) -> (u64, u64) {
+        let dir = std::env::temp_dir().join(format!(
+            "albedo-otel-held-up-{waits}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("store.sqlite");
+        drop(Store::open(&path).unwrap());
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut w = StoreWriter::start(&config(path.clone(), waits)).unwrap();
+        if !waits {
+            // The live route's wait, shortened for the test.
+            w.room_within = Some(std::time::Duration::from_millis(1));
+        }
+        let (pending, dropped) = (w.pending.clone(), w.dropped.clone());
+        let depth = w.tx.as_ref().and_then(|tx| tx.capacity()).unwrap() as u64;
+        let more = depth + 44;
+        std::thread::scope(|s| {
+            let w = &mut w;
+            let taker = s.spawn(move || {
+                for n in 1..=more {
+                    w.take(&[tool(n)]);
+                }
+            });
+            // Past the queue: a row is counted pending before it is queued, and dropped when
+            // given up on.
+            let by = Instant::now() + std::time::Duration::from_secs(8);
+            while pending.load(Ordering::Relaxed) + dropped.load(Ordering::Relaxed) <= depth {
+                assert!(Instant::now() < by, "the queue never filled");
+                std::thread::yield_now();
+            }
+            if !waits {
+                taker.join().unwrap();
+            }
+            other.execute_batch("COMMIT").unwrap();
+        });
+        assert!(stalled(&w));
+        let lost = w.close(Instant::now() + std::time::Duration::from_secs(30));
+        let read = Store::open_to_read(&path).unwrap().unwrap();
+        let kept = read.holdings().unwrap().tool_calls;
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(kept + lost, more, "each row kept or counted lost");
+        (kept, lost)
+    }
+
+    /// An import's store loses nothing to a full queue: the pipeline waits for it; the live
+    /// route's, held up as long, drops rows rather than hold up the export, and counts them.
+    #[test]
+    fn a_batch_jobs_store_waits_where_the_live_routes_drops() {
+        let (_, lost) = held_up(true, |w| w.room_within.is_none());
+        assert_eq!(lost, 0);
+        let (_, lost) = held_up(false, |w| w.dropped() > 0);
+        assert!(lost > 0);
+    }
+
     #[test]
     fn rows_a_store_could_not_take_are_counted_and_the_rest_are_on_disk() {
         let dir = std::env::temp_dir().join(format!("albedo-otel-writer-{}", std::process::id()));
@@ -219,7 +305,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         // A store under a file: it cannot be opened, and every row is lost, counted.
         std::fs::write(dir.join("file"), "").unwrap();
-        let mut w = StoreWriter::start(dir.join("file/store.sqlite"), Limits::default()).unwrap();
+        let mut w = StoreWriter::start(&config(dir.join("file/store.sqlite"), false)).unwrap();
         w.take(&[tool(1), tool(2), tool(3)]);
         assert_eq!(
             w.close(Instant::now() + std::time::Duration::from_secs(10)),
@@ -227,7 +313,7 @@ mod tests {
         );
         // A good one: what a flush answered for is there, and nothing is counted lost.
         let path = dir.join("store.sqlite");
-        let mut w = StoreWriter::start(path.clone(), Limits::default()).unwrap();
+        let mut w = StoreWriter::start(&config(path.clone(), false)).unwrap();
         w.take(&[tool(1), tool(2)]);
         assert!(w.flush(Instant::now() + std::time::Duration::from_secs(10)));
         let read = Store::open_to_read(&path).unwrap().unwrap();
