@@ -62,6 +62,18 @@ impl Default for ContentPolicy {
 }
 
 impl ContentPolicy {
+    /// How much of a conversation each model call keeps for its input messages, where its
+    /// agent's transcript has them (Claude Code's): none with capture off; with it on, four
+    /// times the attribute length limit (the messages are cut to that, oldest first; the
+    /// conventions' form is shorter than Anthropic's), 16 KiB at least.
+    pub fn message_budget(&self) -> usize {
+        if self.capture_messages {
+            self.max_value_len.saturating_mul(4).max(16 << 10)
+        } else {
+            0
+        }
+    }
+
     /// A policy with these settings.
     pub fn new(
         capture_tool_content: bool,

@@ -13,7 +13,7 @@ use jiff::civil::Date;
 use super::ExportArgs;
 use albedo_otel::export::{ExportFuture, Exported, Payload, SpanExporter};
 use albedo_otel::pipeline;
-use albedo_otel::sources::command_hooks::agent::{Agent, History};
+use albedo_otel::sources::command_hooks::agent::{self, Agent, History};
 
 #[derive(Args)]
 pub struct ImportArgs {
@@ -107,6 +107,10 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         settings.pipeline.metrics = None;
         settings.pipeline.spool = None;
     }
+    // The store is what an import is for: the pipeline waits for it, however slow the disk.
+    if let Some(store) = settings.pipeline.store.as_mut() {
+        store.waits = true;
+    }
     // A batch job: what was read is written, however long the store takes to catch up.
     settings.pipeline.flush_timeout = settings
         .pipeline
@@ -124,6 +128,15 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         pipeline::start(settings.pipeline.clone(), || {
             Ok(Box::new(StoreOnly) as Box<dyn SpanExporter>)
         })?
+    };
+    // Model calls carry their conversation only where it goes anywhere: to the collector, with
+    // capture on. The store keeps none, and reading it costs an import a sixth of its time.
+    let reading = agent::Reading {
+        message_budget: if args.export {
+            settings.pipeline.assemble.policy.message_budget()
+        } else {
+            0
+        },
     };
     let env = super::process_env;
     let mut sessions = 0;
@@ -162,7 +175,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         for path in &found {
             let read = match history {
                 History::Files(h) => std::fs::read(path)
-                    .map(|bytes| (h.records)(path, &bytes))
+                    .map(|bytes| (h.records)(path, &bytes, reading))
                     .map_err(|e| e.to_string()),
                 History::Database(d) => {
                     let since_ms = since.map(|ns| u64::try_from(ns / 1_000_000).unwrap_or(0));

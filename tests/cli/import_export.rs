@@ -63,3 +63,43 @@ fn an_import_with_export_sends_the_history_at_its_times_with_metrics_that_add_up
         "the store's input, cache included, is the spans'"
     );
 }
+
+/// The model calls an import sends carry their conversation as the live route's would: with
+/// capture on, the messages before each call; with it off (the default), none.
+#[test]
+fn an_import_with_export_carries_the_conversation_only_with_capture_on() {
+    let chat_messages = |capture: &str| {
+        let home = scratch(&format!("import-messages-{capture}"));
+        claude_history(&home);
+        let rx = Receiver::start();
+        let endpoint = rx.grpc_url();
+        let args = ["import", "claude-code", "--export", "--protocol", "grpc"];
+        let args: Vec<&str> = args
+            .into_iter()
+            .chain(["--endpoint", endpoint.as_str()])
+            .collect();
+        albedo(
+            &home,
+            &args,
+            &[(
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+                capture,
+            )],
+        );
+        let chats: Vec<Option<String>> = rx
+            .spans()
+            .iter()
+            .filter(|s| s.attr("gen_ai.operation.name").as_deref() == Some("chat"))
+            .map(|s| s.attr("gen_ai.input.messages"))
+            .collect();
+        assert!(!chats.is_empty(), "no model call exported");
+        chats
+    };
+    let on = chat_messages("true");
+    assert!(
+        on.iter()
+            .all(|m| m.as_deref().is_some_and(|m| m.contains("\"role\""))),
+        "{on:?}"
+    );
+    assert!(chat_messages("false").iter().all(Option::is_none));
+}

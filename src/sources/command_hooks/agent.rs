@@ -3,7 +3,7 @@
 
 pub use super::spec::{
     as_sent, own_journal, Env, Flat, Form, History, HistoryDatabase, HistoryFiles, Hooks, Install,
-    Plugin, Scripts, Spec, TomlTables,
+    Plugin, Reading, Scripts, Spec, TomlTables,
 };
 pub use super::Agent;
 

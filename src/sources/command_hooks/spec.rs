@@ -68,8 +68,21 @@ pub struct HistoryFiles {
     /// Whether a file under a root is a session's.
     pub is_session: fn(path: &std::path::Path) -> bool,
     /// The records of the session file at `path`, whose contents are `bytes`: what the live
-    /// route would have made of it.
-    pub records: fn(path: &std::path::Path, bytes: &[u8]) -> Vec<crate::protocol::Record<'static>>,
+    /// route would have made of it, read as `reading` says.
+    pub records: fn(
+        path: &std::path::Path,
+        bytes: &[u8],
+        reading: Reading,
+    ) -> Vec<crate::protocol::Record<'static>>,
+}
+
+/// How an import reads an agent's files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// How much of its conversation a model call carries as its input messages, in bytes, as
+    /// the live route's `message_budget`: 0, none (capture off, or an import into the store
+    /// alone, which keeps no messages).
+    pub message_budget: usize,
 }
 
 /// An agent's CLI, pinned: `.ci/run` installs exactly this (`agent_cli` lines, checked by the

@@ -20,7 +20,7 @@ use crate::sources::command_hooks::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::records::{rfc3339_ms, session_opened, session_opened_under};
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::spec::{self, Env};
+use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]
 struct Line {
@@ -106,16 +106,16 @@ struct Turn {
 
 /// The records of the transcript at `path`, whose contents are `bytes`: a session's with its
 /// sub-agents'; none for a sub-agent's beside its session's (read with it).
-pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(path: &Path, bytes: &[u8], reading: Reading) -> Vec<Record<'static>> {
     if let Some((parent, _)) = sub_agent_of(path) {
         if parent.exists() {
             return Vec::new();
         }
-        return read(&session_of(path), None, path, bytes);
+        return read(&session_of(path), None, path, bytes, reading);
     }
     let sid = session_of(path);
-    let mut out = read(&sid, None, path, bytes);
-    out.extend(unnested(path, &sid, &out));
+    let mut out = read(&sid, None, path, bytes, reading);
+    out.extend(unnested(path, &sid, &out, reading));
     out
 }
 
@@ -132,7 +132,12 @@ fn sub_agent_of(path: &Path) -> Option<(PathBuf, String)> {
 /// The records of the sub-agents' transcripts beside session `sid`'s (at `path`) that no call
 /// of it nested (`out` has their records when one did): sessions of their own, `<session>/<file>`,
 /// rather than lost (an older Claude Code names them in no call's result).
-fn unnested(path: &Path, sid: &str, out: &[Record<'static>]) -> Vec<Record<'static>> {
+fn unnested(
+    path: &Path,
+    sid: &str,
+    out: &[Record<'static>],
+    reading: Reading,
+) -> Vec<Record<'static>> {
     let nested = |agent: &str| {
         let key = session_key::sub_agent(sid, agent);
         out.iter()
@@ -156,7 +161,7 @@ fn unnested(path: &Path, sid: &str, out: &[Record<'static>]) -> Vec<Record<'stat
             continue;
         }
         if let Ok(bytes) = std::fs::read(&file) {
-            own.extend(read(&session_of(&file), None, &file, &bytes));
+            own.extend(read(&session_of(&file), None, &file, &bytes, reading));
         }
     }
     own
@@ -173,13 +178,25 @@ fn named_agent(line: &[u8]) -> Option<&str> {
 
 /// The records of sub-agent `agent`'s transcript beside `path` (its parent's), started by call
 /// `call` of session `sid`; none when it is not there.
-fn sub_agent(path: &Path, sid: &str, agent: &str, call: &str) -> Vec<Record<'static>> {
+fn sub_agent(
+    path: &Path,
+    sid: &str,
+    agent: &str,
+    call: &str,
+    reading: Reading,
+) -> Vec<Record<'static>> {
     let Some(dir) = path.parent() else {
         return Vec::new();
     };
     let file = dir.join(sid).join("subagents").join(format!("agent-{agent}.jsonl"));
     match std::fs::read(&file) {
-        Ok(bytes) => read(&session_key::sub_agent(sid, agent), Some((sid, call)), &file, &bytes),
+        Ok(bytes) => read(
+            &session_key::sub_agent(sid, agent),
+            Some((sid, call)),
+            &file,
+            &bytes,
+            reading,
+        ),
         Err(_) => Vec::new(),
     }
 }
@@ -191,10 +208,12 @@ fn read(
     under: Option<(&str, &str)>,
     path: &Path,
     bytes: &[u8],
+    reading: Reading,
 ) -> Vec<Record<'static>> {
     let sid = sid.to_string();
     let mut out = Vec::new();
     let mut models = TranscriptCursor::default();
+    models.set_message_budget(reading.message_budget);
     let mut turn = Turn::default();
     let mut calls: HashMap<String, (u64, Call<'static>)> = HashMap::new();
     let mut opened = false;
@@ -276,7 +295,7 @@ fn read(
                     if super::AGENT_TOOLS.contains(&call.name.as_ref()) {
                         // The sub-agent it ran, in its time, inside the call.
                         if let Some(agent) = named_agent(raw) {
-                            let child = sub_agent(path, &sid, agent, &call.id);
+                            let child = sub_agent(path, &sid, agent, &call.id, reading);
                             turn.events.extend(child.into_iter().map(|r| (started, r)));
                         }
                     }

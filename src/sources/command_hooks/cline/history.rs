@@ -19,7 +19,7 @@ use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::content::Content;
 use crate::sources::command_hooks::records::{record, session_opened, session_opened_under};
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::spec::Env;
+use crate::sources::command_hooks::spec::{Env, Reading};
 
 /// Where Cline keeps its sessions: `CLINE_SESSION_DATA_DIR`, else `$CLINE_DATA_DIR/sessions`,
 /// else `$CLINE_DIR/data/sessions`, else `~/.cline/data/sessions`.
@@ -55,7 +55,7 @@ struct Shape {
 
 /// The records of the messages file at `path`, whose contents are `bytes`: a session's, with
 /// its sub-agents; none for a sub-agent's whose session's file is there (read with it).
-pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let (Some(dir), Some(stem)) = (path.parent(), file_stem(path)) else {
         return Vec::new();
     };

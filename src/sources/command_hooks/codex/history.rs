@@ -16,7 +16,7 @@ use super::payload::TokenUsage;
 use super::{model_call, AGENT};
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
 use crate::sources::command_hooks::records::{record, rfc3339_ms};
-use crate::sources::command_hooks::spec::{self, Env};
+use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]
 struct Line {
@@ -43,7 +43,7 @@ pub fn is_session(path: &Path) -> bool {
 }
 
 /// What a rollout's lines say, as the records the live route would have made.
-pub fn records(_path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let mut r = Reader::default();
     for raw in bytes.split(|&b| b == b'\n') {
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {

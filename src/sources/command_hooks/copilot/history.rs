@@ -12,7 +12,7 @@ use super::payload::LogEvent;
 use super::{read_log, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
 use crate::sources::command_hooks::records::{record, rfc3339_ms};
-use crate::sources::command_hooks::spec::{self, Env};
+use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 /// Where Copilot keeps its sessions' logs.
 pub fn roots(env: Env<'_>) -> Vec<PathBuf> {
@@ -28,7 +28,7 @@ pub fn is_session(path: &Path) -> bool {
 }
 
 /// What a session's log says, as the records the live route would have made of it.
-pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let mut out = Vec::new();
     // Each event with its time and where its line begins.
     let mut events: Vec<(u64, LogEvent, usize)> = Vec::new();

@@ -380,7 +380,10 @@ fn drain(
                     if let Some(old) = state.profile.replace(id) {
                         profiles.unbind(old);
                     }
-                    adapter.message_budget(&payload.session_id, message_budget(&settings));
+                    adapter.message_budget(
+                        &payload.session_id,
+                        settings.pipeline.assemble.policy.message_budget(),
+                    );
                     Ok(())
                 });
             if let Err(message) = bound {
@@ -440,18 +443,6 @@ fn answer_doctor(config: &DaemonConfig, entry: &Entry, payload: &Head, profiles:
     tracing::info!("doctor's test: {}", answer.message);
     if let Err(e) = doctor::write_answer(&config.dir, id, &answer) {
         tracing::warn!("cannot write the doctor's answer: {e}");
-    }
-}
-
-/// How much of a Claude Code conversation each model call keeps for its input messages: none
-/// with capture off; with it on, four times the attribute length limit (the messages are cut
-/// to that, oldest first; the conventions' form is shorter than Anthropic's), 16 KiB at least.
-fn message_budget(settings: &crate::config::Settings) -> usize {
-    let policy = &settings.pipeline.assemble.policy;
-    if policy.capture_messages {
-        policy.max_value_len.saturating_mul(4).max(16 << 10)
-    } else {
-        0
     }
 }
 

@@ -12,7 +12,7 @@ use super::{turns, Turn, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
 use crate::sources::command_hooks::files::{Files, Transcripts};
 use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::spec::{self, Env};
+use crate::sources::command_hooks::spec::{self, Env, Reading};
 use crate::sources::command_hooks::turn::Why;
 
 /// Where Kimi Code keeps its sessions.
@@ -45,7 +45,7 @@ impl Transcripts for Wires<'_> {
 }
 
 /// What a session's wires say, as the records the live route would have made.
-pub fn records(path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let mut out = Vec::new();
     let Some(dir) = path.parent().and_then(Path::parent).and_then(Path::parent) else {
         return out;

@@ -17,7 +17,7 @@ use super::transcript::call_sent;
 use super::AGENT;
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
 use crate::sources::command_hooks::records::{record, rfc3339_ms};
-use crate::sources::command_hooks::spec::{self, Env};
+use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]
 struct Line {
@@ -47,7 +47,7 @@ pub fn is_session(path: &Path) -> bool {
 }
 
 /// What a chat's lines say, as the records the live route would have made.
-pub fn records(_path: &Path, bytes: &[u8]) -> Vec<Record<'static>> {
+pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let mut sid: Option<String> = None;
     let mut out = Vec::new();
     let (mut open, mut last_ms) = (false, 0);

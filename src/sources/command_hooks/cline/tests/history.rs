@@ -14,7 +14,7 @@ fn spans(path: &std::path::Path) -> Vec<Span> {
     let bytes = std::fs::read(path).unwrap();
     let mut asm = Assembler::new(AssembleConfig::default());
     let mut out = Output::default();
-    for r in super::super::history::records(path, &bytes) {
+    for r in super::super::history::records(path, &bytes, Default::default()) {
         crate::protocol::validate(&r).unwrap();
         asm.push(&r, &mut out);
     }
@@ -82,7 +82,11 @@ fn a_session_and_its_sub_agent_come_back_nested_and_the_sub_agent_s_file_alone_a
         "from the answer that asked for it to its result"
     );
     assert!(
-        super::super::history::records(&sub_file, &std::fs::read(&sub_file).unwrap()).is_empty(),
+        super::super::history::records(
+            &sub_file,
+            &std::fs::read(&sub_file).unwrap(),
+            Default::default(),
+        ).is_empty(),
         "read with its session's file, not again"
     );
     let _ = std::fs::remove_dir_all(dir);
