@@ -119,7 +119,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         .since
         .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));
     let (handle, guard) = if args.export {
-        super::stream::start_pipeline(&settings)?
+        super::run::start_pipeline(&settings)?
     } else {
         pipeline::start(settings.pipeline.clone(), || {
             Ok(Box::new(StoreOnly) as Box<dyn SpanExporter>)

@@ -34,6 +34,7 @@ mod handoff;
 mod held;
 mod hook;
 pub mod journal;
+mod open_turn;
 pub mod oversized;
 mod problems;
 mod profiles;
@@ -44,8 +45,7 @@ mod spawn;
 pub mod spec;
 #[cfg(test)]
 mod steps;
-pub mod stream;
-mod turn;
+pub mod streaming_hook;
 
 // Every agent: its name in code, and its folder (declared here, by the list), which holds
 // its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line

@@ -19,6 +19,7 @@
 //! `protocol::validate` in the pipeline, like those of every other source.
 
 mod agents;
+mod call_sent;
 mod contract;
 mod ends;
 pub mod history;
@@ -26,7 +27,6 @@ pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod conversation;
 mod payload;
-mod records;
 #[cfg(test)]
 pub(crate) mod script;
 mod tools;
@@ -36,9 +36,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::files::{FileCursor, Transcripts};
-use super::turn::OpenTurn;
+use super::open_turn::OpenTurn;
 pub use payload::{BatchCall, Payload};
-use records::{call_sent, record};
+use super::records::record;
+use call_sent::call_sent;
 use transcript::TranscriptCursor;
 
 use crate::protocol::{Event, Record};

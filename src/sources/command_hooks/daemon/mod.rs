@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 mod count;
 mod ending;
-mod lines;
+mod journal_line;
 mod lock;
 pub mod log;
 mod watch;
@@ -39,7 +39,7 @@ use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
 use super::registry::{Adapters, Head};
 use crate::clock::unix_ms as now_ms;
-use lines::{read_line, Unread};
+use journal_line::{read_line, Unread};
 pub use lock::{holder, older, pid, running, successor_waits, Holder, Lock, VERSION};
 use lock::{try_lock, write_holder};
 use watch::{AgentProcess, Blocked, Listing};
@@ -408,7 +408,7 @@ fn drain(
         // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
         // spells it `sessionEnd`.
         state.ended = payload.hook_event_name.eq_ignore_ascii_case("SessionEnd")
-            || payload.hook_event_name == super::stream::EXITED;
+            || payload.hook_event_name == super::streaming_hook::EXITED;
         state.host.saw(entry.host());
         state.alive_ms = state.alive_ms.max(entry.received_ms);
         let mut records = Vec::new();

@@ -13,7 +13,7 @@ use crate::protocol::{Event, Record, SessionInfo};
 use crate::sources::command_hooks::files::{Files, Transcripts};
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::spec::{self, Env};
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
 
 /// Where Kimi Code keeps its sessions.
 pub fn roots(env: Env<'_>) -> Vec<PathBuf> {
