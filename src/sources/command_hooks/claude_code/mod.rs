@@ -62,8 +62,9 @@ pub const HOOK_EVENTS: &[&str] = &[
 ];
 /// How much of a transcript before a resume point a new daemon reads again for the
 /// conversation the next calls were sent: many times what a call keeps of it (the newest
-/// 256 KiB at the most), since raw lines are longer than what is kept of them.
-pub(crate) const RECALL_WINDOW: u64 = 8 << 20;
+/// 256 KiB at the most), since raw lines are longer than what is kept of them. No more than
+/// the conformance suite allows a restarted adapter to read again (`conformance/restart.rs`).
+const RECALL_WINDOW: u64 = 8 << 20;
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.

@@ -31,13 +31,13 @@ mod lock;
 pub mod log;
 mod watch;
 
-use super::doctor;
 use super::files::Files;
 use super::foreign::Dropped;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
-use super::registry::{Adapters, Head};
+use super::registry::Adapters;
+use super::{doctor, Head};
 use crate::clock::unix_ms as now_ms;
 use journal_line::{read_line, Unread};
 pub use lock::{holder, older, pid, running, successor_waits, Holder, Lock, VERSION};
@@ -336,10 +336,10 @@ fn drain(
                 state.offset = next;
                 continue;
             }
-            Err(Unread::Foreign(caller, session)) => {
+            Err(Unread::Foreign(borrower, session)) => {
                 // Never a Claude Code session's: said once a session, and the journal goes at
                 // the next checkpoint, with nothing of it in flight.
-                dropped.note(caller, &session);
+                dropped.note(borrower, &session);
                 state.session.get_or_insert_with(String::new);
                 state.ended = true;
                 state.offset = next;
