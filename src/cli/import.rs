@@ -11,7 +11,7 @@ use clap::Args;
 use jiff::civil::Date;
 
 use super::ExportArgs;
-use albedo_otel::export::{ExportFuture, Exported, Payload, SpanExporter};
+use albedo_otel::export::{Batch, ExportFuture, Exported, SpanExporter};
 use albedo_otel::pipeline;
 use albedo_otel::sources::command_hooks::agent::{self, Agent, History};
 
@@ -36,9 +36,9 @@ pub struct ImportArgs {
 struct StoreOnly;
 
 impl SpanExporter for StoreOnly {
-    fn export(&self, payload: Payload, _: Option<Duration>) -> ExportFuture {
+    fn export(&self, batch: Batch, _: Option<Duration>) -> ExportFuture {
         Box::pin(std::future::ready(Ok(Exported {
-            accepted: payload.spans,
+            accepted: batch.spans,
             rejected: 0,
         })))
     }
@@ -123,7 +123,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         .since
         .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));
     let (handle, guard) = if args.export {
-        super::stream::start_pipeline(&settings)?
+        super::run::start_pipeline(&settings)?
     } else {
         pipeline::start(settings.pipeline.clone(), || {
             Ok(Box::new(StoreOnly) as Box<dyn SpanExporter>)

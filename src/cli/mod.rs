@@ -7,10 +7,10 @@ mod hook;
 mod import;
 mod install;
 mod report;
+mod run;
 mod sessions;
 mod status;
 mod statusline;
-mod stream;
 
 use std::time::Duration;
 
@@ -329,12 +329,12 @@ pub fn init_logging() {
 
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run(export) => stream::run(&export, &["-".to_string()], stream::Mode::Run),
+        Command::Run(export) => run::run(&export, &["-".to_string()], run::Mode::Run),
         Command::Replay {
             files,
             export,
             metrics,
-        } => stream::run(&export, &files, stream::Mode::Replay { metrics }),
+        } => run::run(&export, &files, run::Mode::Replay { metrics }),
         Command::Status { spool_dir } => status::run(spool_dir),
         Command::Hook {
             hook_dir,

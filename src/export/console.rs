@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::{status::StatusCode, Span};
 
 use crate::assemble::semconv::*;
-use crate::export::{ready, ExportError, ExportFuture, Exported, Payload, SpanExporter};
+use crate::export::{ready, Batch, ExportError, ExportFuture, Exported, SpanExporter};
 
 /// How many printed traces are remembered, to recognise late spans.
 const REMEMBER_PRINTED: usize = 10_000;
@@ -69,8 +69,8 @@ impl ConsoleExporter {
 }
 
 impl SpanExporter for ConsoleExporter {
-    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
-        let result = payload.decode().and_then(|request| {
+    fn export(&self, batch: Batch, _timeout: Option<Duration>) -> ExportFuture {
+        let result = batch.decode().and_then(|request| {
             let spans = request
                 .resource_spans
                 .into_iter()
@@ -78,7 +78,7 @@ impl SpanExporter for ConsoleExporter {
                 .flat_map(|s| s.spans);
             self.state().take(spans)?;
             Ok(Exported {
-                accepted: payload.spans,
+                accepted: batch.spans,
                 rejected: 0,
             })
         });

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::export::otlp::encode;
-use crate::export::{ready, ExportError, ExportFuture, Exported, Payload, SpanExporter};
+use crate::export::{ready, Batch, ExportError, ExportFuture, Exported, SpanExporter};
 
 pub struct FileExporter {
     out: Mutex<BufWriter<Box<dyn Write + Send>>>,
@@ -43,22 +43,22 @@ impl FileExporter {
         }
     }
 
-    fn write(&self, payload: &Payload) -> Result<Exported, ExportError> {
-        let line = encode::json_bytes(&payload.decode()?)?;
+    fn write(&self, batch: &Batch) -> Result<Exported, ExportError> {
+        let line = encode::json_bytes(&batch.decode()?)?;
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         out.write_all(&line).map_err(|e| self.io(e))?;
         out.write_all(b"\n").map_err(|e| self.io(e))?;
         out.flush().map_err(|e| self.io(e))?;
         Ok(Exported {
-            accepted: payload.spans,
+            accepted: batch.spans,
             rejected: 0,
         })
     }
 }
 
 impl SpanExporter for FileExporter {
-    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
-        ready(self.write(&payload))
+    fn export(&self, batch: Batch, _timeout: Option<Duration>) -> ExportFuture {
+        ready(self.write(&batch))
     }
 
     fn force_flush(&self) -> Result<(), ExportError> {

@@ -1,12 +1,12 @@
 //! Export: finished batches out of the process, to a collector, a file or the console.
 //!
-//! A batch reaches an exporter as a [`Payload`]: the OTLP protobuf bytes of one
+//! A batch of spans reaches an exporter as a [`Batch`]: the OTLP protobuf bytes of one
 //! `ExportTraceServiceRequest`, encoded once, on the assemble thread, by [`otlp::Encoder`]
 //! (the one place spans are encoded). The same bytes are what a retry sends again and what the
 //! spool keeps on disk, so a span sent twice keeps its ids and a backend shows it once.
 //!
 //! An exporter is anything that implements [`SpanExporter`], the small shape of the SDK's:
-//! `export` one payload (one attempt; retrying is the pipeline's business), `force_flush`,
+//! `export` one batch (one attempt; retrying is the pipeline's business), `force_flush`,
 //! `shutdown_with_timeout`. Unlike the SDK, every export says how it went: the SDK's provider
 //! reports `Ok` from `shutdown` even when the last export failed, and an exporter that must not
 //! lose data needs to know. A Rust host can plug in its own exporter
@@ -64,9 +64,9 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
-    /// A payload that is not an OTLP request (a damaged spool file, say).
+    /// A batch that is not an OTLP request (a damaged spool file, say).
     #[error("a batch is not valid OTLP protobuf: {0}")]
-    BadPayload(String),
+    BadBatch(String),
     #[error("could not set up the exporter: {0}")]
     Setup(String),
 }
@@ -85,7 +85,7 @@ impl ExportError {
         match self {
             ExportError::Unreachable { .. } => true,
             ExportError::Rejected { retryable, .. } => *retryable,
-            ExportError::Io { .. } | ExportError::BadPayload(_) | ExportError::Setup(_) => false,
+            ExportError::Io { .. } | ExportError::BadBatch(_) | ExportError::Setup(_) => false,
         }
     }
 
@@ -109,16 +109,16 @@ pub struct Exported {
 /// One batch, ready to send: an OTLP `ExportTraceServiceRequest` as protobuf bytes, and how
 /// many spans it holds. Cloning shares the bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Payload {
+pub struct Batch {
     pub body: Bytes,
     pub spans: u64,
 }
 
-impl Payload {
+impl Batch {
     /// The request as messages, for exporters that do not send the bytes as they are.
     pub fn decode(&self) -> Result<ExportTraceServiceRequest, ExportError> {
         ExportTraceServiceRequest::decode(self.body.clone())
-            .map_err(|e| ExportError::BadPayload(e.to_string()))
+            .map_err(|e| ExportError::BadBatch(e.to_string()))
     }
 }
 
@@ -128,9 +128,9 @@ pub type ExportFuture = Pin<Box<dyn Future<Output = Result<Exported, ExportError
 
 /// Where batches go. Exports run on the pipeline's export thread, inside its tokio runtime.
 pub trait SpanExporter: Send + Sync {
-    /// One attempt to deliver `payload`, within `timeout` when one is given (never longer
+    /// One attempt to deliver `batch`, within `timeout` when one is given (never longer
     /// than the exporter's own timeout).
-    fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture;
+    fn export(&self, batch: Batch, timeout: Option<Duration>) -> ExportFuture;
 
     /// Makes sure everything exported so far has left the process.
     fn force_flush(&self) -> Result<(), ExportError> {
@@ -146,7 +146,7 @@ pub trait SpanExporter: Send + Sync {
     fn describe(&self) -> String;
 
     /// A name for the destination, when a failed export may succeed later: undeliverable
-    /// payloads are then kept in the spool under this name, and only ever sent to it. `None`
+    /// batches are then kept in the spool under this name, and only ever sent to it. `None`
     /// (a file, the console): failures are final.
     fn spool_key(&self) -> Option<String> {
         None

@@ -227,9 +227,9 @@ impl Worker {
             return;
         };
         *due = Instant::now() + interval;
-        if let Some(payload) = recorder.take(metrics::now_ns(), &self.config.resource) {
+        if let Some(points) = recorder.take(metrics::now_ns(), &self.config.resource) {
             // Metrics wait behind spans like a batch; their sending never holds one up.
-            let _ = self.batch_tx.blocking_send(ToDelivery::Metrics(payload));
+            let _ = self.batch_tx.blocking_send(ToDelivery::Metrics(points));
         }
     }
 
@@ -390,7 +390,7 @@ impl Worker {
             if let Some(store) = &mut self.store {
                 store.take(&batch);
             }
-            let payload = match self.encoder.encode(&batch) {
+            let encoded = match self.encoder.encode(&batch) {
                 Ok(p) => p,
                 Err(mismatch) => {
                     Stats::add(&self.stats.encode_errors, 1);
@@ -402,7 +402,7 @@ impl Worker {
             };
             if self
                 .batch_tx
-                .blocking_send(ToDelivery::Batch(payload))
+                .blocking_send(ToDelivery::Batch(encoded))
                 .is_err()
             {
                 // The export thread is gone (it failed to start or panicked).

@@ -1,4 +1,6 @@
-//! The house itself: its imports run one way, and its documentation's examples are real.
+//! The house itself: its imports run one way, its files' names each say one concern, and its
+//! documentation's examples are real.
 
 mod docs;
 mod layout;
+mod names;

@@ -1,18 +1,18 @@
 //! How each kind of span looks: names, kinds, attributes and status, one file per kind
-//! ([`tool`], [`chat`], [`agent`]).
+//! ([`tool`], [`chat`], and [`root`], the turn's `invoke_agent`).
 //!
 //! The state machine (`sessions`, `turn`, `calls`) decides *which* spans exist, with which ids,
 //! parents and times; this folder decides what they say. Keeping the two apart means a naming
 //! change never touches the tree logic, and the tree logic is readable without the attribute
 //! lists.
 
-mod agent;
 mod chat;
 mod messages;
+mod root;
 mod tool;
 
-pub(crate) use agent::{stopping_event, turn_span, AgentInfo, TurnSummary};
 pub(crate) use chat::chat_span;
+pub(crate) use root::{stopping_event, turn_span, AgentInfo, TurnSummary};
 #[cfg(test)]
 pub(crate) use tool::executable;
 pub(crate) use tool::ToolSpan;

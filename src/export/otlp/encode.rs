@@ -131,5 +131,5 @@ pub fn request(resource: &ResourceInfo, spans: &[Span]) -> ExportTraceServiceReq
 
 /// The request as OTLP/JSON (one line, as the Collector's `otlpjsonfile` receiver reads).
 pub fn json_bytes(request: &ExportTraceServiceRequest) -> Result<Vec<u8>, ExportError> {
-    serde_json::to_vec(request).map_err(|e| ExportError::BadPayload(e.to_string()))
+    serde_json::to_vec(request).map_err(|e| ExportError::BadBatch(e.to_string()))
 }

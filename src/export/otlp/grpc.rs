@@ -16,7 +16,7 @@ use tonic::{Code, Status};
 
 use super::{error_chain, tls};
 use super::{Compression, OtlpSettings, Signal};
-use crate::export::{ExportError, Exported, Payload};
+use crate::export::{Batch, ExportError, Exported};
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 const METRICS_EXPORT_PATH: &str = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
@@ -86,10 +86,10 @@ impl GrpcTransport {
     /// One export; the future owns its handle, so several can be in flight on one channel.
     pub async fn send(
         mut self,
-        payload: Payload,
+        batch: Batch,
         timeout: Option<Duration>,
     ) -> Result<Exported, ExportError> {
-        let Payload { body, spans } = payload;
+        let Batch { body, spans } = batch;
         let unreachable = |reason: String| ExportError::Unreachable {
             endpoint: self.endpoint.clone(),
             reason,

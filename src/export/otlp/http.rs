@@ -16,7 +16,7 @@ use reqwest::header::{
 
 use super::{error_chain, tls};
 use super::{Compression, OtlpSettings, Protocol, Signal};
-use crate::export::{ExportError, Exported, Payload};
+use crate::export::{Batch, ExportError, Exported};
 
 /// A handle to one HTTP client (its connection pool); clones share it.
 #[derive(Clone)]
@@ -92,10 +92,10 @@ impl HttpTransport {
     /// `http/json` it is transcoded here.
     pub async fn send(
         self,
-        payload: Payload,
+        batch: Batch,
         timeout: Option<Duration>,
     ) -> Result<Exported, ExportError> {
-        let Payload { body, spans } = payload;
+        let Batch { body, spans } = batch;
         let body = if self.json {
             to_json(&body, self.signal)?
         } else {
@@ -167,7 +167,7 @@ impl HttpTransport {
 }
 
 fn to_json(protobuf: &[u8], signal: Signal) -> Result<Bytes, ExportError> {
-    let bad = |e: prost::DecodeError| ExportError::BadPayload(e.to_string());
+    let bad = |e: prost::DecodeError| ExportError::BadBatch(e.to_string());
     match signal {
         Signal::Traces => {
             let request = ExportTraceServiceRequest::decode(protobuf).map_err(bad)?;
@@ -177,7 +177,7 @@ fn to_json(protobuf: &[u8], signal: Signal) -> Result<Bytes, ExportError> {
             let request = ExportMetricsServiceRequest::decode(protobuf).map_err(bad)?;
             serde_json::to_vec(&request)
                 .map(Bytes::from)
-                .map_err(|e| ExportError::BadPayload(e.to_string()))
+                .map_err(|e| ExportError::BadBatch(e.to_string()))
         }
     }
 }

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::{OtlpSettings, Signal, Transport};
-use crate::export::{ExportError, ExportFuture, Payload};
+use crate::export::{Batch, ExportError, ExportFuture};
 
 /// Sends encoded `ExportMetricsServiceRequest`s; cheap to share.
 #[derive(Clone)]
@@ -28,9 +28,9 @@ impl MetricsExporter {
         })
     }
 
-    /// One attempt; `payload.spans` counts data points here.
-    pub fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
-        self.transport.send(payload, timeout)
+    /// One attempt; `batch.spans` counts data points here.
+    pub fn export(&self, batch: Batch, timeout: Option<Duration>) -> ExportFuture {
+        self.transport.send(batch, timeout)
     }
 
     pub fn endpoint(&self) -> &str {

@@ -1,4 +1,4 @@
-//! OTLP to a collector, over gRPC or HTTP, and the encoder every payload comes from.
+//! OTLP to a collector, over gRPC or HTTP, and the encoder every batch comes from.
 //!
 //! A batch is encoded once into the bytes of an `ExportTraceServiceRequest` ([`Encoder`]); the
 //! same bytes are what a retry sends again, so a retried span keeps its ids and the backend sees
@@ -26,7 +26,7 @@ use prost::Message;
 use thiserror::Error;
 
 use crate::assemble::Span;
-use crate::export::{ExportError, ExportFuture, Payload, ResourceInfo, SpanExporter};
+use crate::export::{Batch, ExportError, ExportFuture, ResourceInfo, SpanExporter};
 
 pub use metrics::{no_metrics_service, MetricsExporter};
 
@@ -43,7 +43,7 @@ pub enum Signal {
 #[error("the OTLP encoder miscounted a batch of {} spans; it was encoded again the slow way", .fallback.spans)]
 pub struct EncodeMismatch {
     /// The same batch, encoded by prost.
-    pub fallback: Payload,
+    pub fallback: Batch,
 }
 
 /// Turns spans into request bytes; cheap to clone, so the thread that assembles spans can
@@ -66,15 +66,15 @@ impl Encoder {
     }
 
     /// The request for `spans` as protobuf: what is sent, retried and spooled.
-    pub fn encode(&self, spans: &[Span]) -> Result<Payload, EncodeMismatch> {
+    pub fn encode(&self, spans: &[Span]) -> Result<Batch, EncodeMismatch> {
         let count = spans.len() as u64;
         match wire::request(&self.resource_bytes, &self.scope_bytes, spans) {
-            Ok(body) => Ok(Payload {
+            Ok(body) => Ok(Batch {
                 body: body.into(),
                 spans: count,
             }),
             Err(wire::Mismatch) => Err(EncodeMismatch {
-                fallback: Payload {
+                fallback: Batch {
                     body: encode::request(&self.resource, spans)
                         .encode_to_vec()
                         .into(),
@@ -102,12 +102,12 @@ impl Transport {
         })
     }
 
-    fn send(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
+    fn send(&self, batch: Batch, timeout: Option<Duration>) -> ExportFuture {
         // The transports are handles to shared clients: a clone per export lets several run
         // at once.
         match self.clone() {
-            Transport::Grpc(g) => Box::pin(g.send(payload, timeout)),
-            Transport::Http(h) => Box::pin(h.send(payload, timeout)),
+            Transport::Grpc(g) => Box::pin(g.send(batch, timeout)),
+            Transport::Http(h) => Box::pin(h.send(batch, timeout)),
         }
     }
 }
@@ -135,8 +135,8 @@ impl OtlpExporter {
 }
 
 impl SpanExporter for OtlpExporter {
-    fn export(&self, payload: Payload, timeout: Option<Duration>) -> ExportFuture {
-        self.transport.send(payload, timeout)
+    fn export(&self, batch: Batch, timeout: Option<Duration>) -> ExportFuture {
+        self.transport.send(batch, timeout)
     }
 
     fn describe(&self) -> String {

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::Delivery;
-use crate::export::Payload;
+use crate::export::Batch;
 
 impl Delivery {
     pub(super) fn closing_by(&self) -> Option<Instant> {
@@ -26,7 +26,7 @@ impl Delivery {
         self.cut = true;
         self.in_flight.abort_all();
         for attempt in std::mem::take(&mut self.retries) {
-            self.unanswered(&attempt.payload);
+            self.unanswered(&attempt.batch);
         }
     }
 
@@ -45,16 +45,16 @@ impl Delivery {
         );
         self.in_flight.abort_all();
         for attempt in std::mem::take(&mut self.retries) {
-            self.unanswered(&attempt.payload);
+            self.unanswered(&attempt.batch);
         }
     }
 
     /// A batch the collector did not acknowledge by the cut: kept in the spool, or lost.
-    pub(super) fn unanswered(&mut self, payload: &Payload) {
+    pub(super) fn unanswered(&mut self, batch: &Batch) {
         if self.spool.is_some() {
-            self.keep_in_spool(payload);
+            self.keep_in_spool(batch);
         } else {
-            self.lose(payload.spans, &"unanswered at the flush deadline");
+            self.lose(batch.spans, &"unanswered at the flush deadline");
         }
     }
 }

@@ -46,17 +46,17 @@ use tokio::task::JoinSet;
 use super::spool::{self, Claimed, Spool};
 use super::stats::Stats;
 use super::{Deadline, RetryPolicy, SpoolConfig};
-use crate::export::{ExportError, Exported, Payload, SpanExporter};
+use crate::export::{Batch, ExportError, Exported, SpanExporter};
 
 pub(crate) enum ToDelivery {
     /// A batch the assemble thread encoded.
-    Batch(Payload),
+    Batch(Batch),
     /// Reply once every batch before this one has been dealt with: delivered, refused, or
     /// (with a spool) in it. At the instant given, exports still unanswered are abandoned and
     /// their batches spooled, so that a flush never waits on a slow collector for longer.
     Flush(Sender<()>, Instant),
     /// An encoded `ExportMetricsServiceRequest`: sent on its own, in order (`metrics`).
-    Metrics(Payload),
+    Metrics(Batch),
 }
 
 /// How often an idle exporter looks for batches other processes spooled.
@@ -67,7 +67,7 @@ const MAX_PROBE_BACKOFF: Duration = Duration::from_secs(10);
 
 /// One batch on its way: what it is, since when, and when to try it next.
 struct Attempt {
-    payload: Payload,
+    batch: Batch,
     started: Instant,
     backoff: Duration,
     due: Instant,
@@ -248,13 +248,13 @@ impl Delivery {
                 }
                 _ = deadline.cut(), if !self.cut => self.cut_short(),
                 msg = batches.recv(), if open && room => match msg {
-                    Some(ToDelivery::Batch(payload)) => self.dispatch(payload),
-                    Some(ToDelivery::Metrics(payload)) => {
+                    Some(ToDelivery::Batch(batch)) => self.dispatch(batch),
+                    Some(ToDelivery::Metrics(batch)) => {
                         if let Some(m) = &mut self.metrics {
                             if self.cut {
-                                m.keep_or_lose(payload);
+                                m.keep_or_lose(batch);
                             } else {
-                                m.send(payload);
+                                m.send(batch);
                             }
                         }
                     }
@@ -327,23 +327,23 @@ impl Delivery {
     }
 
     /// A new batch: to the spool during an outage, else out.
-    fn dispatch(&mut self, payload: Payload) {
+    fn dispatch(&mut self, batch: Batch) {
         if self.cut {
-            self.unanswered(&payload);
+            self.unanswered(&batch);
             return;
         }
         if self.spool.is_some() && self.outage {
-            self.keep_in_spool(&payload);
+            self.keep_in_spool(&batch);
             return;
         }
-        let attempt = self.first_attempt(payload);
+        let attempt = self.first_attempt(batch);
         self.spawn(attempt, None);
     }
 
-    fn first_attempt(&self, payload: Payload) -> Attempt {
+    fn first_attempt(&self, batch: Batch) -> Attempt {
         let now = Instant::now();
         Attempt {
-            payload,
+            batch,
             started: now,
             backoff: self.retry.initial_backoff,
             due: now,
@@ -353,7 +353,7 @@ impl Delivery {
     fn spawn(&mut self, attempt: Attempt, claim: Option<Claimed>) {
         let export = self
             .exporter
-            .export(attempt.payload.clone(), self.send_timeout());
+            .export(attempt.batch.clone(), self.send_timeout());
         let handle = self.in_flight.spawn(export);
         self.flights.insert(handle.id(), Flight { attempt, claim });
     }
@@ -372,11 +372,11 @@ impl Delivery {
         match result {
             Ok(Ok(exported)) => self.record_success(exported, false),
             // Cut short: kept for later, unless the collector refused it for good.
-            Ok(Err(e)) if self.cut && e.is_retryable() => self.unanswered(&attempt.payload),
+            Ok(Err(e)) if self.cut && e.is_retryable() => self.unanswered(&attempt.batch),
             Ok(Err(error)) => self.failed(attempt, error),
-            Err(e) if e.is_cancelled() => self.unanswered(&attempt.payload),
+            Err(e) if e.is_cancelled() => self.unanswered(&attempt.batch),
             // An export that panicked: its batch is lost, and counted.
-            Err(e) => self.lose(attempt.payload.spans, &format!("the export failed: {e}")),
+            Err(e) => self.lose(attempt.batch.spans, &format!("the export failed: {e}")),
         }
     }
 }

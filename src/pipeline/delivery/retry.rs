@@ -27,7 +27,7 @@ impl Delivery {
             };
             let attempt = self.retries.swap_remove(i);
             if self.spool.is_some() && self.outage {
-                self.keep_in_spool(&attempt.payload);
+                self.keep_in_spool(&attempt.batch);
             } else {
                 self.spawn(attempt, None);
             }
@@ -45,7 +45,7 @@ impl Delivery {
                 self.outage = true;
                 self.next_probe = Instant::now() + self.probe_backoff;
             }
-            self.keep_in_spool(&attempt.payload);
+            self.keep_in_spool(&attempt.batch);
             return;
         }
         let mut give_up_at = attempt.started + self.retry.max_elapsed;
@@ -66,6 +66,6 @@ impl Delivery {
         }
         Stats::add(&self.stats.export_errors, 1);
         self.failing += 1;
-        self.lose(attempt.payload.spans, &error);
+        self.lose(attempt.batch.spans, &error);
     }
 }

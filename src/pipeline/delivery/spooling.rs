@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use super::{spool_dir, Attempt, Delivery, MAX_PROBE_BACKOFF, RESCAN_EVERY};
-use crate::export::{ExportError, Exported, Payload};
+use crate::export::{Batch, ExportError, Exported};
 use crate::pipeline::spool::{Claimed, Spool};
 use crate::pipeline::stats::Stats;
 use crate::pipeline::SpoolConfig;
@@ -91,13 +91,13 @@ impl Delivery {
         Instant::now() >= self.next_probe
     }
 
-    pub(super) fn keep_in_spool(&mut self, payload: &Payload) {
-        let count = payload.spans;
+    pub(super) fn keep_in_spool(&mut self, batch: &Batch) {
+        let count = batch.spans;
         let Some(spool) = &mut self.spool else {
             self.lose(count, &"no spool to keep them in");
             return;
         };
-        match spool.push(&payload.body, count) {
+        match spool.push(&batch.body, count) {
             Ok(evicted) => {
                 Stats::add(&self.stats.spooled, count);
                 if evicted.spans > 0 {
@@ -143,11 +143,11 @@ impl Delivery {
                     return;
                 }
             };
-            let payload = Payload {
+            let batch = Batch {
                 body: std::mem::take(&mut claim.body).into(),
                 spans: claim.spans(),
             };
-            let attempt: Attempt = self.first_attempt(payload);
+            let attempt: Attempt = self.first_attempt(batch);
             self.spawn(attempt, Some(claim));
         }
     }
@@ -220,11 +220,11 @@ impl Delivery {
             }
         };
         let spans = claimed.spans();
-        let payload = Payload {
+        let batch = Batch {
             body: claimed.body.clone().into(),
             spans,
         };
-        let export = self.exporter.export(payload, self.send_timeout());
+        let export = self.exporter.export(batch, self.send_timeout());
         let deadline = self.deadline.clone();
         let result = tokio::select! {
             r = export => Some(r),

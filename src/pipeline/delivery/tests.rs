@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::export::{ExportError, ExportFuture, Payload, SpanExporter};
+use crate::export::{Batch, ExportError, ExportFuture, SpanExporter};
 use crate::pipeline::{self, PipelineConfig, RetryPolicy};
 use crate::protocol::LineChunk;
 use crate::testing::{generate, GenConfig};
@@ -20,14 +20,14 @@ struct Down {
 struct DownExporter(Arc<Down>);
 
 impl SpanExporter for DownExporter {
-    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
+    fn export(&self, batch: Batch, _timeout: Option<Duration>) -> ExportFuture {
         let down = self.0.clone();
         Box::pin(async move {
             *down
                 .seen
                 .lock()
                 .unwrap()
-                .entry(payload.body.to_vec())
+                .entry(batch.body.to_vec())
                 .or_default() += 1;
             down.changed.notify_all();
             Err(ExportError::Unreachable {
@@ -122,9 +122,9 @@ fn retries_hold_their_place_so_a_dead_collector_bounds_what_is_held() {
 struct UpExporter;
 
 impl SpanExporter for UpExporter {
-    fn export(&self, payload: Payload, _timeout: Option<Duration>) -> ExportFuture {
+    fn export(&self, batch: Batch, _timeout: Option<Duration>) -> ExportFuture {
         crate::export::ready(Ok(crate::export::Exported {
-            accepted: payload.spans,
+            accepted: batch.spans,
             rejected: 0,
         }))
     }

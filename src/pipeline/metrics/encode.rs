@@ -15,7 +15,7 @@ use prost::Message;
 use super::labels::Labels;
 use super::names::*;
 use super::{Histogram, Instrument, Kind, Row};
-use crate::export::{Payload, ResourceInfo};
+use crate::export::{Batch, ResourceInfo};
 
 const DELTA: i32 = AggregationTemporality::Delta as i32;
 
@@ -75,7 +75,7 @@ pub(super) fn request(
     start_ns: u64,
     now_ns: u64,
     rows: Vec<(Kind, Labels, Row)>,
-) -> Payload {
+) -> Batch {
     let mut by_instrument: BTreeMap<Instrument, Vec<Point>> = BTreeMap::new();
     let mut points = 0u64;
     let mut put = |instrument, point| {
@@ -165,7 +165,7 @@ pub(super) fn request(
             schema_url: String::new(),
         }],
     };
-    Payload {
+    Batch {
         body: request.encode_to_vec().into(),
         spans: points,
     }

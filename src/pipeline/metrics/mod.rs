@@ -30,7 +30,7 @@ use crate::assemble::semconv::{
 };
 use crate::assemble::span::{Span, Status, Value};
 use crate::export::otlp::OtlpSettings;
-use crate::export::{Payload, ResourceInfo};
+use crate::export::{Batch, ResourceInfo};
 use labels::{slot, Labels, Text, ERROR_SLOT};
 use names::*;
 
@@ -251,7 +251,7 @@ impl Recorder {
     /// The points recorded since the last export, as an `ExportMetricsServiceRequest`
     /// (delta, from the last export to `now_ns`); the next interval starts at `now_ns`.
     /// `None` when nothing was recorded.
-    pub fn take(&mut self, now_ns: u64, resource: &ResourceInfo) -> Option<Payload> {
+    pub fn take(&mut self, now_ns: u64, resource: &ResourceInfo) -> Option<Batch> {
         let start = std::mem::replace(&mut self.start_ns, now_ns);
         if self.series.is_empty() {
             return None;

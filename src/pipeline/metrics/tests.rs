@@ -43,7 +43,7 @@ fn chat(model: &str, input: i64, output: i64, cost: Option<f64>) -> Span {
     span(attrs, 2.0)
 }
 
-fn decode(p: &Payload) -> ExportMetricsServiceRequest {
+fn decode(p: &Batch) -> ExportMetricsServiceRequest {
     ExportMetricsServiceRequest::decode(p.body.clone()).unwrap()
 }
 

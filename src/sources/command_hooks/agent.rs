@@ -1,5 +1,8 @@
-//! Which agent's hooks a payload comes from: named on the hook's command line (`--agent`),
-//! written into its journal line, and read by the daemon, with the [`Spec`] its folder writes.
+//! The agents, one [`Agent`] each, made from the list in `command_hooks/mod.rs`: whose hooks a
+//! payload comes from, named on the hook's command line (`--agent gemini`, written by
+//! `install`), written into its journal line, and read by the daemon, with the [`Spec`] its
+//! folder writes. A hook without `--agent` is Claude Code's, or albedo's, which sends Claude
+//! Code's payloads.
 
 pub use super::spec::{
     as_sent, own_journal, Env, Flat, Form, History, HistoryDatabase, HistoryFiles, Hooks, Install,

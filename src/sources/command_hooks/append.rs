@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::value::RawValue;
 
-use super::handoff::{HandOff, HookError, Minimal};
+use super::handoff::{HandOff, HookError, RawHead};
 use super::{agent, foreign, journal};
 
 /// Appends one hook payload to its session's journal, stamped with the time it arrived, the
@@ -21,19 +21,19 @@ pub fn hand_off(
 ) -> Result<(), HookError> {
     let received_ms = crate::clock::unix_ms();
     let raw: &RawValue = serde_json::from_str(payload).map_err(HookError::NotJson)?;
-    let minimal = serde_json::from_str::<Minimal<'_>>(raw.get()).map_err(HookError::NotJson)?;
+    let head = serde_json::from_str::<RawHead<'_>>(raw.get()).map_err(HookError::NotJson)?;
     let known = agent.and_then(agent::Agent::from_name);
     // Claude Code's hook is run by other agents too: theirs never go into its sessions.
     if known.is_none_or(|a| a == agent::Agent::ClaudeCode) {
-        if let Some(caller) = foreign::recognise(&minimal, &|k| std::env::var(k).ok()) {
-            return foreign::hand_off(dir, raw, &minimal, handoff, caller, received_ms);
+        if let Some(borrower) = foreign::recognise(&head, &|k| std::env::var(k).ok()) {
+            return foreign::hand_off(dir, raw, &head, handoff, borrower, received_ms);
         }
     }
     let spec = known.map(agent::Agent::spec);
     let parent = spec.and_then(|s| (s.journal_under)(raw.get()));
     let session = parent
         .map(Cow::Owned)
-        .or(minimal.session_id)
+        .or(head.session_id)
         .filter(|s| !s.is_empty())
         .ok_or(HookError::NoSession)?;
     let rewritten = spec.and_then(|s| (s.rewrite)(raw.get(), &|k| std::env::var(k).ok()));

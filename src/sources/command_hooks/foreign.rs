@@ -4,21 +4,22 @@
 //! make sessions of their own under Claude Code's name.
 //!
 //! The hook tells them apart ([`recognise`]) from what it already reads of every payload
-//! ([`Minimal`]), in the same single pass: Cursor's fields (`cursor_version`,
+//! ([`RawHead`]), in the same single pass: Cursor's fields (`cursor_version`,
 //! `conversation_id`, `generation_id`) and Grok's camelCase keys (`sessionId`,
 //! `hookEventName`, `transcriptPath`) name them outright. Devin's and Continue's payloads
 //! are Claude Code's shape, without the transcript Claude Code always names; only then does
-//! the hook look at the variables each caller sets for its hooks (`DEVIN_PROJECT_DIR`,
+//! the hook look at the variables each of them sets for its hooks (`DEVIN_PROJECT_DIR`,
 //! `CONTINUE_PROJECT_DIR`, `GROK_HOOK_EVENT`). A payload that names a
 //! transcript, as every Claude Code payload does, costs no variable lookup, and a Claude Code
 //! run from inside one of those agents (their variables inherited) stays Claude Code's.
 //!
-//! A recognised caller whose agent has an adapter ([`Caller::agent`], by its name) has its
-//! payload journaled under that agent, as that agent's own hook journals it, and traced by
-//! it: Cursor's become Cursor traces, the same as from Cursor's own `hooks.json`. One without
-//! (Grok, Devin and Continue, today) has only what identifies it journaled, in a journal of its own: its session and event,
-//! none of its prompts, commands or file contents. The daemon drops those with one line in
-//! its log per session ([`Dropped`]); the calling agent sees nothing either way.
+//! Such a [`Borrower`] that albedo-otel has an adapter for ([`Borrower::Traced`], by that
+//! [`Agent`]) has its payload journaled under that agent, as that agent's own hook journals it,
+//! and traced by it: Cursor's become Cursor traces, the same as from Cursor's own `hooks.json`.
+//! One without (Grok, Devin and Continue, today) has only what identifies it journaled, in a
+//! journal of its own: its session and event, none of its prompts, commands or file contents.
+//! The daemon drops those with one line in its log per session ([`Dropped`]); the borrower
+//! sees nothing either way.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -28,69 +29,74 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::agent::{Agent, Env};
-use super::{HandOff, HookError, Minimal};
+use super::{HandOff, HookError, RawHead};
 
-/// An agent other than Claude Code that runs Claude Code's hooks.
+/// An agent other than Claude Code that borrows Claude Code's hooks (runs those in
+/// `~/.claude/settings.json`): one of the [`Agent`]s, traced by its own adapter, or one only
+/// recognised, whose payloads are dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Caller {
-    Cursor,
+pub enum Borrower {
+    /// An agent albedo-otel has an adapter for (Cursor).
+    Traced(Agent),
     Grok,
     Devin,
     Continue,
 }
 
-impl Caller {
-    pub const ALL: [Caller; 4] = [
-        Caller::Cursor,
-        Caller::Grok,
-        Caller::Devin,
-        Caller::Continue,
+impl Borrower {
+    pub const ALL: [Borrower; 4] = [
+        Borrower::Traced(Agent::Cursor),
+        Borrower::Grok,
+        Borrower::Devin,
+        Borrower::Continue,
     ];
 
-    /// Its name in the journal, and the name of the agent whose adapter would trace it.
+    /// Its name in the journal: a traced one's is its agent's.
     pub fn name(self) -> &'static str {
         match self {
-            Caller::Cursor => "cursor",
-            Caller::Grok => "grok",
-            Caller::Devin => "devin",
-            Caller::Continue => "continue",
+            Borrower::Traced(agent) => agent.name(),
+            Borrower::Grok => "grok",
+            Borrower::Devin => "devin",
+            Borrower::Continue => "continue",
         }
     }
 
     /// Its name as its users know it.
     pub fn title(self) -> &'static str {
         match self {
-            Caller::Cursor => "Cursor",
-            Caller::Grok => "Grok Build",
-            Caller::Devin => "Devin CLI",
-            Caller::Continue => "Continue's CLI (cn)",
+            Borrower::Traced(agent) => agent.title(),
+            Borrower::Grok => "Grok Build",
+            Borrower::Devin => "Devin CLI",
+            Borrower::Continue => "Continue's CLI (cn)",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Caller> {
-        Caller::ALL.into_iter().find(|c| c.name() == name)
+    pub fn from_name(name: &str) -> Option<Borrower> {
+        Borrower::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// The agent whose adapter takes this caller's payloads, once there is one: an adapter
-    /// registered under the caller's name (a Cursor adapter as `cursor`) plugs in here.
+    /// The agent whose adapter takes this borrower's payloads, if albedo-otel has one.
     pub fn agent(self) -> Option<Agent> {
-        Agent::from_name(self.name())
+        match self {
+            Borrower::Traced(agent) => Some(agent),
+            Borrower::Grok | Borrower::Devin | Borrower::Continue => None,
+        }
     }
 }
 
-/// The variable each caller sets for the hooks it runs, and Claude Code does not. Not
+/// The variable each borrower sets for the hooks it runs, and Claude Code does not. Not
 /// Cursor's: its payloads always say whose they are, and its variables may be in a terminal
 /// a Claude Code session was started from.
-const VARIABLES: [(Caller, &str); 3] = [
-    (Caller::Grok, "GROK_HOOK_EVENT"),
-    (Caller::Devin, "DEVIN_PROJECT_DIR"),
-    (Caller::Continue, "CONTINUE_PROJECT_DIR"),
+const VARIABLES: [(Borrower, &str); 3] = [
+    (Borrower::Grok, "GROK_HOOK_EVENT"),
+    (Borrower::Devin, "DEVIN_PROJECT_DIR"),
+    (Borrower::Continue, "CONTINUE_PROJECT_DIR"),
 ];
 
 /// Whose a payload handed to Claude Code's hook is, when it is not Claude Code's. `fields`
 /// is what the hook read of it; `env` the hook's variables, looked at only for a payload
 /// that names no transcript (Claude Code's always do).
-pub(crate) fn recognise(fields: &Minimal<'_>, env: Env<'_>) -> Option<Caller> {
+pub(crate) fn recognise(fields: &RawHead<'_>, env: Env<'_>) -> Option<Borrower> {
     // `albedo-otel doctor`'s test payload is ours, wherever the doctor runs.
     if fields.doctor_id.is_some() {
         return None;
@@ -99,13 +105,13 @@ pub(crate) fn recognise(fields: &Minimal<'_>, env: Env<'_>) -> Option<Caller> {
         || fields.conversation_id.is_some()
         || fields.generation_id.is_some()
     {
-        return Some(Caller::Cursor);
+        return Some(Borrower::Traced(Agent::Cursor));
     }
     if fields.session_id_camel.is_some()
         || fields.hook_event_camel.is_some()
         || fields.transcript_path_camel.is_some()
     {
-        return Some(Caller::Grok);
+        return Some(Borrower::Grok);
     }
     if fields.transcript_path.is_some_and(names_something) {
         return None;
@@ -122,14 +128,14 @@ fn names_something(raw: &RawValue) -> bool {
     text.starts_with('"') && text != "\"\""
 }
 
-/// The session a recognised caller's payload belongs to, by that caller's own field: what
-/// its journal is named after (with the caller's name before it, so that it never shares
+/// The session a borrower's payload belongs to, by that borrower's own field: what its
+/// journal is named after (with the borrower's name before it, so that it never shares
 /// Claude Code's).
-pub(crate) fn session_of(caller: Caller, fields: &Minimal<'_>) -> String {
-    let own = match caller {
-        Caller::Cursor => fields.conversation_id,
-        Caller::Grok => fields.session_id_camel,
-        Caller::Devin | Caller::Continue => None,
+pub(crate) fn session_of(borrower: Borrower, fields: &RawHead<'_>) -> String {
+    let own = match borrower {
+        Borrower::Traced(Agent::Cursor) => fields.conversation_id,
+        Borrower::Grok => fields.session_id_camel,
+        Borrower::Traced(_) | Borrower::Devin | Borrower::Continue => None,
     };
     own.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok())
         .or_else(|| fields.session_id.clone())
@@ -139,7 +145,7 @@ pub(crate) fn session_of(caller: Caller, fields: &Minimal<'_>) -> String {
 
 /// The journal line kept of a payload whose agent nothing traces: its session and event,
 /// and nothing it says.
-pub(crate) fn identity(session: &str, fields: &Minimal<'_>) -> String {
+pub(crate) fn identity(session: &str, fields: &RawHead<'_>) -> String {
     let event = fields
         .hook_event_name
         .or(fields.hook_event_camel)
@@ -154,23 +160,27 @@ pub(crate) fn identity(session: &str, fields: &Minimal<'_>) -> String {
 pub(super) fn hand_off(
     dir: &Path,
     raw: &RawValue,
-    fields: &Minimal<'_>,
+    fields: &RawHead<'_>,
     handoff: &HandOff,
-    caller: Caller,
+    borrower: Borrower,
     received_ms: u64,
 ) -> Result<(), HookError> {
     let env = |k: &str| std::env::var(k).ok();
-    // Cursor runs its own hooks files too: where ours is there, that route journals it.
-    if caller == Caller::Cursor && super::cursor::runs_ours_too(raw.get(), &env) {
+    // An agent that runs its own hooks files too (Cursor): where ours is there, that route
+    // journals it.
+    if borrower
+        .agent()
+        .is_some_and(|a| (a.spec().runs_ours_too)(raw.get(), &env))
+    {
         return Ok(());
     }
     // As that agent's own hook names the journal (a Cursor sub-agent's: its parent's).
-    let session = caller
+    let session = borrower
         .agent()
         .and_then(|a| (a.spec().journal_under)(raw.get()))
-        .unwrap_or_else(|| session_of(caller, fields));
-    let journal = format!("{}.{session}", caller.name());
-    let (line, handoff) = match caller.agent() {
+        .unwrap_or_else(|| session_of(borrower, fields));
+    let journal = format!("{}.{session}", borrower.name());
+    let (line, handoff) = match borrower.agent() {
         // As that agent's own hook journals it (Cursor's: its conversation as its session).
         Some(agent) => match (agent.spec().rewrite)(raw.get(), &env) {
             Some(line) => (line, handoff.clone()),
@@ -184,7 +194,7 @@ pub(super) fn hand_off(
         // Its prompts and file contents are not ours to keep, nor its settings.
         None => (identity(&session, fields), HandOff::default()),
     };
-    let host = match caller.agent() {
+    let host = match borrower.agent() {
         Some(_) => crate::process::hook_host(),
         None => None,
     };
@@ -192,7 +202,7 @@ pub(super) fn hand_off(
         received_ms,
         host,
         handoff: &handoff,
-        agent: Some(caller.name()),
+        agent: Some(borrower.name()),
     };
     super::journal::append(dir, &journal, &line, &stamp).map_err(|source| HookError::Journal {
         dir: dir.display().to_string(),
@@ -207,28 +217,28 @@ pub(crate) struct Identity {
     pub session_id: String,
 }
 
-/// The sessions of callers nothing traces that the daemon has said it drops: one log line a
+/// The sessions of borrowers nothing traces that the daemon has said it drops: one log line a
 /// session. Bounded, so that a daemon that never idles does not grow; past the bound a
 /// session may be named again.
 #[derive(Debug, Default)]
 pub struct Dropped {
-    said: HashSet<(Caller, String)>,
+    said: HashSet<(Borrower, String)>,
 }
 
 const REMEMBERED: usize = 4096;
 
 impl Dropped {
-    /// Notes a payload of `caller`'s `session` that was dropped, logging it if it is the
+    /// Notes a payload of `borrower`'s `session` that was dropped, logging it if it is the
     /// session's first.
-    pub fn note(&mut self, caller: Caller, session: &str) {
-        if self.said.contains(&(caller, session.to_string())) {
+    pub fn note(&mut self, borrower: Borrower, session: &str) {
+        if self.said.contains(&(borrower, session.to_string())) {
             return;
         }
         if self.said.len() >= REMEMBERED {
             self.said.clear();
         }
-        self.said.insert((caller, session.to_string()));
-        let title = caller.title();
+        self.said.insert((borrower, session.to_string()));
+        let title = borrower.title();
         let which = if session.is_empty() {
             "a session that names no id".to_string()
         } else {
@@ -244,7 +254,7 @@ impl Dropped {
 mod tests {
     use super::*;
 
-    fn fields(json: &str) -> Minimal<'_> {
+    fn fields(json: &str) -> RawHead<'_> {
         serde_json::from_str(json).unwrap()
     }
 
@@ -255,12 +265,18 @@ mod tests {
     #[test]
     fn cursor_and_grok_are_told_by_their_fields() {
         let cursor = r#"{"conversation_id":"c1","generation_id":"g1","hook_event_name":"beforeSubmitPrompt","cursor_version":"1.7.2","prompt":"p"}"#;
-        assert_eq!(recognise(&fields(cursor), &no_env), Some(Caller::Cursor));
-        assert_eq!(session_of(Caller::Cursor, &fields(cursor)), "c1");
+        assert_eq!(
+            recognise(&fields(cursor), &no_env),
+            Some(Borrower::Traced(Agent::Cursor))
+        );
+        assert_eq!(
+            session_of(Borrower::Traced(Agent::Cursor), &fields(cursor)),
+            "c1"
+        );
         let grok =
             r#"{"hookEventName":"PreToolUse","sessionId":"g-1","cwd":"/w","transcriptPath":"/t"}"#;
-        assert_eq!(recognise(&fields(grok), &no_env), Some(Caller::Grok));
-        assert_eq!(session_of(Caller::Grok, &fields(grok)), "g-1");
+        assert_eq!(recognise(&fields(grok), &no_env), Some(Borrower::Grok));
+        assert_eq!(session_of(Borrower::Grok, &fields(grok)), "g-1");
         let kept: serde_json::Value =
             serde_json::from_str(&identity("c1", &fields(cursor))).unwrap();
         assert_eq!(
@@ -288,20 +304,20 @@ mod tests {
         let devin = r#"{"session_id":"d1","hook_event_name":"PreToolUse","tool_name":"exec"}"#;
         assert_eq!(recognise(&fields(devin), &no_env), None);
         let devin_env = |k: &str| (k == "DEVIN_PROJECT_DIR").then(|| "/w".to_string());
-        assert_eq!(recognise(&fields(devin), &devin_env), Some(Caller::Devin));
+        assert_eq!(recognise(&fields(devin), &devin_env), Some(Borrower::Devin));
         let cn = r#"{"session_id":"n1","transcript_path":"","cwd":"/w","hook_event_name":"Stop"}"#;
         let cn_env = |k: &str| {
             matches!(k, "CONTINUE_PROJECT_DIR" | "CLAUDE_PROJECT_DIR").then(|| "/w".to_string())
         };
-        assert_eq!(recognise(&fields(cn), &cn_env), Some(Caller::Continue));
-        assert_eq!(session_of(Caller::Continue, &fields(cn)), "n1");
+        assert_eq!(recognise(&fields(cn), &cn_env), Some(Borrower::Continue));
+        assert_eq!(session_of(Borrower::Continue, &fields(cn)), "n1");
     }
 
     #[test]
-    fn a_caller_is_found_by_its_name() {
-        for c in Caller::ALL {
-            assert_eq!(Caller::from_name(c.name()), Some(c));
+    fn a_borrower_is_found_by_its_name() {
+        for c in Borrower::ALL {
+            assert_eq!(Borrower::from_name(c.name()), Some(c));
         }
-        assert_eq!(Caller::from_name("claude-code"), None);
+        assert_eq!(Borrower::from_name("claude-code"), None);
     }
 }

@@ -1,5 +1,6 @@
-//! What a hook is handed and hands on: its command line, what it reads of every payload, and
-//! the settings a payload is exported with (the hook's own variables, never its headers).
+//! What a hook is handed and hands on: its command line, the head of every payload (what is
+//! read of it whatever its agent: by the hook, raw, and by the daemon), and the settings a
+//! payload is exported with (the hook's own variables, never its headers).
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -37,11 +38,12 @@ pub enum HookError {
     },
 }
 
-/// What the hook reads of every payload, in one pass: its session, and what tells another
+/// The head of a payload as the hook reads it, in one pass: its session, and what tells another
 /// agent's payload from Claude Code's (see [`super::foreign`]; raw, so that a field of a shape no
-/// one expected never costs the payload).
+/// one expected never costs the payload). The daemon reads the same head of a journaled payload
+/// as a [`Head`].
 #[derive(Deserialize)]
-pub(crate) struct Minimal<'a> {
+pub(crate) struct RawHead<'a> {
     #[serde(borrow)]
     pub(crate) session_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -62,6 +64,18 @@ pub(crate) struct Minimal<'a> {
     pub(crate) hook_event_camel: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "transcriptPath")]
     pub(crate) transcript_path_camel: Option<&'a RawValue>,
+}
+
+/// The head of a payload as the daemon reads it from its journal line, whatever its agent: a
+/// line without a session or an event is not a payload (the hook's `RawHead` of the same
+/// payload takes it as it comes).
+#[derive(Debug, Deserialize)]
+pub struct Head {
+    pub session_id: String,
+    pub hook_event_name: String,
+    /// Only on `albedo-otel doctor`'s test payload: which test it is.
+    #[serde(default)]
+    pub doctor_id: Option<String>,
 }
 
 /// The settings a payload is handed off with: the configuration file in force for the hook

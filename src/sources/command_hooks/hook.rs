@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::handoff::{HookArgs, MAX_PAYLOAD};
 use super::problems::{caught, keep_panic_messages, log_problems, panic_message};
-use super::{agent, ensure_daemon, hand_off, oversized, stream, HandOff};
+use super::{agent, ensure_daemon, hand_off, oversized, streaming_hook, HandOff};
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
 /// `XDG_STATE_HOME` (or `HOME`). The hook reads only this of the configuration: everything
@@ -37,7 +37,7 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
         .and_then(agent::Agent::from_name)
         .is_some_and(agent::Agent::streams)
     {
-        stream::journal_lines(&args, &dir, daemon_exe);
+        streaming_hook::journal_lines(&args, &dir, daemon_exe);
         return 0;
     }
     let mut problems = Vec::new();

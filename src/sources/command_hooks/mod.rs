@@ -2,8 +2,8 @@
 //! `hooks` extension): the hook process, the per-session journal it appends to, and the daemon
 //! that turns journaled payloads into records. How one agent's payloads become records lives
 //! in a folder of its own ([`claude_code`], [`qwen`], ...), declared by the one list of agents
-//! below; [`engine`] keeps the contract for all of them, and [`registry`] says which payload
-//! is whose.
+//! below; [`engine`] keeps the contract for all of them, [`agent`] names whose a payload is,
+//! and [`registry`] hands it to that agent's adapter.
 //!
 //! ```text
 //!  agent ──payload on stdin──> albedo-otel hook ──append──> journal ──> albedo-otel daemon ──> pipeline
@@ -34,6 +34,7 @@ mod handoff;
 mod held;
 mod hook;
 pub mod journal;
+mod open_turn;
 pub mod oversized;
 mod problems;
 mod profiles;
@@ -44,8 +45,7 @@ mod spawn;
 pub mod spec;
 #[cfg(test)]
 mod steps;
-pub mod stream;
-mod turn;
+pub mod streaming_hook;
 
 // Every agent: its name in code, and its folder (declared here, by the list), which holds
 // its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line
@@ -71,8 +71,8 @@ agent::agents! {
 }
 
 pub use append::hand_off;
-pub use handoff::{is_session_place, HandOff, HookArgs, HookError};
-pub(crate) use handoff::{Minimal, MAX_PAYLOAD};
+pub use handoff::{is_session_place, HandOff, Head, HookArgs, HookError};
+pub(crate) use handoff::{RawHead, MAX_PAYLOAD};
 pub use hook::{hook_dir, invoke};
 pub(crate) use problems::{caught, log_problems, panic_message};
 pub use spawn::{daemon_may_inherit, ensure_daemon};

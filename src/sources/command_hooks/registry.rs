@@ -1,34 +1,20 @@
-//! Which agent's hooks a payload comes from, and one adapter per agent: the hook, the journal
-//! and the daemon are shared, and the daemon hands each payload to its agent's adapter. An
-//! agent is a folder beside `claude_code/` with a type implementing its rules
-//! ([`super::engine::AgentRules`], kept to the contract by the engine), plus a line in the
-//! list in `command_hooks/mod.rs`.
+//! The daemon's adapters, one per agent ([`Adapters`]), and which agent each session is: the
+//! hook, the journal and the daemon are shared, and the daemon hands each payload to its
+//! agent's adapter. An agent is a folder beside `claude_code/` with a type implementing its
+//! rules ([`super::engine::AgentRules`], kept to the contract by the engine), plus a line in
+//! the list in `command_hooks/mod.rs`.
 //!
 //! Codex's hooks are Claude Code's shape, so its adapter wraps Claude Code's: the one place an
 //! agent folder uses another's.
-//!
-//! The hook learns the agent from its command line (`--agent gemini`, written by `install`);
-//! a hook without one is Claude Code's, or albedo's, which sends Claude Code's payloads.
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::adapter::{Dispatch, Parsed};
-pub use super::agent::Agent;
+use super::agent::Agent;
 use super::files::{FileCursor, NoTranscripts, Transcripts};
 use crate::protocol::Record;
-
-/// What the daemon reads of every payload, whatever its agent.
-#[derive(Debug, Deserialize)]
-pub struct Head {
-    pub session_id: String,
-    pub hook_event_name: String,
-    /// Only on `albedo-otel doctor`'s test payload: which test it is.
-    #[serde(default)]
-    pub doctor_id: Option<String>,
-}
 
 /// Every agent's adapter, from the list in `command_hooks/mod.rs`.
 fn registry(grace_ms: u64) -> Vec<(Agent, Box<dyn Dispatch>)> {

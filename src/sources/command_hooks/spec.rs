@@ -31,6 +31,10 @@ pub struct Spec {
     /// The payload as journaled, when not as it came (Gemini's model hooks without the
     /// history they repeat; Copilot's prompt with the path of its log).
     pub rewrite: fn(payload: &str, env: Env<'_>) -> Option<String>,
+    /// For an agent that runs Claude Code's hooks too (Cursor, beside its own `hooks.json`):
+    /// whether it also hands this payload to our hook in a hooks file of its own, so that the
+    /// route through Claude Code's hook gives way and the event is journaled once.
+    pub runs_ours_too: fn(payload: &str, env: Env<'_>) -> bool,
     /// How `install` puts the hook in place.
     pub install: Install,
 }
@@ -133,6 +137,11 @@ pub fn own_journal(_: &str) -> Option<String> {
 /// For a spec whose payloads are journaled as they come.
 pub fn as_sent(_: &str, _: Env<'_>) -> Option<String> {
     None
+}
+
+/// For a spec whose agent never hands one payload to our hook twice.
+pub fn runs_ours_once(_: &str, _: Env<'_>) -> bool {
+    false
 }
 
 /// How `install` puts an agent's hook in place, and where: written once in the agent's

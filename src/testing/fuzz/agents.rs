@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use super::{config, Choices, FuzzTranscripts};
 use crate::assemble::{Assembler, Output};
 use crate::protocol::validate;
-use crate::sources::command_hooks::registry::{Adapters, Agent};
+use crate::sources::command_hooks::agent::Agent;
+use crate::sources::command_hooks::registry::Adapters;
 use crate::testing::check_tree;
 
 const SESSIONS: [&str; 3] = ["s", "t", ""];

@@ -32,7 +32,7 @@ mod worker;
 use worker::Worker;
 
 use crate::export::otlp::MetricsExporter;
-use crate::export::Payload;
+use crate::export::Batch;
 use crate::pipeline::spool::{self, Spool};
 use crate::pipeline::{Deadline, MetricsConfig, SpoolConfig};
 
@@ -47,7 +47,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 pub(super) enum Msg {
     /// New points: in the spool already (`None`), or to send from memory (no spool).
-    New(Option<Payload>),
+    New(Option<Batch>),
     /// Answer once what came before was tried (the close).
     Settle(oneshot::Sender<()>),
 }
@@ -155,31 +155,31 @@ impl MetricsSender {
         })
     }
 
-    /// Sends `payload` after every export made before it: written to the spool first, so that
+    /// Sends `batch` after every export made before it: written to the spool first, so that
     /// once this returns it is safe whatever the collector does.
-    pub(crate) fn send(&mut self, payload: Payload) {
-        if self.keep(&payload) {
+    pub(crate) fn send(&mut self, batch: Batch) {
+        if self.keep(&batch) {
             // A wake-up the full queue refuses is not needed: the worker sends all it finds.
             let _ = self.to_worker.try_send(Msg::New(None));
         } else if self
             .to_worker
-            .try_send(Msg::New(Some(payload.clone())))
+            .try_send(Msg::New(Some(batch.clone())))
             .is_err()
         {
-            self.losses.add(payload.spans);
+            self.losses.add(batch.spans);
             tracing::warn!("metrics dropped: {QUEUED} exports already wait for the collector");
         }
     }
 
-    /// Keeps `payload` in the spool; false without one (or when it cannot be written).
-    pub(crate) fn keep(&mut self, payload: &Payload) -> bool {
+    /// Keeps `batch` in the spool; false without one (or when it cannot be written).
+    pub(crate) fn keep(&mut self, batch: &Batch) -> bool {
         let Some(spool) = self.spool.as_mut() else {
             return false;
         };
         // The worker takes files away: its room is counted afresh before the oldest are
         // dropped to make more.
         let _ = spool.rescan();
-        match spool.push(&payload.body, payload.spans) {
+        match spool.push(&batch.body, batch.spans) {
             Ok(evicted) => {
                 if evicted.files > 0 && !std::mem::replace(&mut self.warned_full, true) {
                     tracing::warn!(
@@ -201,9 +201,9 @@ impl MetricsSender {
     }
 
     /// After the close's cut: kept in the spool, or counted as lost.
-    pub(crate) fn keep_or_lose(&mut self, payload: Payload) {
-        if !self.keep(&payload) {
-            self.losses.add(payload.spans);
+    pub(crate) fn keep_or_lose(&mut self, batch: Batch) {
+        if !self.keep(&batch) {
+            self.losses.add(batch.spans);
         }
     }
 

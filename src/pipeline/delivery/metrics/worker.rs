@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::{Losses, Msg, FIRST_BACKOFF, MAX_BACKOFF, QUEUED};
 use crate::export::otlp::{no_metrics_service, MetricsExporter};
-use crate::export::{ExportError, Payload};
+use crate::export::{Batch, ExportError};
 use crate::pipeline::spool::Spool;
 use crate::pipeline::Deadline;
 
@@ -21,7 +21,7 @@ pub(super) struct Worker {
     pub(super) endpoint: String,
     pub(super) spool: Option<Spool>,
     /// Without a spool: exports waiting for the collector, oldest first.
-    pub(super) memory: VecDeque<Payload>,
+    pub(super) memory: VecDeque<Batch>,
     pub(super) deadline: Deadline,
     /// Backing off after a failure: nothing is tried before this.
     pub(super) retry_at: Option<Instant>,
@@ -47,8 +47,8 @@ impl Worker {
             };
             match msg {
                 None => break,
-                Some(Msg::New(payload)) => {
-                    if let Some(p) = payload {
+                Some(Msg::New(batch)) => {
+                    if let Some(p) = batch {
                         self.losses.waiting.fetch_add(p.spans, Ordering::Relaxed);
                         self.memory.push_back(p);
                         while self.memory.len() > QUEUED {
@@ -79,11 +79,11 @@ impl Worker {
     /// answers holds the close up until the cut, never past it.
     async fn export_before_the_cut(
         &self,
-        payload: Payload,
+        batch: Batch,
     ) -> Option<Result<crate::export::Exported, ExportError>> {
         let deadline = self.deadline.clone();
         tokio::select! {
-            result = self.exporter.export(payload, self.timeout()) => Some(result),
+            result = self.exporter.export(batch, self.timeout()) => Some(result),
             _ = deadline.cut() => None,
         }
     }
@@ -102,12 +102,12 @@ impl Worker {
         if !self.send_spooled().await {
             return;
         }
-        while let Some(payload) = self.memory.front().cloned() {
+        while let Some(batch) = self.memory.front().cloned() {
             if self.past_the_cut() {
                 return;
             }
-            let spans = payload.spans;
-            let Some(result) = self.export_before_the_cut(payload).await else {
+            let spans = batch.spans;
+            let Some(result) = self.export_before_the_cut(batch).await else {
                 return;
             };
             match result {
@@ -149,11 +149,11 @@ impl Worker {
                     return true;
                 }
             };
-            let payload = Payload {
+            let batch = Batch {
                 spans: claim.spans(),
                 body: std::mem::take(&mut claim.body).into(),
             };
-            let Some(result) = self.export_before_the_cut(payload).await else {
+            let Some(result) = self.export_before_the_cut(batch).await else {
                 // Abandoned at the close's cut: back in its place, for the next process.
                 if let Some(spool) = self.spool.as_mut() {
                     if let Err(e) = spool.give_back(claim) {

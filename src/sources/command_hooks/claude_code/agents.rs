@@ -5,10 +5,10 @@
 use std::borrow::Cow;
 
 use super::payload::AgentInput;
-use super::records::record;
 use super::{Adapter, Payload, Spawned, Transcripts};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::turn::{OpenTurn, Why};
+use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::records::record;
 
 impl Adapter {
     /// Call `call` of `session` (in `sid`'s family) is starting a sub-agent with `prompt`,

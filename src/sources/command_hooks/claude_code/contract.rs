@@ -24,6 +24,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Claude Code: ~/.claude/settings.json (default) or ./.claude/settings.json",
         user_file: |env| spec::under_home(env, ".claude/settings.json"),

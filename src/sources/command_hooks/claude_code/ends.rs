@@ -2,10 +2,10 @@
 //! blocks goes on), cut short by the next prompt or the agent's end (what the transcript holds
 //! goes with it), or with its session.
 
-use super::records::record;
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::records::record;
 
 impl Adapter {
     pub(super) fn on_session_end(

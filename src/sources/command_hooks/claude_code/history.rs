@@ -14,11 +14,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::records::{call_sent, record};
+use super::call_sent::call_sent;
 use super::transcript::TranscriptCursor;
 use crate::sources::command_hooks::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
-use crate::sources::command_hooks::records::{rfc3339_ms, session_opened, session_opened_under};
+use crate::sources::command_hooks::records::{
+    record, rfc3339_ms, session_opened, session_opened_under,
+};
 use crate::sources::command_hooks::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 

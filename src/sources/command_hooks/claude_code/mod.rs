@@ -19,6 +19,7 @@
 //! `protocol::validate` in the pipeline, like those of every other source.
 
 mod agents;
+mod call_sent;
 mod contract;
 mod ends;
 pub mod history;
@@ -26,7 +27,6 @@ pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod conversation;
 mod payload;
-mod records;
 #[cfg(test)]
 pub(crate) mod script;
 mod tools;
@@ -36,9 +36,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::files::{FileCursor, Transcripts};
-use super::turn::OpenTurn;
+use super::open_turn::OpenTurn;
 pub use payload::{BatchCall, Payload};
-use records::{call_sent, record};
+use super::records::record;
+use call_sent::call_sent;
 use transcript::TranscriptCursor;
 
 use crate::protocol::{Event, Record};
@@ -61,8 +62,9 @@ pub const HOOK_EVENTS: &[&str] = &[
 ];
 /// How much of a transcript before a resume point a new daemon reads again for the
 /// conversation the next calls were sent: many times what a call keeps of it (the newest
-/// 256 KiB at the most), since raw lines are longer than what is kept of them.
-pub(crate) const RECALL_WINDOW: u64 = 8 << 20;
+/// 256 KiB at the most), since raw lines are longer than what is kept of them. No more than
+/// the conformance suite allows a restarted adapter to read again (`conformance/restart.rs`).
+const RECALL_WINDOW: u64 = 8 << 20;
 /// Tools that run a sub-agent.
 const AGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// How Claude Code words the prompt that tells the agent a background task finished.

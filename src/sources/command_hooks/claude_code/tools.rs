@@ -1,10 +1,10 @@
 //! Tool calls: `PreToolUse` starts one, `PostToolUse`/`PostToolUseFailure` ends it, and
 //! `PostToolBatch` ends, as refused, the ones another hook blocked.
 
-use super::records::{json_text, raw, Ended, Outcome};
 use super::{Adapter, Payload, AGENT_TOOLS};
-use crate::protocol::Record;
-use crate::sources::command_hooks::turn::{OpenTurn, Pending};
+use crate::protocol::{Json, Record};
+use crate::sources::command_hooks::open_turn::{OpenTurn, Pending};
+use crate::sources::command_hooks::records::{raw, Ended, Outcome};
 
 impl Adapter {
     pub(super) fn on_pre_tool(
@@ -162,4 +162,9 @@ impl Adapter {
             );
         }
     }
+}
+
+/// A string as JSON text (a failed call's error message).
+fn json_text(text: &str) -> Option<Json<'static>> {
+    Json::of(text).ok()
 }

@@ -26,6 +26,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: super::root_session,
     rewrite: super::journaled,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Cline CLI: a script per event in ~/.cline/hooks/ (default; $CLINE_DIR/hooks when set) or ./.cline/hooks/",
         user_file: |env| match env("CLINE_DIR").filter(|d| !d.is_empty()) {

@@ -36,7 +36,7 @@ pub use payload::{journaled, root_session, Payload};
 use super::files::{FileCursor, Transcripts};
 use super::records::{record, rfc3339_ms, session_opened, Outcome};
 use super::session_key;
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Cline's turns.

@@ -26,6 +26,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Codex CLI: $CODEX_HOME/hooks.json (default ~/.codex/hooks.json) or ./.codex/hooks.json; Codex runs a hook only once it is trusted (--trust)",
         user_file: |env| match env("CODEX_HOME").filter(|h| !h.is_empty()) {

@@ -14,8 +14,9 @@ mod subagents;
 
 use serde_json::value::RawValue;
 
+use super::agent::Agent;
 use super::files::Transcripts;
-use super::registry::{Adapters, Agent};
+use super::registry::Adapters;
 use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::semconv::GEN_AI_OPERATION_NAME;
 use crate::assemble::span::Value;

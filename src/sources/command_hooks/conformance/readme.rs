@@ -4,7 +4,7 @@
 //! with the text it should have (or gets it, with `ALBEDO_OTEL_BLESS=1`).
 
 use super::scripts;
-use crate::sources::command_hooks::registry::Agent;
+use crate::sources::command_hooks::agent::Agent;
 use crate::sources::command_hooks::steps::Promise;
 
 use super::generated::region;

@@ -8,13 +8,14 @@ use std::collections::HashSet;
 use super::{each_agent, Run};
 use crate::assemble::semconv::{GEN_AI_OPERATION_NAME, OP_CHAT, OP_EXECUTE_TOOL};
 use crate::assemble::span::Value;
-use crate::sources::command_hooks::claude_code::RECALL_WINDOW;
 use crate::sources::command_hooks::steps::{Promise, Step};
 
-/// The most a new adapter may read before its resume point: Claude Code's conversation tail
-/// (with capture on, the messages the next calls were sent). Copilot's reader starts one
-/// byte early; the others read nothing.
-const TAIL: u64 = RECALL_WINDOW;
+/// The most a new adapter may read before its resume point, whatever its agent: the suite's
+/// bound, not an agent's setting. An adapter that reads a conversation's tail again (with
+/// capture on, the messages the next calls were sent) keeps that tail within it, one that
+/// checks it resumes at a line's start reads the newline before it, the others read nothing;
+/// one that reads more fails here.
+const TAIL: u64 = 8 << 20;
 
 /// The output the first turn's call writes to the log: more than [`TAIL`], so that a read
 /// from the log's start cannot pass for a tail.

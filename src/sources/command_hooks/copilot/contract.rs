@@ -25,6 +25,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: super::sub_agents_parent,
     rewrite: super::with_log,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Copilot CLI: a file of albedo-otel's own, $COPILOT_HOME/hooks/albedo-otel.json (default ~/.copilot), or ./.github/hooks/albedo-otel.json",
         user_file: |env| match env("COPILOT_HOME").filter(|h| !h.is_empty()) {

@@ -36,7 +36,7 @@ use payload::{LogEvent, UsageRecord};
 use super::files::{FileCursor, Transcripts};
 use super::held::WentOut;
 use super::records::{record, rfc3339_ms, session_opened, Ended, Outcome};
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// The agent name on Copilot CLI's turns.

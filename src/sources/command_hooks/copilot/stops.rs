@@ -13,8 +13,8 @@ use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::held::WentOut;
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::records::rfc3339_ms;
-use crate::sources::command_hooks::turn::OpenTurn;
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::OpenTurn;
+use crate::sources::command_hooks::open_turn::Why;
 
 /// Events that only a running turn logs: a model call's end, a tool's start.
 const WORK: &[&str] = &[

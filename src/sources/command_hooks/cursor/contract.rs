@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: super::conversation,
     rewrite: |payload, _| super::journaled(payload),
+    runs_ours_too: super::runs_ours_too,
     install: spec::Install {
         about: "Cursor: ~/.cursor/hooks.json (default) or ./.cursor/hooks.json",
         user_file: |env| spec::under_home(env, ".cursor/hooks.json"),

@@ -39,7 +39,7 @@ pub use payload::{conversation, journaled, Payload};
 use super::engine::AgentRules;
 use super::files::NoTranscripts;
 use super::records::record;
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record, SessionInfo};
 
 /// The agent name on Cursor's turns.

@@ -13,7 +13,7 @@ use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::turn::{OpenTurn, Why};
+use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 const TOOL: &str = "Task";

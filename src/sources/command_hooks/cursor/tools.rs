@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::{Adapter, Payload};
 use crate::protocol::{Json, Record};
 use crate::sources::command_hooks::records::Outcome;
-use crate::sources::command_hooks::turn::Pending;
+use crate::sources::command_hooks::open_turn::Pending;
 
 impl Adapter {
     pub(super) fn on_tool(

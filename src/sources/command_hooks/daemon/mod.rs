@@ -26,20 +26,20 @@ use std::time::{Duration, Instant};
 
 mod count;
 mod ending;
-mod lines;
+mod journal_line;
 mod lock;
 pub mod log;
 mod watch;
 
-use super::doctor;
 use super::files::Files;
 use super::foreign::Dropped;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
 pub use super::profiles::Profiles;
-use super::registry::{Adapters, Head};
+use super::registry::Adapters;
+use super::{doctor, Head};
 use crate::clock::unix_ms as now_ms;
-use lines::{read_line, Unread};
+use journal_line::{read_line, Unread};
 pub use lock::{holder, older, pid, running, successor_waits, Holder, Lock, VERSION};
 use lock::{try_lock, write_holder};
 use watch::{AgentProcess, Blocked, Listing};
@@ -336,10 +336,10 @@ fn drain(
                 state.offset = next;
                 continue;
             }
-            Err(Unread::Foreign(caller, session)) => {
+            Err(Unread::Foreign(borrower, session)) => {
                 // Never a Claude Code session's: said once a session, and the journal goes at
                 // the next checkpoint, with nothing of it in flight.
-                dropped.note(caller, &session);
+                dropped.note(borrower, &session);
                 state.session.get_or_insert_with(String::new);
                 state.ended = true;
                 state.offset = next;
@@ -411,7 +411,7 @@ fn drain(
         // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
         // spells it `sessionEnd`.
         state.ended = payload.hook_event_name.eq_ignore_ascii_case("SessionEnd")
-            || payload.hook_event_name == super::stream::EXITED;
+            || payload.hook_event_name == super::streaming_hook::EXITED;
         state.host.saw(entry.host());
         state.alive_ms = state.alive_ms.max(entry.received_ms);
         let mut records = Vec::new();

@@ -27,6 +27,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Factory Droid: ~/.factory/settings.json (default) or ./.factory/settings.json",
         user_file: |env| spec::under_home(env, ".factory/settings.json"),

@@ -24,6 +24,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: journaled,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Gemini CLI: ~/.gemini/settings.json (default) or ./.gemini/settings.json (Gemini runs a project's hooks only in a folder it trusts)",
         user_file: |env| spec::under_home(env, ".gemini/settings.json"),

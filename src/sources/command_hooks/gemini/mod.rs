@@ -33,7 +33,7 @@ pub use payload::{slim, Payload};
 
 use super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 use super::records::{record, session_opened, Outcome};
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Gemini CLI's turns.
@@ -268,7 +268,7 @@ impl Adapter {
         // `AfterTool` repeats its call's input: the call still running with that tool and that
         // input, else the oldest of that tool. Order alone would pair a denied call (which
         // gets no `AfterTool`) with the next call's end.
-        let same = |c: &crate::sources::command_hooks::turn::Pending| {
+        let same = |c: &crate::sources::command_hooks::open_turn::Pending| {
             c.name == name
                 && c.input.as_ref().map(|i| i.get()) == p.tool_input.as_ref().map(|i| i.get())
         };

@@ -7,7 +7,7 @@ use super::Adapter;
 use crate::protocol::Record;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::files::NoTranscripts;
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
 
 impl Adapter {
     /// `AfterAgent`: the turn's end is held back from `at_ms`.

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::turn::{OpenTurn, Why};
+use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 pub const TOOL: &str = "invoke_agent";

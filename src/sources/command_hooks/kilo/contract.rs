@@ -26,6 +26,7 @@ pub const SPEC: Spec = Spec {
     streams: true,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Kilo Code CLI: a plugin of albedo-otel's own (opencode's), $XDG_CONFIG_HOME/kilo/plugin/albedo-otel.js (default ~/.config), or ./.kilo/plugin/albedo-otel.js",
         // Kilo takes the XDG layout everywhere, macOS too, as opencode does.

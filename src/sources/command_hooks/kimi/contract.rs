@@ -27,6 +27,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: super::with_home,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Kimi Code: [[hooks]] tables in $KIMI_CODE_HOME/config.toml (default ~/.kimi-code); Kimi has no project scope",
         user_file: |env| match env("KIMI_CODE_HOME").filter(|h| !h.is_empty()) {

@@ -12,8 +12,8 @@ use super::{turns, Turn, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
 use crate::sources::command_hooks::files::{Files, Transcripts};
 use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::open_turn::Why;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
-use crate::sources::command_hooks::turn::Why;
 
 /// Where Kimi Code keeps its sessions.
 pub fn roots(env: Env<'_>) -> Vec<PathBuf> {

@@ -42,7 +42,7 @@ use wire::Reader;
 use super::files::{FileCursor, Transcripts};
 use super::held::WentOut;
 use super::records::{record, session_opened};
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Kimi Code's turns.

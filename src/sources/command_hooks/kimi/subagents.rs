@@ -14,7 +14,7 @@ use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
 
 /// How long a sub-agent's end in its parent's file waits for the sub-agent's own file to
 /// catch up (see [`waits_for`]).

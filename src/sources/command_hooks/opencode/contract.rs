@@ -25,6 +25,7 @@ pub const SPEC: Spec = Spec {
     streams: true,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "opencode: a plugin of albedo-otel's own, $XDG_CONFIG_HOME/opencode/plugin/albedo-otel.js (default ~/.config), or ./.opencode/plugin/albedo-otel.js",
         // opencode takes the XDG layout everywhere, macOS too.

@@ -43,8 +43,8 @@ pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 use super::engine::AgentRules;
 use super::files::NoTranscripts;
 use super::records::record;
-pub use super::stream::EXITED;
-use super::turn::{OpenTurn, Why};
+pub use super::streaming_hook::EXITED;
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on opencode's turns.

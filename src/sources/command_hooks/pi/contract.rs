@@ -24,6 +24,7 @@ pub const SPEC: Spec = Spec {
     streams: true,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Pi: an extension of albedo-otel's own, $PI_CODING_AGENT_DIR/extensions/albedo-otel.js (default ~/.pi/agent), or ./.pi/extensions/albedo-otel.js (loaded once the project is trusted)",
         user_file: |env| match env("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {

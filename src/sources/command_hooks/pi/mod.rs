@@ -41,8 +41,8 @@ pub use payload::Payload;
 use super::engine::AgentRules;
 use super::files::NoTranscripts;
 use super::records::{raw, record, session_opened, Ended, Outcome};
-pub use super::stream::EXITED;
-use super::turn::{OpenTurn, Why};
+pub use super::streaming_hook::EXITED;
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Json, Record};
 
 /// The agent name on Pi's turns.

@@ -25,6 +25,7 @@ pub const SPEC: Spec = Spec {
     streams: false,
     journal_under: spec::own_journal,
     rewrite: spec::as_sent,
+    runs_ours_too: spec::runs_ours_once,
     install: spec::Install {
         about: "Qwen Code: ~/.qwen/settings.json (default) or ./.qwen/settings.json",
         user_file: |env| spec::under_home(env, ".qwen/settings.json"),

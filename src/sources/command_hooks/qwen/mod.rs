@@ -47,7 +47,7 @@ use super::engine::tail::Tail;
 use super::engine::AgentRules;
 use super::files::Transcripts;
 use super::records::{record, session_opened};
-use super::turn::{OpenTurn, Why};
+use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Qwen Code's turns.

@@ -13,7 +13,7 @@ use super::{new_turn, Adapter, Turn, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
 
 /// The tool that starts a sub-agent.
 pub const TOOL: &str = "agent";

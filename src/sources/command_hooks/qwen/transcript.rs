@@ -23,7 +23,7 @@ use crate::sources::command_hooks::engine::model_call::{
 };
 use crate::sources::command_hooks::records::{record, rfc3339_ms};
 use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::turn::Why;
+use crate::sources::command_hooks::open_turn::Why;
 
 /// The tool name of the call a background agent's session is nested under.
 pub const BACKGROUND_TOOL: &str = "background_agent";

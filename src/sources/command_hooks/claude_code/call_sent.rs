@@ -1,16 +1,11 @@
-//! Small constructors of the records the adapter emits.
+//! A model call read from a transcript, as the `call_sent` record albedo's extension would have
+//! sent for it: what the live adapter and `import` both emit.
 
 use std::borrow::Cow;
 
 use super::transcript::ModelCall;
 use crate::protocol::{CallSent, Json};
 use crate::sources::command_hooks::engine::model_call;
-pub(super) use crate::sources::command_hooks::records::{raw, record, Ended, Outcome};
-
-/// A string as JSON text (a failed call's error message).
-pub(super) fn json_text(text: &str) -> Option<Json<'static>> {
-    Json::of(text).ok()
-}
 
 /// A transcript's model call as the `call_sent` the albedo extension would have sent.
 pub(super) fn call_sent(c: ModelCall) -> CallSent<'static> {

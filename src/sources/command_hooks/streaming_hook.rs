@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::{caught, ensure_daemon, hand_off, log_problems, panic_message, HandOff, HookArgs};
-use super::{Minimal, MAX_PAYLOAD};
+use super::{RawHead, MAX_PAYLOAD};
 
 /// The payload the hook journals for each session once its agent has exited.
 pub const EXITED: &str = "agent.exited";
@@ -75,7 +75,7 @@ pub(super) fn journal_lines(
             }
             match caught(|| hand_off(dir, payload, &handoff, args.agent.as_deref())) {
                 Some(Ok(())) => {
-                    let session = serde_json::from_str::<Minimal<'_>>(payload)
+                    let session = serde_json::from_str::<RawHead<'_>>(payload)
                         .ok()
                         .and_then(|m| m.session_id);
                     if let Some(id) = session.filter(|id| !sessions.iter().any(|s| s == id)) {

@@ -2,9 +2,11 @@
 //! adapter takes it, or why it is not handed on.
 
 use super::super::adapter::Parsed;
-use super::super::foreign::{Caller, Identity};
+use super::super::agent::Agent;
+use super::super::foreign::{Borrower, Identity};
 use super::super::journal::Entry;
-use super::super::registry::{Adapters, Agent, Head};
+use super::super::registry::Adapters;
+use super::super::Head;
 
 /// Why a journal line is not handed on.
 pub(super) enum Unread {
@@ -14,7 +16,7 @@ pub(super) enum Unread {
     /// unread, for a daemon that knows it.
     NotOurs(String),
     /// Another agent ran Claude Code's hook, and nothing here traces it: who, and its session.
-    Foreign(Caller, String),
+    Foreign(Borrower, String),
 }
 
 /// A journal line: its entry, its agent, what every payload says, and the payload as its
@@ -26,12 +28,12 @@ pub(super) fn read_line(
 ) -> Result<(Entry, Agent, Head, (Agent, Parsed)), Unread> {
     let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Unread::Skip(e.to_string()))?;
     if let Err(name) = entry.agent() {
-        if let Some(caller) = Caller::from_name(name) {
+        if let Some(borrower) = Borrower::from_name(name) {
             // What the hook kept of it: its session, whatever else its line holds.
             let session = serde_json::from_str::<Identity>(entry.payload.get())
                 .map(|i| i.session_id)
                 .unwrap_or_default();
-            return Err(Unread::Foreign(caller, session));
+            return Err(Unread::Foreign(borrower, session));
         }
     }
     let head = serde_json::from_str::<Head>(entry.payload.get())

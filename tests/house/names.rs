@@ -1,0 +1,144 @@
+//! A file's name says its concern, and no other concern goes by it (issue 38): each agent's
+//! folder uses the same names as the others for the same concerns (`payload.rs`,
+//! `contract.rs`, `script.rs`), and outside those folders a name is used once, so that
+//! `stream.rs`, `turn.rs` or `records.rs` never again name two different things.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Names any folder may use: its own module, and its tests.
+const ANY_FOLDER: &[&str] = &["mod.rs", "tests.rs"];
+
+/// Files of the CLI named, as all of its files are, after the command they parse, where that
+/// command is the source's module of the same name: one concern at its two ends.
+const COMMAND_AND_MODULE: &[(&str, &str)] = &[
+    ("cli/hook.rs", "sources/command_hooks/hook.rs"),
+    ("cli/doctor.rs", "sources/command_hooks/doctor.rs"),
+];
+
+const HOOKS: &str = "sources/command_hooks/";
+
+/// The homonyms among `files` (paths under `src/`, `/`-separated), given the agents' folder
+/// names, each said in a line:
+/// - a file under `src/sources/` outside the agents' folders shares its name with no other
+///   file under `src/` outside them (but for [`ANY_FOLDER`] and [`COMMAND_AND_MODULE`]);
+/// - no file in an agent's folder is named as a module its folder sits beside, directly under
+///   `command_hooks/` (a file, or a folder that is not an agent's), so that `super::records`
+///   and `crate::sources::command_hooks::records` never mean two things.
+fn homonyms(files: &[String], agents: &[&str]) -> Vec<String> {
+    let in_agent = |f: &str| {
+        f.strip_prefix(HOOKS)
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(folder, _)| agents.contains(&folder))
+    };
+    let name = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+    let mut found = Vec::new();
+
+    let mut shared: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for f in files.iter().filter(|f| !in_agent(f)) {
+        if !ANY_FOLDER.contains(&name(f).as_str()) {
+            shared.entry(name(f)).or_default().push(f);
+        }
+    }
+    for (n, paths) in &shared {
+        let sanctioned = |a: &str, b: &str| {
+            COMMAND_AND_MODULE
+                .iter()
+                .any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+        };
+        let clash = paths.iter().any(|a| {
+            a.starts_with("sources/") && paths.iter().any(|b| a != b && !sanctioned(a, b))
+        });
+        if clash {
+            found.push(format!("{n}: {}", paths.join(", ")));
+        }
+    }
+
+    let beside: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(HOOKS))
+        .filter_map(|rest| match rest.split_once('/') {
+            None => Some(rest.to_string()),
+            Some((folder, _)) if !agents.contains(&folder) => Some(format!("{folder}.rs")),
+            Some(_) => None,
+        })
+        .filter(|n| !ANY_FOLDER.contains(&n.as_str()))
+        .collect();
+    for f in files.iter().filter(|f| in_agent(f)) {
+        if beside.contains(&name(f)) {
+            found.push(format!("{f}: named as the shared module beside its folder"));
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every `.rs` file under `dir`, as a path from `root` with `/` between its parts.
+fn rust_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(root).unwrap();
+            let parts: Vec<_> = rel.iter().map(|p| p.to_string_lossy()).collect();
+            out.push(parts.join("/"));
+        }
+    }
+}
+
+#[test]
+fn no_two_concerns_go_by_one_file_name() {
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &src, &mut files);
+    assert!(files.len() > 100, "too few files read: {files:?}");
+    let agents: Vec<&str> = Agent::ALL
+        .into_iter()
+        .map(|a| a.spec().folder_name())
+        .collect();
+    let found = homonyms(&files, &agents);
+    assert!(
+        found.is_empty(),
+        "one file name for two concerns (rename one to say what it holds): {found:#?}"
+    );
+}
+
+/// The check finds the homonyms issue 38 named, and lets agents' folders share names.
+#[test]
+fn the_homonyms_that_were_are_found() {
+    let files: Vec<String> = [
+        "cli/stream.rs",
+        "sources/stream.rs",
+        "sources/command_hooks/stream.rs",
+        "assemble/turn.rs",
+        "sources/command_hooks/turn.rs",
+        "sources/command_hooks/records.rs",
+        "sources/command_hooks/claude_code/records.rs",
+        "sources/command_hooks/engine/mod.rs",
+        "sources/command_hooks/gemini/engine.rs",
+        // Sanctioned: the same concern in every agent's folder, and the command's two ends.
+        "sources/command_hooks/claude_code/payload.rs",
+        "sources/command_hooks/gemini/payload.rs",
+        "sources/command_hooks/gemini/tests.rs",
+        "sources/command_hooks/mod.rs",
+        "cli/hook.rs",
+        "sources/command_hooks/hook.rs",
+        // Outside the sources, left to each stage.
+        "config/defaults.rs",
+        "pipeline/defaults.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_eq!(
+        homonyms(&files, &["claude_code", "gemini"]),
+        [
+            "sources/command_hooks/claude_code/records.rs: named as the shared module beside its folder",
+            "sources/command_hooks/gemini/engine.rs: named as the shared module beside its folder",
+            "stream.rs: cli/stream.rs, sources/stream.rs, sources/command_hooks/stream.rs",
+            "turn.rs: assemble/turn.rs, sources/command_hooks/turn.rs",
+        ]
+    );
+}
