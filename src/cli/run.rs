@@ -47,6 +47,11 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     if mode == (Mode::Replay { metrics: false }) {
         settings.pipeline.metrics = None;
     }
+    // A replay is a batch job, as an import is: what it reads goes into the store, however
+    // slow the disk (`run`, albedo's live route, drops and counts rather than hold it up).
+    if let (Mode::Replay { .. }, Some(store)) = (mode, settings.pipeline.store.as_mut()) {
+        store.waits = true;
+    }
     let kind = settings.exporter.clone();
     let (handle, guard) = start_pipeline(&settings)?;
     tracing::debug!("albedo-otel {} started", env!("CARGO_PKG_VERSION"));
