@@ -109,7 +109,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     }
     // The store is what an import is for: the pipeline waits for it, however slow the disk.
     if let Some(store) = settings.pipeline.store.as_mut() {
-        store.waits = true;
+        store.batch_job = true;
     }
     // A batch job: what was read is written, however long the store takes to catch up.
     settings.pipeline.flush_timeout = settings

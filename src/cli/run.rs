@@ -50,7 +50,7 @@ pub fn run(args: &ExportArgs, sources: &[String], mode: Mode) -> Result<i32> {
     // A replay is a batch job, as an import is: what it reads goes into the store, however
     // slow the disk (`run`, albedo's live route, drops and counts rather than hold it up).
     if let (Mode::Replay { .. }, Some(store)) = (mode, settings.pipeline.store.as_mut()) {
-        store.waits = true;
+        store.batch_job = true;
     }
     let kind = settings.exporter.clone();
     let (handle, guard) = start_pipeline(&settings)?;

@@ -249,7 +249,7 @@ pub(super) fn store(
     match path {
         Some(path) => Ok(Some(crate::export::store::StoreConfig {
             path,
-            waits: false,
+            batch_job: false,
             limits: crate::export::store::Limits {
                 keep: e.pick(
                     None,

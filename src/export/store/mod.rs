@@ -35,11 +35,12 @@ pub use writer::StoreWriter;
 pub struct StoreConfig {
     pub path: PathBuf,
     pub limits: Limits,
-    /// A batch job's store (an import's, where the store is what the job is for): the
-    /// pipeline waits for room however long the disk takes, and no row is dropped for being
-    /// slow. Off, a store slower than the spans for long loses rows, counted, rather than
-    /// hold up the export.
-    pub waits: bool,
+    /// A batch job's store (an import's, a replay's): the pipeline waits for room however
+    /// long the disk takes, and no row is dropped for being slow; and the writer commits
+    /// without a sync of its own and copies its log into the file less often
+    /// ([`Store::for_batch_job`]). Off (the live route), a store slower than the spans for
+    /// long loses rows, counted, rather than hold up the export.
+    pub batch_job: bool,
 }
 
 /// How much the store keeps: what began within `keep`, in `max_bytes` at most (the oldest

@@ -22,6 +22,8 @@ const QUEUE: usize = 256;
 /// Batches of rows waiting for a batch job's writer, which the pipeline waits for anyway: a
 /// deeper queue would only hold more in memory (a batch of 512 rows is some 150 KiB).
 const QUEUE_WAITED_FOR: usize = 8;
+/// Rows a batch job's writer gathers for one transaction (some 2.5 MiB).
+const BATCH_JOB_ROWS: usize = 8_192;
 /// How long the pipeline waits for room in a full queue (a disk slower than the spans, an
 /// import): back-pressure, not loss. Past it the rows are counted as lost.
 const ROOM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -53,7 +55,8 @@ impl StoreWriter {
     /// is counted as dropped.
     pub fn start(config: &StoreConfig) -> std::io::Result<StoreWriter> {
         let (path, limits): (PathBuf, Limits) = (config.path.clone(), config.limits);
-        let (tx, rx) = bounded(if config.waits {
+        let batch_job = config.batch_job;
+        let (tx, rx) = bounded(if config.batch_job {
             QUEUE_WAITED_FOR
         } else {
             QUEUE
@@ -65,7 +68,7 @@ impl StoreWriter {
         let thread = std::thread::Builder::new()
             .name("albedo-otel-store".into())
             .spawn(move || {
-                write_all(&path, limits, &rx, &lost, &queued);
+                write_all(&path, limits, batch_job, &rx, &lost, &queued);
                 let _ = done_tx.send(());
             })?;
         Ok(StoreWriter {
@@ -74,7 +77,7 @@ impl StoreWriter {
             done,
             dropped,
             pending,
-            room_within: (!config.waits).then_some(ROOM_WITHIN),
+            room_within: (!config.batch_job).then_some(ROOM_WITHIN),
             warned: false,
         })
     }
@@ -148,11 +151,13 @@ impl StoreWriter {
 fn write_all(
     path: &std::path::Path,
     limits: Limits,
+    batch_job: bool,
     rx: &Receiver<Message>,
     lost: &AtomicU64,
     queued: &AtomicU64,
 ) {
-    let mut store = match Store::open(path) {
+    let opened = Store::open(path).and_then(|s| if batch_job { s.for_batch_job() } else { Ok(s) });
+    let mut store = match opened {
         Ok(mut s) => {
             let now = jiff::Timestamp::now().as_nanosecond();
             let now = i64::try_from(now).unwrap_or(i64::MAX);
@@ -171,9 +176,16 @@ fn write_all(
     while let Ok(message) = rx.recv() {
         match message {
             Message::Rows(mut rows) => {
-                // What else is waiting goes in the same transaction: one sync for many.
+                // What else is waiting goes in the same transaction: one sync for many. A
+                // batch job's writer waits for more, up to [`BATCH_JOB_ROWS`], until a flush or
+                // the end: each commit writes every page it touched again, and the keys are
+                // random, so the fewer the commits, the fewer the pages written.
                 let mut acks = Vec::new();
-                while let Ok(more) = rx.try_recv() {
+                let more = |rows: &Vec<Row>| match batch_job && rows.len() < BATCH_JOB_ROWS {
+                    true => rx.recv().ok(),
+                    false => rx.try_recv().ok(),
+                };
+                while let Some(more) = more(&rows) {
                     match more {
                         Message::Rows(r) => rows.extend(r),
                         Message::Flush(ack) => {
@@ -231,11 +243,11 @@ mod tests {
         }
     }
 
-    fn config(path: std::path::PathBuf, waits: bool) -> StoreConfig {
+    fn config(path: std::path::PathBuf, batch_job: bool) -> StoreConfig {
         StoreConfig {
             path,
             limits: Limits::default(),
-            waits,
+            batch_job,
         }
     }
 
