@@ -276,4 +276,5 @@ fn a_former_folder_is_taken_over_with_what_it_holds() {
         .unwrap();
     adopt(&former, &dir);
     assert!(former.exists(), "left where it is, not over the new folder");
+    fs::remove_dir_all(&root).unwrap();
 }

@@ -183,6 +183,7 @@ fn a_journal_with_lines_not_yet_read_is_not_removed() {
     // into the removed one.
     append(&dir, "s", "{}", &stamp).unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 1);
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
