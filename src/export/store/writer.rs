@@ -22,8 +22,11 @@ const QUEUE: usize = 256;
 /// Batches of rows waiting for a batch job's writer, which the pipeline waits for anyway: a
 /// deeper queue would only hold more in memory (a batch of 512 rows is some 150 KiB).
 const QUEUE_WAITED_FOR: usize = 8;
-/// Rows a batch job's writer gathers for one transaction (some 2.5 MiB).
+/// Rows a batch job's writer gathers for one transaction (some 2.5 MiB)...
 const BATCH_JOB_ROWS: usize = 8_192;
+/// ... for this long at most, so that a replay of a stream that comes slowly is still written
+/// as it comes.
+const BATCH_JOB_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long the pipeline waits for room in a full queue (a disk slower than the spans, an
 /// import): back-pressure, not loss. Past it the rows are counted as lost.
 const ROOM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -177,12 +180,14 @@ fn write_all(
         match message {
             Message::Rows(mut rows) => {
                 // What else is waiting goes in the same transaction: one sync for many. A
-                // batch job's writer waits for more, up to [`BATCH_JOB_ROWS`], until a flush or
-                // the end: each commit writes every page it touched again, and the keys are
-                // random, so the fewer the commits, the fewer the pages written.
+                // batch job's writer waits for more, up to [`BATCH_JOB_ROWS`] or
+                // [`BATCH_JOB_WAIT`], a flush or the end: each commit writes every page it
+                // touched again, and the keys are random, so the fewer the commits, the fewer
+                // the pages written.
                 let mut acks = Vec::new();
+                let by = Instant::now() + BATCH_JOB_WAIT;
                 let more = |rows: &Vec<Row>| match batch_job && rows.len() < BATCH_JOB_ROWS {
-                    true => rx.recv().ok(),
+                    true => rx.recv_deadline(by).ok(),
                     false => rx.try_recv().ok(),
                 };
                 while let Some(more) = more(&rows) {
@@ -308,6 +313,36 @@ mod tests {
         assert_eq!(lost, 0);
         let (_, lost) = held_up(false, |w| w.dropped() > 0);
         assert!(lost > 0);
+    }
+
+    /// A batch job's writer gathers rows for a transaction, but not for ever: rows that come
+    /// slowly (a replay of a stream still being written) are on disk within a moment, with no
+    /// flush and no close.
+    #[test]
+    fn a_batch_jobs_rows_that_come_slowly_are_written_as_they_come() {
+        let dir = std::env::temp_dir().join(format!("albedo-otel-slowly-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("store.sqlite");
+        let mut w = StoreWriter::start(&config(path.clone(), true)).unwrap();
+        w.take(&[tool(1)]);
+        let by = Instant::now() + BATCH_JOB_WAIT * 10;
+        let stored = || {
+            Store::open_to_read(&path)
+                .ok()
+                .flatten()
+                .and_then(|s| s.holdings().ok())
+                .map_or(0, |h| h.tool_calls)
+        };
+        while stored() == 0 {
+            assert!(Instant::now() < by, "the row waited for more");
+            // A poll of the file, not a wait for the writer: it says nothing when it is done.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(
+            w.close(Instant::now() + std::time::Duration::from_secs(10)),
+            0
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
