@@ -69,5 +69,4 @@ impl Adapter {
             self.end_held(&id, out);
         }
     }
-
 }

@@ -89,7 +89,6 @@ impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
     }
-
 }
 
 /// When the open turn's log last says anything: 0 if it says nothing since the turn began.

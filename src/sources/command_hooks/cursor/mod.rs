@@ -253,7 +253,6 @@ impl Adapter {
             turn.flush(sid, at_ms, why, out);
         }
     }
-
 }
 
 #[cfg(test)]

@@ -195,7 +195,6 @@ impl Adapter {
             out.push(record(sid, Event::CallSent(call_sent(answer, began, usage, provider))));
         }
     }
-
 }
 
 /// The model of the user's own Droid names `id`, and its provider, from the user's settings

@@ -60,5 +60,4 @@ impl Adapter {
     pub(super) fn close(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         self.abandon(sid, at_ms, &mut NoTranscripts, out);
     }
-
 }

@@ -107,7 +107,6 @@ impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
     }
-
 }
 
 /// Reads the wire on, and ends the turn if it is over: at the wire's `turn.ended`, or at a

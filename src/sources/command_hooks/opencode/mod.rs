@@ -201,7 +201,6 @@ impl Adapter {
             self.abandon(sid, at_ms, &mut NoTranscripts, out);
         }
     }
-
 }
 
 #[cfg(test)]

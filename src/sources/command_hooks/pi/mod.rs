@@ -197,7 +197,6 @@ impl Adapter {
             turn.flush(sid, at_ms, why, out);
         }
     }
-
 }
 
 #[cfg(test)]

@@ -38,5 +38,4 @@ impl Adapter {
             turn.flush(sid, at_ms, why, out);
         }
     }
-
 }
