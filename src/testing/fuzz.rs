@@ -12,7 +12,8 @@ use crate::assemble::redact::Scrubber;
 use crate::assemble::{AssembleConfig, Assembler, ContentPolicy, Output};
 use crate::protocol::{decode_line, validate};
 use crate::sources::command_hooks::claude_code::{Adapter, Payload};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::AgentRules;
+use crate::sources::command_hooks::files::{NoTranscripts, Transcripts};
 use crate::sources::stream::read_lines;
 
 mod agents;
@@ -131,7 +132,7 @@ pub fn claude_code(data: &[u8]) -> Result<(), String> {
         let op = c.u8();
         now = c.next_time(op, now);
         if op % 16 == 15 {
-            adapter.tick(now, &mut records);
+            AgentRules::tick(&mut adapter, now, &mut NoTranscripts, &mut records);
             continue;
         }
         let payload = if op % 16 == 14 {
@@ -148,7 +149,7 @@ pub fn claude_code(data: &[u8]) -> Result<(), String> {
         };
         let chunk = c.bytes(255).to_vec();
         transcripts.0.push(chunk);
-        adapter.push(now, &payload, &mut transcripts, &mut records);
+        adapter.take(payload, now, &mut transcripts, &mut records);
     }
     adapter.flush(&mut records);
     for record in records.drain(..) {

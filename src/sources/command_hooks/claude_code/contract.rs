@@ -1,7 +1,8 @@
 //! Claude Code's rules for the session engine ([`AgentRules`]), and its spec.
 
 use super::{Adapter, Payload, Session, Transcripts};
-use crate::protocol::Record;
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -70,36 +71,95 @@ impl AgentRules for Adapter {
         &mut self,
         p: Payload,
         at_ms: u64,
-        files: &mut dyn Transcripts,
+        transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, files, out);
+        let p = &p;
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        self.ensure(sid, at_ms, p.cwd.as_deref(), out);
+        if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
+            if let Some(s) = self.sessions.get_mut(sid) {
+                if s.transcript_path.as_deref() != Some(path) {
+                    s.transcript_path = Some(path.to_string());
+                }
+            }
+        }
+        let target = self.target(p);
+        match p.hook_event_name.as_str() {
+            "UserPromptSubmit" => self.on_prompt(sid, at_ms, p, transcripts, out),
+            "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
+            "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(&target, at_ms, p, out),
+            "PostToolBatch" => self.on_batch(sid, &target, at_ms, p, out),
+            "SubagentStart" => self.on_subagent_start(sid, at_ms, p, out),
+            "SubagentStop" => self.on_subagent_stop(sid, at_ms, p, transcripts, out),
+            "Stop" => self.on_stop(sid, at_ms, p, transcripts, out),
+            "SessionEnd" => self.on_session_end(sid, at_ms, p, transcripts, out),
+            // SessionStart, InstructionsLoaded, Notification, PreCompact, ...: the session
+            // is known now; nothing else to trace.
+            _ => {}
+        }
     }
 
+    /// Ends the turns whose `Stop` is older than the grace period.
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
+        let due =
+            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
+                s.turn.as_ref()?.stop.map(|(at, _)| at)
+            });
+        for id in due {
+            self.end_held(&id, out);
+        }
     }
 
+    /// Gives up on a session that will send nothing more (its agent is gone, or it went
+    /// quiet without a `SessionEnd`): the model calls its transcript holds go out with the
+    /// open turn, its sub-agents are closed at `at_ms` (when the agent was last known alive),
+    /// so their open turns are exported, marked unfinished, and the session is forgotten (and
+    /// closed then, if it was one).
     fn give_up(
         &mut self,
         id: &str,
         at_ms: u64,
-        files: &mut dyn Transcripts,
+        transcripts: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, files, out)
+        self.cut_short(id, transcripts, out);
+        let s = self.sessions.remove(id)?;
+        for child in s.agents.values() {
+            out.push(record(child, Event::Closed { at_ms }));
+            self.sessions.remove(child);
+        }
+        Some(at_ms)
     }
 
+    /// Where session `id`'s transcript has been read to (to resume after a restart).
     fn cursor(&self, id: &str) -> Option<FileCursor> {
-        Adapter::cursor(self, id)
+        let s = self.sessions.get(id)?;
+        if let Some(resumed) = &s.resumed {
+            return Some(resumed.clone());
+        }
+        Some(FileCursor {
+            path: s.transcript_path.clone().unwrap_or_default(),
+            offset: s.transcript.offset,
+            identity: s.read_identity,
+        })
     }
 
+    /// Resumes a session whose transcript an earlier process read up to `at`.
     fn resume(&mut self, id: &str, at: FileCursor) {
-        Adapter::resume(self, id, at);
+        let s = self.sessions.entry(id.to_string()).or_default();
+        s.transcript.offset = at.offset;
+        s.resumed = Some(at);
     }
 
+    /// How much of session `id`'s conversation its model calls carry as their input, in
+    /// bytes; 0 when its messages are not exported (capture off).
     fn message_budget(&mut self, id: &str, bytes: usize) {
-        Adapter::message_budget(self, id, bytes);
+        let s = self.sessions.entry(id.to_string()).or_default();
+        s.transcript.set_message_budget(bytes);
     }
 }
 

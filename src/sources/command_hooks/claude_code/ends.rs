@@ -62,43 +62,11 @@ impl Adapter {
         }
     }
 
-    /// Ends the turns whose `Stop` is older than the grace period.
-    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due =
-            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-                s.turn.as_ref()?.stop.map(|(at, _)| at)
-            });
-        for id in due {
-            self.end_held(&id, out);
-        }
-    }
-
     /// Ends every held-back turn now (the exporter is closing).
     pub fn flush(&mut self, out: &mut Vec<Record<'static>>) {
         let ids: Vec<String> = self.sessions.keys().cloned().collect();
         for id in ids {
             self.end_held(&id, out);
         }
-    }
-
-    /// Gives up on a session that will send nothing more (its agent is gone, or it went
-    /// quiet without a `SessionEnd`): the model calls its transcript holds go out with the
-    /// open turn, its sub-agents are closed at `at_ms` (when the agent was last known alive),
-    /// so their open turns are exported, marked unfinished, and the session is forgotten (and
-    /// closed then, if it was one).
-    pub(crate) fn give_up(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        transcripts: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) -> Option<u64> {
-        self.cut_short(id, transcripts, out);
-        let s = self.sessions.remove(id)?;
-        for child in s.agents.values() {
-            out.push(record(child, Event::Closed { at_ms }));
-            self.sessions.remove(child);
-        }
-        Some(at_ms)
     }
 }

@@ -132,69 +132,6 @@ impl Adapter {
         }
     }
 
-    /// Where session `id`'s transcript has been read to (to resume after a restart).
-    pub fn cursor(&self, id: &str) -> Option<FileCursor> {
-        let s = self.sessions.get(id)?;
-        if let Some(resumed) = &s.resumed {
-            return Some(resumed.clone());
-        }
-        Some(FileCursor {
-            path: s.transcript_path.clone().unwrap_or_default(),
-            offset: s.transcript.offset,
-            identity: s.read_identity,
-        })
-    }
-
-    /// Resumes a session whose transcript an earlier process read up to `at`.
-    pub fn resume(&mut self, id: &str, at: FileCursor) {
-        let s = self.sessions.entry(id.to_string()).or_default();
-        s.transcript.offset = at.offset;
-        s.resumed = Some(at);
-    }
-
-    /// How much of session `id`'s conversation its model calls carry as their input, in
-    /// bytes; 0 when its messages are not exported (capture off).
-    pub fn message_budget(&mut self, id: &str, bytes: usize) {
-        let s = self.sessions.entry(id.to_string()).or_default();
-        s.transcript.set_message_budget(bytes);
-    }
-
-    /// Takes one hook payload received at `at_ms`; appends protocol records to `out`.
-    pub fn push(
-        &mut self,
-        at_ms: u64,
-        p: &Payload,
-        transcripts: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
-        self.ensure(sid, at_ms, p.cwd.as_deref(), out);
-        if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
-            if let Some(s) = self.sessions.get_mut(sid) {
-                if s.transcript_path.as_deref() != Some(path) {
-                    s.transcript_path = Some(path.to_string());
-                }
-            }
-        }
-        let target = self.target(p);
-        match p.hook_event_name.as_str() {
-            "UserPromptSubmit" => self.on_prompt(sid, at_ms, p, transcripts, out),
-            "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
-            "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(&target, at_ms, p, out),
-            "PostToolBatch" => self.on_batch(sid, &target, at_ms, p, out),
-            "SubagentStart" => self.on_subagent_start(sid, at_ms, p, out),
-            "SubagentStop" => self.on_subagent_stop(sid, at_ms, p, transcripts, out),
-            "Stop" => self.on_stop(sid, at_ms, p, transcripts, out),
-            "SessionEnd" => self.on_session_end(sid, at_ms, p, transcripts, out),
-            // SessionStart, InstructionsLoaded, Notification, PreCompact, ...: the session
-            // is known now; nothing else to trace.
-            _ => {}
-        }
-    }
-
     fn ensure(&mut self, id: &str, at_ms: u64, cwd: Option<&str>, out: &mut Vec<Record<'static>>) {
         let s = self.sessions.entry(id.to_string()).or_default();
         if !s.started {

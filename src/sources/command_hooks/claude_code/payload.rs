@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// One hook payload, with every field any event may carry.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Clone, Debug, Deserialize, Default)]
 pub struct Payload {
     pub session_id: String,
     pub hook_event_name: String,
@@ -47,7 +47,7 @@ pub struct Payload {
 }
 
 /// One call of a `PostToolBatch`.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct BatchCall {
     pub tool_name: String,
     #[serde(default)]

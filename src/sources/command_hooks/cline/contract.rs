@@ -1,8 +1,10 @@
 //! Cline CLI's rules for the session engine ([`AgentRules`]): its turns'
 //! model calls are read from the session's messages file it is handed as `files`.
 
-use super::{Adapter, Payload, Session};
-use crate::protocol::Record;
+use super::{Adapter, Payload, Session, finish, READ_GRACE_MS};
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::session_key;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -66,20 +68,64 @@ impl AgentRules for Adapter {
         s.turn.is_some() || !s.children.is_empty()
     }
 
+    /// Takes one payload received at `received_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
-        at_ms: u64,
+        received_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, files, out);
+        let p = &p;
+        let top = p.session();
+        if top.is_empty() {
+            return;
+        }
+        let at_ms = p.at_ms().unwrap_or(received_ms);
+        let sid = match p.sub_agent() {
+            Some((agent, parent)) => self.sub_agent(top, agent, parent, p, at_ms, files, out),
+            // A parent named, but no agent of its own: whose payload it is cannot be told.
+            None if p.parent_agent_id.as_deref().is_some_and(|a| !a.is_empty()) => return,
+            None => top.to_string(),
+        };
+        self.route(&sid, p, at_ms, files, out);
     }
 
+    /// Ends each turn whose end is old enough for its messages to be written.
     fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, files, out);
+        self.give_up_waiting(now_ms, files, out);
+        let mut closed = Vec::new();
+        for (sid, s) in self.sessions.iter_mut() {
+            let Some(turn) = s.turn.as_ref() else {
+                continue;
+            };
+            let Some((stop_at, _)) = turn.stop else {
+                continue;
+            };
+            if now_ms < stop_at.saturating_add(READ_GRACE_MS) {
+                continue;
+            }
+            let closes = turn.own.closes;
+            finish(sid, s, now_ms, files, out);
+            if closes {
+                out.push(record(sid, Event::Closed { at_ms: stop_at }));
+                closed.push(sid.clone());
+            }
+        }
+        // Sub-agents first: a session's end gives up on those of its sub-agents still open.
+        closed.sort_by_key(|sid| session_key::top(sid) == sid.as_str());
+        for sid in closed {
+            // A sub-agent still open when its session ended will send nothing more.
+            let children = self.forget(&sid).map(|s| s.children).unwrap_or_default();
+            for child in children {
+                self.close_child(&child, now_ms, files, out);
+            }
+        }
     }
 
+    /// Gives up on a session that will send nothing more, its sub-agents first: its open
+    /// turn's model calls go out, its running calls stay open, and the session's close (when
+    /// returned) marks them unfinished.
     fn give_up(
         &mut self,
         id: &str,
@@ -87,7 +133,15 @@ impl AgentRules for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, files, out)
+        let children = self
+            .sessions
+            .get(id)
+            .map(|s| s.children.clone())
+            .unwrap_or_default();
+        for child in children {
+            self.close_child(&child, at_ms, files, out);
+        }
+        self.give_up_one(id, at_ms, files, out)
     }
 
     fn cursor(&self, id: &str) -> Option<FileCursor> {

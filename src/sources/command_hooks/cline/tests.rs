@@ -99,7 +99,7 @@ fn a_turn_has_its_tool_call_and_its_model_calls_from_the_messages_file() {
             p.messages_path.as_deref(),
             Some("/h/.cline/data/sessions/s1/s1.messages.json")
         );
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     assert_eq!(a.open_turns(), 1, "the end waits for the messages file");
     a.tick(1796312948461 + READ_GRACE_MS, &mut files, &mut out);
@@ -154,7 +154,7 @@ fn a_call_a_hook_cancelled_is_refused_and_the_turn_ends_with_the_session() {
             serde_json::json!({}),
         ),
     ] {
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     a.tick(1796313022749 + READ_GRACE_MS, &mut files, &mut out);
     let refused = out

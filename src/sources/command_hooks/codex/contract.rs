@@ -1,11 +1,11 @@
 //! Codex CLI's rules for the session engine ([`AgentRules`]): Claude Code's pairing
 //! underneath, and no transcript of Claude Code's shape to read; and its spec.
 
-use super::{Adapter, Payload};
+use super::{payload, target, Adapter, Payload, SPAWN_TOOL};
 use crate::protocol::Record;
 use crate::sources::command_hooks::claude_code;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::files::{NoTranscripts, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Codex CLI.
@@ -77,13 +77,75 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, p, out);
+        let Payload { mut hook, model } = p;
+        // Claude Code's reader would take Codex's rollout for a transcript of its own.
+        hook.transcript_path = None;
+        hook.agent_transcript_path = None;
+        match hook.hook_event_name.as_str() {
+            // Codex asks its model again, and stops, only once the calls it asked for are
+            // over: one still pending then was denied by another hook (Codex sends no
+            // PostToolBatch).
+            "PreModelRequest" | "Stop" => {
+                let by = target(&hook);
+                if hook.hook_event_name == "PreModelRequest" {
+                    // Asked again after a `Stop` another hook blocked: the turn goes on.
+                    self.claude_code.stop_was_held(&by);
+                }
+                self.claude_code.end_pending(&by, at_ms, true, out);
+                self.claude_code
+                    .forget_spawning(&hook.session_id, Some(&by));
+            }
+            // Ctrl-C: what was running ends now, failed, and the model call in flight with an
+            // error; the turn is exported unfinished when the next begins or the session ends.
+            "Interrupt" => {
+                self.claude_code
+                    .end_pending(&target(&hook), at_ms, false, out);
+                self.claude_code.forget_spawning(&hook.session_id, None);
+                self.unanswered(&hook.session_id, at_ms, out);
+            }
+            // A sub-agent's prompt opens no turn of the parent's: its SubagentStart opened it.
+            "UserPromptSubmit" if hook.agent_id.is_some() => return,
+            "UserPromptSubmit" => self.claude_code.forget_spawning(&hook.session_id, None),
+            "SessionEnd" => {
+                self.unanswered(&hook.session_id, at_ms, out);
+            }
+            "PreToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
+                if let Some(call) = hook.tool_use_id.as_deref() {
+                    let prompt = payload::spawn_prompt(&hook);
+                    let (sid, by) = (&hook.session_id, target(&hook));
+                    self.claude_code.spawning(sid, &by, call, &prompt);
+                }
+            }
+            "PostToolUse" if hook.tool_name.as_deref() == Some(SPAWN_TOOL) => {
+                if let Some(call) = hook.tool_use_id.as_deref() {
+                    let agent = payload::spawned(&hook);
+                    let (prompt, by) = (payload::spawn_prompt(&hook), target(&hook));
+                    let sid = &hook.session_id;
+                    self.claude_code
+                        .spawned(sid, agent.as_deref(), &by, call, &prompt);
+                }
+            }
+            _ => {}
+        }
+        // Claude Code's adapter takes every event: it ignores the model hooks, but learns of
+        // the session from whichever payload comes first.
+        // No transcript is read: Codex's rollout is not Claude Code's transcript.
+        let taken = hook.clone();
+        AgentRules::take(&mut self.claude_code, taken, at_ms, &mut NoTranscripts, out);
+        if matches!(
+            hook.hook_event_name.as_str(),
+            "PreModelRequest" | "PostModelRequest"
+        ) {
+            self.on_model(at_ms, &hook, &model, out);
+        }
     }
 
-    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        self.claude_code_mut().tick(now_ms, out);
+    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        AgentRules::tick(&mut self.claude_code, now_ms, files, out);
     }
 
+    /// Gives up on a session that will send nothing more (see Claude Code's `give_up`); its
+    /// model calls in flight go out with an error.
     fn give_up(
         &mut self,
         id: &str,
@@ -91,7 +153,9 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, out)
+        self.unanswered(id, at_ms, out);
+        // Codex's payloads name no transcript of Claude Code's shape: nothing to read.
+        AgentRules::give_up(&mut self.claude_code, id, at_ms, &mut NoTranscripts, out)
     }
 
     /// Model calls waiting for their answer.

@@ -3,6 +3,8 @@
 use serde_json::json;
 
 use super::*;
+use crate::sources::command_hooks::engine::AgentRules;
+use crate::sources::command_hooks::files::NoTranscripts;
 
 const SID: &str = "01a23350-4fdb-7bd1-93aa-7a10c99c8824";
 
@@ -69,7 +71,7 @@ fn a_turn_gets_its_model_calls_from_the_model_hooks_and_its_calls_from_claude_co
         ),
         (2_100, payload("SessionEnd", json!({"reason": "other"}))),
     ] {
-        a.push(at, p, &mut out);
+        a.take(p, at, &mut NoTranscripts, &mut out);
     }
     let kinds: Vec<&str> = out.iter().map(|r| r.event.kind().as_str()).collect();
     assert_eq!(
@@ -136,7 +138,7 @@ fn a_call_another_hook_denied_ends_refused_when_the_model_is_asked_again() {
         ),
         (300, model("PreModelRequest", "r2", json!({}))),
     ] {
-        a.push(at, p, &mut out);
+        a.take(p, at, &mut NoTranscripts, &mut out);
     }
     let refused: Vec<_> = out
         .iter()
@@ -186,7 +188,7 @@ fn a_sub_agents_prompt_is_not_the_parents_next_turn_and_an_interrupt_ends_what_r
         ),
         (600, payload("Interrupt", json!({"turn_id": "t1"}))),
     ] {
-        a.push(at, p, &mut out);
+        a.take(p, at, &mut NoTranscripts, &mut out);
     }
     // The parent has one turn; the sub-agent's opened its own session.
     let prompts = out
@@ -246,7 +248,7 @@ fn a_sub_agent_opens_under_its_spawn_agent_call_whichever_hook_comes_first() {
             hooks.swap(3, 4);
         }
         for (at, p) in hooks {
-            a.push(at, p, &mut out);
+            a.take(p, at, &mut NoTranscripts, &mut out);
         }
         let child = out
             .iter()
@@ -300,7 +302,7 @@ fn a_denied_spawn_agent_call_is_not_taken_by_a_later_sub_agent() {
             ),
         ),
     ] {
-        a.push(at, p, &mut out);
+        a.take(p, at, &mut NoTranscripts, &mut out);
     }
     let parent = out.iter().find_map(|r| match &r.event {
         Event::Session(s) if r.session != SID => s.parent.clone(),
@@ -321,32 +323,16 @@ fn a_blocked_stop_continued_by_a_model_request_stays_one_turn() {
     let mut out = Vec::new();
     let usage = json!({"token_usage": {"input_tokens": 10, "cached_input_tokens": 0, "cache_write_input_tokens": 0,
         "output_tokens": 5, "reasoning_output_tokens": 0, "total_tokens": 15}, "status": "completed"});
-    a.push(
-        100,
-        payload("UserPromptSubmit", json!({"prompt": "go"})),
-        &mut out,
-    );
-    a.push(200, model("PreModelRequest", "r1", json!({})), &mut out);
-    a.push(
-        300,
-        model("PostModelRequest", "r1", usage.clone()),
-        &mut out,
-    );
-    a.push(
-        400,
-        payload("Stop", json!({"last_assistant_message": "first"})),
-        &mut out,
-    );
-    a.push(500, model("PreModelRequest", "r2", json!({})), &mut out);
+    a.take(payload("UserPromptSubmit", json!({"prompt": "go"})), 100, &mut NoTranscripts, &mut out);
+    a.take(model("PreModelRequest", "r1", json!({})), 200, &mut NoTranscripts, &mut out);
+    a.take(model("PostModelRequest", "r1", usage.clone()), 300, &mut NoTranscripts, &mut out);
+    a.take(payload("Stop", json!({"last_assistant_message": "first"})), 400, &mut NoTranscripts, &mut out);
+    a.take(model("PreModelRequest", "r2", json!({})), 500, &mut NoTranscripts, &mut out);
     // Long past the grace of the first Stop: it was held, nothing ends.
-    a.claude_code_mut().tick(5_000, &mut out);
-    a.push(5_100, model("PostModelRequest", "r2", usage), &mut out);
-    a.push(
-        5_200,
-        payload("Stop", json!({"last_assistant_message": "second"})),
-        &mut out,
-    );
-    a.claude_code_mut().tick(20_000, &mut out);
+    AgentRules::tick(&mut a, 5_000, &mut NoTranscripts, &mut out);
+    a.take(model("PostModelRequest", "r2", usage), 5_100, &mut NoTranscripts, &mut out);
+    a.take(payload("Stop", json!({"last_assistant_message": "second"})), 5_200, &mut NoTranscripts, &mut out);
+    AgentRules::tick(&mut a, 20_000, &mut NoTranscripts, &mut out);
     let ends: Vec<u64> = out
         .iter()
         .filter_map(|r| match r.event {

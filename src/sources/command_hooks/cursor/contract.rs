@@ -1,8 +1,12 @@
 //! Cursor's rules for the session engine ([`AgentRules`]), and its spec:
 //! a `hooks.json` of Cursor's own, `{"version": 1, "hooks": {event: [{command}]}}`.
 
-use super::{Adapter, Payload, Session};
-use crate::protocol::Record;
+use super::{Adapter, Payload, Session, AGENT};
+use crate::protocol::{Event, SessionInfo, Record};
+use std::borrow::Cow;
+use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::held;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -59,6 +63,7 @@ impl AgentRules for Adapter {
         s.turn.is_some()
     }
 
+    /// Takes one payload that reached the journal at `at_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
@@ -66,13 +71,76 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, out);
+        let p = &p;
+        let own = p.session();
+        if own.is_empty() {
+            return;
+        }
+        // A sub-agent's own conversation goes to the session made for it.
+        let sid = self
+            .aliases
+            .get(own)
+            .cloned()
+            .unwrap_or_else(|| own.to_string());
+        if !self.sessions.contains_key(&sid) {
+            self.sessions.insert(sid.clone(), Session::default());
+            out.push(record(
+                &sid,
+                Event::Session(SessionInfo {
+                    at_ms,
+                    agent: Some(Cow::Borrowed(AGENT)),
+                    model: p.model.clone().map(Cow::Owned),
+                    workspace: p.workspace().map(|w| Cow::Owned(w.to_string())),
+                    parent: None,
+                }),
+            ));
+        }
+        let event = p.hook_event_name.as_str();
+        match event {
+            "beforeSubmitPrompt" => self.on_prompt(&sid, at_ms, p.prompt.as_deref(), out),
+            "preToolUse"
+            | "postToolUse"
+            | "postToolUseFailure"
+            | "beforeShellExecution"
+            | "afterShellExecution"
+            | "beforeMCPExecution"
+            | "afterMCPExecution"
+            | "afterFileEdit" => {
+                // The agent goes on: a stop before this was answered with a follow-up.
+                self.went_on(&sid);
+                self.on_tool(&sid, event, at_ms, p, out);
+            }
+            "subagentStart" => {
+                self.went_on(&sid);
+                self.sub_agent_started(&sid, at_ms, p, out);
+            }
+            "subagentStop" => self.sub_agent_stopped(&sid, at_ms, p, out),
+            "afterAgentResponse" => {
+                if let Some(s) = self.sessions.get_mut(&sid) {
+                    s.reply = p.text.clone();
+                }
+            }
+            "stop" => self.on_stop(&sid, at_ms, p, out),
+            "sessionEnd" => self.on_session_end(&sid, at_ms, p, out),
+            // sessionStart (the session is known now), beforeReadFile, afterAgentThought,
+            // preCompact, the Tab's.
+            _ => {}
+        }
     }
 
+    /// Ends the turns whose `stop` is older than the grace.
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
+        let due = held::due(&self.sessions, now_ms, self.grace_ms, |s| {
+            s.turn.as_ref()?.stop.map(|(at, _)| at)
+        });
+        for id in due {
+            self.end_held(&id, out);
+        }
     }
 
+    /// Gives up on a session that will send nothing more: its open turn is exported at
+    /// `at_ms`, marked unfinished, with its calls still running, and the session is forgotten
+    /// (closed then, if it was open).
     fn give_up(
         &mut self,
         id: &str,
@@ -80,7 +148,11 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, out)
+        // A stop held back did end its turn.
+        self.end_held(id, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
+        self.sub_agents_gone(id, at_ms, out);
+        self.sessions.remove(id).map(|_| at_ms)
     }
 }
 

@@ -40,7 +40,7 @@ use super::engine::AgentRules;
 use super::files::NoTranscripts;
 use super::records::record;
 use super::open_turn::{OpenTurn, Why};
-use crate::protocol::{Event, Record, SessionInfo};
+use crate::protocol::{Event, Record};
 
 /// The agent name on Cursor's turns.
 pub const AGENT: &str = "cursor";
@@ -118,64 +118,6 @@ impl Adapter {
             sessions: HashMap::new(),
             aliases: HashMap::new(),
             grace_ms,
-        }
-    }
-
-    /// Takes one payload that reached the journal at `at_ms`; appends records to `out`.
-    pub fn push(&mut self, at_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
-        let own = p.session();
-        if own.is_empty() {
-            return;
-        }
-        // A sub-agent's own conversation goes to the session made for it.
-        let sid = self
-            .aliases
-            .get(own)
-            .cloned()
-            .unwrap_or_else(|| own.to_string());
-        if !self.sessions.contains_key(&sid) {
-            self.sessions.insert(sid.clone(), Session::default());
-            out.push(record(
-                &sid,
-                Event::Session(SessionInfo {
-                    at_ms,
-                    agent: Some(Cow::Borrowed(AGENT)),
-                    model: p.model.clone().map(Cow::Owned),
-                    workspace: p.workspace().map(|w| Cow::Owned(w.to_string())),
-                    parent: None,
-                }),
-            ));
-        }
-        let event = p.hook_event_name.as_str();
-        match event {
-            "beforeSubmitPrompt" => self.on_prompt(&sid, at_ms, p.prompt.as_deref(), out),
-            "preToolUse"
-            | "postToolUse"
-            | "postToolUseFailure"
-            | "beforeShellExecution"
-            | "afterShellExecution"
-            | "beforeMCPExecution"
-            | "afterMCPExecution"
-            | "afterFileEdit" => {
-                // The agent goes on: a stop before this was answered with a follow-up.
-                self.went_on(&sid);
-                self.on_tool(&sid, event, at_ms, p, out);
-            }
-            "subagentStart" => {
-                self.went_on(&sid);
-                self.sub_agent_started(&sid, at_ms, p, out);
-            }
-            "subagentStop" => self.sub_agent_stopped(&sid, at_ms, p, out),
-            "afterAgentResponse" => {
-                if let Some(s) = self.sessions.get_mut(&sid) {
-                    s.reply = p.text.clone();
-                }
-            }
-            "stop" => self.on_stop(&sid, at_ms, p, out),
-            "sessionEnd" => self.on_session_end(&sid, at_ms, p, out),
-            // sessionStart (the session is known now), beforeReadFile, afterAgentThought,
-            // preCompact, the Tab's.
-            _ => {}
         }
     }
 
@@ -297,16 +239,6 @@ impl Adapter {
         true
     }
 
-    /// Ends the turns whose `stop` is older than the grace.
-    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due = super::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-            s.turn.as_ref()?.stop.map(|(at, _)| at)
-        });
-        for id in due {
-            self.end_held(&id, out);
-        }
-    }
-
     /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
     /// turn itself, the one way every turn ends (`OpenTurn::flush`).
     fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
@@ -320,17 +252,6 @@ impl Adapter {
         if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
             turn.flush(sid, at_ms, why, out);
         }
-    }
-
-    /// Gives up on a session that will send nothing more: its open turn is exported at
-    /// `at_ms`, marked unfinished, with its calls still running, and the session is forgotten
-    /// (closed then, if it was open).
-    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
-        // A stop held back did end its turn.
-        self.end_held(id, out);
-        self.end_turn(id, at_ms, Why::Unseen, out);
-        self.sub_agents_gone(id, at_ms, out);
-        self.sessions.remove(id).map(|_| at_ms)
     }
 }
 

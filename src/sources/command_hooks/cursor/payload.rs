@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 pub struct Payload {
     /// The conversation: Cursor's session, named on every event.
     #[serde(default, deserialize_with = "text")]

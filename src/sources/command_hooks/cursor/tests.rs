@@ -4,6 +4,8 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::assemble::semconv::{
     ALBEDO_TOOL_REFUSED, ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME,
     GEN_AI_TOOL_NAME, OP_EXECUTE_TOOL, OP_INVOKE_AGENT,
@@ -30,9 +32,9 @@ fn run(payloads: &[(u64, Payload)], then: u64) -> (Adapter, Vec<Record<'static>>
     let mut a = Adapter::with_grace(1_000);
     let mut out = Vec::new();
     for (ms, p) in payloads {
-        a.push(T0 + ms, p, &mut out);
+        a.take(p.clone(), T0 + ms, &mut NoTranscripts, &mut out);
     }
-    a.tick(T0 + then, &mut out);
+    a.tick(T0 + then, &mut NoTranscripts, &mut out);
     (a, out)
 }
 

@@ -2,7 +2,7 @@
 //! underneath, its own session file read for the prompt, the call ids and the model calls;
 //! and its spec.
 
-use super::{Adapter, Ledger, Payload, Reading, Tail};
+use super::{input, made_up, remember, Adapter, Ledger, Payload, Reading, Tail};
 use crate::protocol::Record;
 use crate::sources::command_hooks::claude_code;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
@@ -76,7 +76,66 @@ impl AgentRules for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, p, files, out);
+        let Payload { mut hook, own } = p;
+        let sid = hook.session_id.clone();
+        if sid.is_empty() {
+            return;
+        }
+        let event = hook.hook_event_name.clone();
+        // Claude Code's reader would take Droid's session file for a transcript of its own.
+        let path = hook.transcript_path.take().filter(|p| !p.is_empty());
+        let r = self.readings.entry(sid.clone()).or_default();
+        r.since.get_or_insert(at_ms);
+        let announced = own.message_id.as_deref().filter(|_| event == "UserPromptSubmit");
+        let already = announced.is_some_and(|id| r.prompts.iter().any(|p| p == id));
+        if let Some(id) = announced.filter(|_| !already) {
+            remember(&mut r.prompts, id);
+        }
+        if let Some(path) = &path {
+            let last = event == "SessionEnd";
+            self.read(&sid, at_ms, &hook, path, last, files, out);
+        }
+        let r = self.readings.entry(sid.clone()).or_default();
+        match event.as_str() {
+            // Opened already from the session file, read before this hook was.
+            "UserPromptSubmit" if already => return,
+            "PreToolUse" => {
+                let name = hook.tool_name.clone().unwrap_or_default();
+                let id = match r.asked.iter().position(|(_, n)| *n == name) {
+                    Some(i) => r.asked.remove(i).map(|(id, _)| id).unwrap_or_default(),
+                    None => made_up(r),
+                };
+                r.open.push((id.clone(), name, input(&hook)));
+                hook.tool_use_id = Some(id);
+            }
+            "PostToolUse" => {
+                let (name, given) = (hook.tool_name.clone().unwrap_or_default(), input(&hook));
+                let alike = |c: &&(String, String, String)| c.1 == name;
+                let i = (r.open.iter().position(|c| alike(&c) && c.2 == given))
+                    .or_else(|| r.open.iter().position(|c| alike(&c)));
+                hook.tool_use_id = Some(match i {
+                    Some(i) => r.open.remove(i).0,
+                    None => made_up(r),
+                });
+            }
+            // Droid stops only once the calls it asked for are over: one still open was not
+            // run (another hook refused it, and no `PostToolUse` came).
+            "Stop" => {
+                r.open.clear();
+                // A `tool_use` no `PreToolUse` took (an input Droid refused) is not the
+                // next call's.
+                r.asked.clear();
+                if hook.last_assistant_message.is_none() {
+                    hook.last_assistant_message = Some(r.reply.clone());
+                }
+                self.claude_code.end_pending(&sid, at_ms, true, out);
+            }
+            _ => {}
+        }
+        AgentRules::take(&mut self.claude_code, hook, at_ms, &mut NoTranscripts, out);
+        if event == "SessionEnd" {
+            self.readings.remove(&sid);
+        }
     }
 
     /// Droid writes a turn's last usage after its stop hooks, and sends no hook after them
@@ -90,7 +149,7 @@ impl AgentRules for Adapter {
         for id in waiting {
             self.settle(&id, files, false, out);
         }
-        self.claude_code.tick(now_ms, out);
+        AgentRules::tick(&mut self.claude_code, now_ms, files, out);
     }
 
     /// Its calls waiting for their usage go out with what they have, then Claude Code's
@@ -104,7 +163,7 @@ impl AgentRules for Adapter {
     ) -> Option<u64> {
         self.settle(id, files, true, out);
         self.readings.remove(id);
-        self.claude_code.give_up(id, at_ms, &mut NoTranscripts, out)
+        AgentRules::give_up(&mut self.claude_code, id, at_ms, &mut NoTranscripts, out)
     }
 
     /// Sessions whose file is being read.

@@ -40,6 +40,7 @@ use usage::Ledger;
 use super::claude_code;
 use super::engine::model_call::{self, ModelCall};
 use super::engine::tail::Tail;
+use super::engine::AgentRules;
 use super::files::{NoTranscripts, Transcripts};
 use super::records::record;
 use crate::protocol::{CallSent, Event, Record, Usage};
@@ -107,76 +108,6 @@ impl Adapter {
         }
     }
 
-    /// Takes one payload received at `at_ms`; appends records to `out`.
-    pub fn push(
-        &mut self,
-        at_ms: u64,
-        p: Payload,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let Payload { mut hook, own } = p;
-        let sid = hook.session_id.clone();
-        if sid.is_empty() {
-            return;
-        }
-        let event = hook.hook_event_name.clone();
-        // Claude Code's reader would take Droid's session file for a transcript of its own.
-        let path = hook.transcript_path.take().filter(|p| !p.is_empty());
-        let r = self.readings.entry(sid.clone()).or_default();
-        r.since.get_or_insert(at_ms);
-        let announced = own.message_id.as_deref().filter(|_| event == "UserPromptSubmit");
-        let already = announced.is_some_and(|id| r.prompts.iter().any(|p| p == id));
-        if let Some(id) = announced.filter(|_| !already) {
-            remember(&mut r.prompts, id);
-        }
-        if let Some(path) = &path {
-            let last = event == "SessionEnd";
-            self.read(&sid, at_ms, &hook, path, last, files, out);
-        }
-        let r = self.readings.entry(sid.clone()).or_default();
-        match event.as_str() {
-            // Opened already from the session file, read before this hook was.
-            "UserPromptSubmit" if already => return,
-            "PreToolUse" => {
-                let name = hook.tool_name.clone().unwrap_or_default();
-                let id = match r.asked.iter().position(|(_, n)| *n == name) {
-                    Some(i) => r.asked.remove(i).map(|(id, _)| id).unwrap_or_default(),
-                    None => made_up(r),
-                };
-                r.open.push((id.clone(), name, input(&hook)));
-                hook.tool_use_id = Some(id);
-            }
-            "PostToolUse" => {
-                let (name, given) = (hook.tool_name.clone().unwrap_or_default(), input(&hook));
-                let alike = |c: &&(String, String, String)| c.1 == name;
-                let i = (r.open.iter().position(|c| alike(&c) && c.2 == given))
-                    .or_else(|| r.open.iter().position(|c| alike(&c)));
-                hook.tool_use_id = Some(match i {
-                    Some(i) => r.open.remove(i).0,
-                    None => made_up(r),
-                });
-            }
-            // Droid stops only once the calls it asked for are over: one still open was not
-            // run (another hook refused it, and no `PostToolUse` came).
-            "Stop" => {
-                r.open.clear();
-                // A `tool_use` no `PreToolUse` took (an input Droid refused) is not the
-                // next call's.
-                r.asked.clear();
-                if hook.last_assistant_message.is_none() {
-                    hook.last_assistant_message = Some(r.reply.clone());
-                }
-                self.claude_code.end_pending(&sid, at_ms, true, out);
-            }
-            _ => {}
-        }
-        self.claude_code.push(at_ms, &hook, &mut NoTranscripts, out);
-        if event == "SessionEnd" {
-            self.readings.remove(&sid);
-        }
-    }
-
     /// Reads what session `sid`'s file at `path` gained: prompts no hook announced open
     /// turns, and its model calls go out with the usage their totals show (`last`: the
     /// session ends, so none waits any longer).
@@ -219,7 +150,7 @@ impl Adapter {
                         ..claude_code::Payload::default()
                     };
                     let when = written.min(at_ms);
-                    self.claude_code.push(when, &prompt, &mut NoTranscripts, out);
+                    AgentRules::take(&mut self.claude_code, prompt, when, &mut NoTranscripts, out);
                 }
                 Line::Answer(mut a) => {
                     if a.model.starts_with("custom:") {
@@ -264,7 +195,6 @@ impl Adapter {
             out.push(record(sid, Event::CallSent(call_sent(answer, began, usage, provider))));
         }
     }
-
 }
 
 /// The model of the user's own Droid names `id`, and its provider, from the user's settings

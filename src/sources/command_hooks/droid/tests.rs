@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::{transcript, Adapter, Payload};
 use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::files::Transcripts;
 
 const RECORDED: &str = include_str!("recorded/stop_blocked.jsonl");
@@ -84,7 +85,7 @@ fn play(calls: [u64; 6]) -> Vec<Record<'static>> {
             settings: settings(calls[i]),
         };
         let at = 1_796_622_409_700 + 100 * i as u64;
-        adapter.push(at, hook(event, extra), &mut files, &mut out);
+        adapter.take(hook(event, extra), at, &mut files, &mut out);
     }
     assert!(adapter.readings.is_empty(), "an ended session is forgotten");
     out
@@ -152,18 +153,18 @@ fn calls_read_before_their_usage_wait_for_it_and_the_sum_is_exact() {
         settings: settings(0),
     };
     let shell = json!({"command": "echo hello-from-droid", "riskLevel": "low", "riskLevelReason": "echo"});
-    adapter.push(10, hook("PreToolUse", json!({"tool_name": "Execute", "tool_input": shell})), &mut files, &mut out);
+    adapter.take(hook("PreToolUse", json!({"tool_name": "Execute", "tool_input": shell})), 10, &mut files, &mut out);
     let sent = |out: &[Record<'_>]| out.iter().filter(|r| matches!(r.event, Event::CallSent(_))).count();
     assert_eq!(sent(&out), 0, "it waits");
     // Two more answers by the second stop, and the usage of all three.
     files.file = up_to_hook("Stop", 2);
     files.settings = settings(3);
-    adapter.push(20, hook("Stop", json!({"stop_hook_active": true})), &mut files, &mut out);
+    adapter.take(hook("Stop", json!({"stop_hook_active": true})), 20, &mut files, &mut out);
     // Two calls' worth or more: the oldest two go out, the newest waits on; the session's end
     // sends it with what is left, so that the sum is exact.
     assert_eq!(sent(&out), 2);
     files.file = RECORDED.to_string();
-    adapter.push(30, hook("SessionEnd", json!({"reason": "other"})), &mut files, &mut out);
+    adapter.take(hook("SessionEnd", json!({"reason": "other"})), 30, &mut files, &mut out);
     let usage: Vec<_> = out
         .iter()
         .filter_map(|r| match &r.event {

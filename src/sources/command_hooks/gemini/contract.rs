@@ -1,7 +1,8 @@
 //! Gemini CLI's rules for the session engine ([`AgentRules`]), and its spec.
 
-use super::{Adapter, Payload, Session};
+use super::{Adapter, Payload, Session, subagents};
 use crate::protocol::Record;
+use crate::sources::command_hooks::open_turn::Why;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -70,20 +71,65 @@ impl AgentRules for Adapter {
         s.turn.is_some()
     }
 
+    /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
-        at_ms: u64,
+        received_ms: u64,
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, out);
+        let p = &p;
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        let at_ms = p.at_ms().unwrap_or(received_ms);
+        self.ensure(sid, at_ms, p.cwd.as_deref(), out);
+        // A model or tool hook is the running sub-agent's, if one runs; `invoke_agent`'s end
+        // is its caller's, once the sub-agent is closed.
+        let event = p.hook_event_name.as_str();
+        if matches!(
+            event,
+            "BeforeModel" | "AfterModel" | "BeforeTool" | "AfterTool"
+        ) {
+            self.went_on(sid);
+        }
+        let target = self.target(sid, event, at_ms, p, out);
+        let target = target.as_deref().unwrap_or(sid);
+        match event {
+            "BeforeAgent" => self.on_prompt(sid, at_ms, p, out),
+            "BeforeModel" => self.on_model_start(target, at_ms, p, out),
+            "AfterModel" => self.on_model_chunk(target, at_ms, p, out),
+            "BeforeTool" => {
+                let call = self.on_tool_start(target, at_ms, p, out);
+                if let Some(call) = call.filter(|_| p.tool_name.as_deref() == Some(subagents::TOOL))
+                {
+                    self.sub_agent_started(sid, target, call, at_ms, p, out);
+                }
+            }
+            "AfterTool" => self.on_tool_end(target, at_ms, p, out),
+            "AfterAgent" => self.hold_stop(sid, at_ms),
+            "SessionEnd" => self.close(sid, at_ms, out),
+            // SessionStart (the session is known now), BeforeToolSelection, PreCompress
+            // (fired before every model call, compressing or not), Notification.
+            _ => {}
+        }
     }
 
+    /// Ends the turns whose `AfterAgent` is older than the grace.
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
+        let due =
+            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
+                s.turn.as_ref()?.stop.map(|(at, _)| at)
+            });
+        for id in due {
+            self.end_held(&id, out);
+        }
     }
 
+    /// Gives up on a session that will send nothing more: its open turn is exported at
+    /// `at_ms`, marked unfinished, and the session is forgotten (closed then, if it was open).
     fn give_up(
         &mut self,
         id: &str,
@@ -91,7 +137,10 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, out)
+        // A stop held back did end its turn.
+        self.end_held(id, out);
+        self.end_turn(id, at_ms, Why::Unseen, out);
+        self.sessions.remove(id).map(|_| at_ms)
     }
 }
 

@@ -88,45 +88,6 @@ impl Adapter {
         }
     }
 
-    /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
-    pub fn push(&mut self, received_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
-        let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
-        let at_ms = p.at_ms().unwrap_or(received_ms);
-        self.ensure(sid, at_ms, p.cwd.as_deref(), out);
-        // A model or tool hook is the running sub-agent's, if one runs; `invoke_agent`'s end
-        // is its caller's, once the sub-agent is closed.
-        let event = p.hook_event_name.as_str();
-        if matches!(
-            event,
-            "BeforeModel" | "AfterModel" | "BeforeTool" | "AfterTool"
-        ) {
-            self.went_on(sid);
-        }
-        let target = self.target(sid, event, at_ms, p, out);
-        let target = target.as_deref().unwrap_or(sid);
-        match event {
-            "BeforeAgent" => self.on_prompt(sid, at_ms, p, out),
-            "BeforeModel" => self.on_model_start(target, at_ms, p, out),
-            "AfterModel" => self.on_model_chunk(target, at_ms, p, out),
-            "BeforeTool" => {
-                let call = self.on_tool_start(target, at_ms, p, out);
-                if let Some(call) = call.filter(|_| p.tool_name.as_deref() == Some(subagents::TOOL))
-                {
-                    self.sub_agent_started(sid, target, call, at_ms, p, out);
-                }
-            }
-            "AfterTool" => self.on_tool_end(target, at_ms, p, out),
-            "AfterAgent" => self.hold_stop(sid, at_ms),
-            "SessionEnd" => self.close(sid, at_ms, out),
-            // SessionStart (the session is known now), BeforeToolSelection, PreCompress
-            // (fired before every model call, compressing or not), Notification.
-            _ => {}
-        }
-    }
-
     fn ensure(&mut self, id: &str, at_ms: u64, cwd: Option<&str>, out: &mut Vec<Record<'static>>) {
         let s = self.sessions.entry(id.to_string()).or_default();
         if !s.started {

@@ -37,17 +37,6 @@ impl Adapter {
         true
     }
 
-    /// Ends the turns whose `AfterAgent` is older than the grace.
-    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due =
-            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-                s.turn.as_ref()?.stop.map(|(at, _)| at)
-            });
-        for id in due {
-            self.end_held(&id, out);
-        }
-    }
-
     /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
     /// turn itself, the one way every turn ends (`OpenTurn::flush`).
     pub(super) fn end_turn(
@@ -70,19 +59,5 @@ impl Adapter {
     /// turn still open is exported as it stands, unfinished.
     pub(super) fn close(&mut self, sid: &str, at_ms: u64, out: &mut Vec<Record<'static>>) {
         self.abandon(sid, at_ms, &mut NoTranscripts, out);
-    }
-
-    /// Gives up on a session that will send nothing more: its open turn is exported at
-    /// `at_ms`, marked unfinished, and the session is forgotten (closed then, if it was open).
-    pub(super) fn give_up(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        out: &mut Vec<Record<'static>>,
-    ) -> Option<u64> {
-        // A stop held back did end its turn.
-        self.end_held(id, out);
-        self.end_turn(id, at_ms, Why::Unseen, out);
-        self.sessions.remove(id).map(|_| at_ms)
     }
 }

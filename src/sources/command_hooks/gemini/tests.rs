@@ -41,11 +41,11 @@ pub(super) fn chunk(text: &str, last: bool) -> serde_json::Value {
     v
 }
 
-pub(super) fn run(payloads: &[Payload]) -> Vec<Record<'static>> {
+pub(super) fn run(payloads: impl IntoIterator<Item = Payload>) -> Vec<Record<'static>> {
     let mut a = Adapter::new();
     let mut out = Vec::new();
     for p in payloads {
-        a.push(0, p, &mut out);
+        a.take(p, 0, &mut NoTranscripts, &mut out);
     }
     out
 }
@@ -85,7 +85,7 @@ pub(super) const T0: u64 = 1_796_155_419_000;
 
 #[test]
 fn a_turn_with_a_shell_call_gets_its_times_from_the_payloads() {
-    let out = run(&turn(true));
+    let out = run(turn(true));
     let kinds: Vec<&str> = out.iter().map(|r| r.event.kind().as_str()).collect();
     assert_eq!(
         kinds,
@@ -134,7 +134,7 @@ fn a_turn_with_a_shell_call_gets_its_times_from_the_payloads() {
 
 #[test]
 fn a_call_a_hook_denied_ends_refused_at_the_next_model_call() {
-    let out = run(&turn(false));
+    let out = run(turn(false));
     let refused: Vec<&Called> = out
         .iter()
         .filter_map(|r| match &r.event {
@@ -161,8 +161,8 @@ fn a_tool_that_could_not_run_is_failed_and_a_session_killed_mid_turn_is_closed()
     v.truncate(9);
     let mut a = Adapter::new();
     let mut out = Vec::new();
-    for p in &v {
-        a.push(0, p, &mut out);
+    for p in v {
+        a.take(p, 0, &mut NoTranscripts, &mut out);
     }
     assert!(out
         .iter()
@@ -178,7 +178,7 @@ fn a_payload_without_a_readable_time_takes_the_time_it_was_received() {
     let mut p = payload("BeforeAgent", 0, json!({"prompt": "x"}));
     p.timestamp = Some("yesterday".into());
     let mut out = Vec::new();
-    Adapter::new().push(42, &p, &mut out);
+    Adapter::new().take(p, 42, &mut NoTranscripts, &mut out);
     assert!(matches!(out[1].event, Event::Prompted { at_ms: 42, .. }));
 }
 
@@ -198,7 +198,7 @@ fn of_two_calls_to_one_tool_the_denied_one_is_refused_and_the_other_ends_at_its_
     let second = json!({"tool_name": "run_shell_command", "tool_input": {"command": "ls"}});
     let mut second_end = second.clone();
     second_end["tool_response"] = json!({"llmContent": "a b", "returnDisplay": "a b"});
-    let out = run(&[
+    let out = run([
         payload("BeforeAgent", 0, json!({"prompt": "go"})),
         payload("BeforeModel", 10, model_request()),
         payload("AfterModel", 20, chunk("two calls", true)),
@@ -228,7 +228,7 @@ fn of_two_calls_to_one_tool_the_denied_one_is_refused_and_the_other_ends_at_its_
 fn cached_tokens_are_kept_apart_and_counts_that_cannot_be_read_lose_nothing() {
     let mut last = chunk("done", true);
     last["llm_response"]["usageMetadata"] = json!({"promptTokenCount": 100, "candidatesTokenCount": null, "cachedContentTokenCount": 40, "thoughtsTokenCount": 7});
-    let out = run(&[
+    let out = run([
         payload("BeforeAgent", 0, json!({"prompt": "go"})),
         payload("BeforeModel", 10, model_request()),
         payload("AfterModel", 20, last),
@@ -250,7 +250,7 @@ fn cached_tokens_are_kept_apart_and_counts_that_cannot_be_read_lose_nothing() {
 
 #[test]
 fn a_model_call_without_its_last_chunk_is_still_a_call_with_an_error() {
-    let mut out = run(&[
+    let mut out = run([
         payload("BeforeAgent", 0, json!({"prompt": "go"})),
         payload("BeforeModel", 10, model_request()),
         payload("AfterModel", 20, chunk("half an ans", false)),
@@ -270,9 +270,9 @@ fn a_model_call_without_its_last_chunk_is_still_a_call_with_an_error() {
         payload("AfterModel", 20, chunk("half an ans", false)),
         payload("AfterAgent", 30, json!({})),
     ] {
-        a.push(0, &p, &mut out);
+        a.take(p, 0, &mut NoTranscripts, &mut out);
     }
-    a.tick(T0 + 30 + 15_000, &mut out);
+    a.tick(T0 + 30 + 15_000, &mut NoTranscripts, &mut out);
     let Event::CallSent(c) = &out[2].event else {
         panic!("{out:?}")
     };
@@ -291,7 +291,7 @@ fn a_resumed_session_opens_again_under_its_id() {
         p.timestamp = p.timestamp.map(|_| at(60_000));
         p
     }));
-    let out = run(&v);
+    let out = run(v);
     let sessions = out
         .iter()
         .filter(|r| matches!(r.event, Event::Session(_)))

@@ -2,8 +2,12 @@
 //! calls are read from the session's `wire.jsonl` files, handed as `files`; and its spec:
 //! `[[hooks]]` tables in Kimi's `config.toml`.
 
-use super::{Adapter, Payload, Session};
-use crate::protocol::Record;
+use super::{Adapter, Payload, Session, end_now, read, settle, why_of, turns, AGENT};
+use crate::protocol::{Event, Record};
+use std::borrow::Cow;
+use crate::sources::command_hooks::records::{record, session_opened};
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::held::WentOut;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -68,6 +72,7 @@ impl AgentRules for Adapter {
         s.turn.is_some()
     }
 
+    /// Takes one payload received at `at_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
@@ -75,13 +80,80 @@ impl AgentRules for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, files, out);
+        let p = &p;
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        if !s.started {
+            s.started = true;
+            out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
+        }
+        if p.kimi_home.is_some() {
+            s.home.clone_from(&p.kimi_home);
+        }
+        match p.hook_event_name.as_str() {
+            "UserPromptSubmit" => {
+                // What the last turn left in the wire is its own; a turn still open now was
+                // cut short, unless its wire says it ended. (With none open, the wire's older
+                // lines are the turns before, which the reads from this prompt's time on
+                // leave out.)
+                end_now(sid, s, at_ms, Why::Interrupted, files, out);
+                s.turn = Some(turns::begin(at_ms));
+                s.went_out = WentOut::default();
+                s.closing = None;
+                let text = Cow::Owned(p.prompt_text());
+                out.push(record(sid, Event::Prompted { at_ms, text }));
+            }
+            "Stop" | "StopFailure" | "Interrupt" => {
+                // With no turn open, the stop ends what the agent did since the last went out
+                // (its stop blocked late), which only the wire has: in a new daemon, what the
+                // wire has past where the old one had read it.
+                if s.turn.is_none() {
+                    let resumed = s.resumed.as_ref().map(|_| 0);
+                    s.turn = s.went_out.continuation().or(resumed).map(turns::begin);
+                }
+                let Some(turn) = s.turn.as_mut() else { return };
+                let reason = match p.hook_event_name.as_str() {
+                    "Stop" => "end_turn",
+                    "Interrupt" => "interrupted",
+                    _ => "error",
+                };
+                turn.hold(at_ms, reason);
+                settle(sid, s, at_ms, files, out);
+            }
+            "SessionEnd" => {
+                s.closing = Some(at_ms);
+                let held = s.turn.as_ref().and_then(|t| t.stop);
+                let why = held.map_or(Why::Interrupted, |(_, reason)| why_of(reason));
+                end_now(sid, s, at_ms, why, files, out);
+            }
+            _ => {}
+        }
     }
 
+    /// Reads the open turns' wires, ends the turns that are over, and closes the sessions
+    /// that ended.
     fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, files, out);
+        let mut closed = Vec::new();
+        for (sid, s) in self.sessions.iter_mut() {
+            if s.turn.is_some() {
+                settle(sid, s, now_ms, files, out);
+            }
+            if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
+                out.push(record(sid, Event::Closed { at_ms: at }));
+                closed.push(sid.clone());
+            }
+        }
+        for sid in closed {
+            self.sessions.remove(&sid);
+        }
     }
 
+    /// Gives up on a session that will send nothing more: what its wire has goes out, and it
+    /// is closed at `at_ms` (or when it was ending), its open turn, its calls in flight and
+    /// its sub-agents unfinished.
     fn give_up(
         &mut self,
         id: &str,
@@ -89,15 +161,39 @@ impl AgentRules for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, files, out)
+        let mut s = self.sessions.remove(id)?;
+        if s.turn.is_some() {
+            read(id, &mut s, u64::MAX, files, out);
+        }
+        // Kimi's wire says it was alive when it last wrote there.
+        let seen = s.reader.as_ref().map_or(0, |r| r.last_work);
+        let at_ms = at_ms.max(seen);
+        if let Some(turn) = s.turn.take() {
+            match turn.own.ended {
+                Some((end, reason)) => turns::end(turn, id, end, why_of(reason), out),
+                None => turns::end(turn, id, at_ms, Why::Unseen, out),
+            }
+        }
+        Some(s.closing.unwrap_or(at_ms))
     }
 
+    /// Where the session's main wire has been read to.
     fn cursor(&self, id: &str) -> Option<FileCursor> {
-        Adapter::cursor(self, id)
+        let s = self.sessions.get(id)?;
+        match &s.reader {
+            Some(r) => Some(FileCursor {
+                path: r.path.clone(),
+                offset: r.offset,
+                identity: r.identity,
+            }),
+            None => s.resumed.clone(),
+        }
     }
 
     fn resume(&mut self, id: &str, at: FileCursor) {
-        Adapter::resume(self, id, at);
+        if at.offset > 0 && !at.path.is_empty() {
+            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
+        }
     }
 }
 

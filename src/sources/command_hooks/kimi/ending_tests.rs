@@ -6,7 +6,7 @@ use crate::sources::command_hooks::engine::AgentRules;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::protocol::{CallSent, Called};
+use crate::protocol::{CallSent, Called, Event};
 
 const HOME: &str = "/home/u/.kimi-code";
 const SID: &str = "s1";
@@ -76,7 +76,7 @@ fn hook(a: &mut Adapter, at: u64, event: &str, w: &mut Wires, out: &mut Vec<Reco
         kimi_home: Some(HOME.into()),
         ..Default::default()
     };
-    a.push(T + at, &p, w, out);
+    a.take(p, T + at, w, out);
 }
 
 fn called<'a>(out: &'a [Record<'static>], id: &str) -> Option<&'a Called<'static>> {

@@ -31,7 +31,6 @@ mod subagents;
 mod turns;
 mod wire;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use payload::{dir_of_wire, session_dir, wire_of};
@@ -41,9 +40,8 @@ use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
 use super::held::WentOut;
-use super::records::{record, session_opened};
 use super::open_turn::{OpenTurn, Why};
-use crate::protocol::{Event, Record};
+use crate::protocol::Record;
 
 /// The agent name on Kimi Code's turns.
 pub const AGENT: &str = "kimi";
@@ -108,134 +106,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    /// Takes one payload received at `at_ms`; appends records to `out`.
-    pub fn push(
-        &mut self,
-        at_ms: u64,
-        p: &Payload,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        if !s.started {
-            s.started = true;
-            out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
-        }
-        if p.kimi_home.is_some() {
-            s.home.clone_from(&p.kimi_home);
-        }
-        match p.hook_event_name.as_str() {
-            "UserPromptSubmit" => {
-                // What the last turn left in the wire is its own; a turn still open now was
-                // cut short, unless its wire says it ended. (With none open, the wire's older
-                // lines are the turns before, which the reads from this prompt's time on
-                // leave out.)
-                end_now(sid, s, at_ms, Why::Interrupted, files, out);
-                s.turn = Some(turns::begin(at_ms));
-                s.went_out = WentOut::default();
-                s.closing = None;
-                let text = Cow::Owned(p.prompt_text());
-                out.push(record(sid, Event::Prompted { at_ms, text }));
-            }
-            "Stop" | "StopFailure" | "Interrupt" => {
-                // With no turn open, the stop ends what the agent did since the last went out
-                // (its stop blocked late), which only the wire has: in a new daemon, what the
-                // wire has past where the old one had read it.
-                if s.turn.is_none() {
-                    let resumed = s.resumed.as_ref().map(|_| 0);
-                    s.turn = s.went_out.continuation().or(resumed).map(turns::begin);
-                }
-                let Some(turn) = s.turn.as_mut() else { return };
-                let reason = match p.hook_event_name.as_str() {
-                    "Stop" => "end_turn",
-                    "Interrupt" => "interrupted",
-                    _ => "error",
-                };
-                turn.hold(at_ms, reason);
-                settle(sid, s, at_ms, files, out);
-            }
-            "SessionEnd" => {
-                s.closing = Some(at_ms);
-                let held = s.turn.as_ref().and_then(|t| t.stop);
-                let why = held.map_or(Why::Interrupted, |(_, reason)| why_of(reason));
-                end_now(sid, s, at_ms, why, files, out);
-            }
-            _ => {}
-        }
-    }
-
-    /// Reads the open turns' wires, ends the turns that are over, and closes the sessions
-    /// that ended.
-    pub fn tick(
-        &mut self,
-        now_ms: u64,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let mut closed = Vec::new();
-        for (sid, s) in self.sessions.iter_mut() {
-            if s.turn.is_some() {
-                settle(sid, s, now_ms, files, out);
-            }
-            if let Some(at) = s.closing.filter(|_| s.turn.is_none()) {
-                out.push(record(sid, Event::Closed { at_ms: at }));
-                closed.push(sid.clone());
-            }
-        }
-        for sid in closed {
-            self.sessions.remove(&sid);
-        }
-    }
-
-    /// Gives up on a session that will send nothing more: what its wire has goes out, and it
-    /// is closed at `at_ms` (or when it was ending), its open turn, its calls in flight and
-    /// its sub-agents unfinished.
-    fn give_up(
-        &mut self,
-        id: &str,
-        at_ms: u64,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) -> Option<u64> {
-        let mut s = self.sessions.remove(id)?;
-        if s.turn.is_some() {
-            read(id, &mut s, u64::MAX, files, out);
-        }
-        // Kimi's wire says it was alive when it last wrote there.
-        let seen = s.reader.as_ref().map_or(0, |r| r.last_work);
-        let at_ms = at_ms.max(seen);
-        if let Some(turn) = s.turn.take() {
-            match turn.own.ended {
-                Some((end, reason)) => turns::end(turn, id, end, why_of(reason), out),
-                None => turns::end(turn, id, at_ms, Why::Unseen, out),
-            }
-        }
-        Some(s.closing.unwrap_or(at_ms))
-    }
-
-    /// Where the session's main wire has been read to.
-    pub fn cursor(&self, id: &str) -> Option<FileCursor> {
-        let s = self.sessions.get(id)?;
-        match &s.reader {
-            Some(r) => Some(FileCursor {
-                path: r.path.clone(),
-                offset: r.offset,
-                identity: r.identity,
-            }),
-            None => s.resumed.clone(),
-        }
-    }
-
-    pub fn resume(&mut self, id: &str, at: FileCursor) {
-        if at.offset > 0 && !at.path.is_empty() {
-            self.sessions.entry(id.to_string()).or_default().resumed = Some(at);
-        }
     }
 }
 

@@ -69,7 +69,7 @@ fn replay(late: bool, lag: u64) -> Vec<Span> {
             a.tick(t, &mut Recorded { now: t, lag }, &mut out);
             t += 100;
         }
-        a.push(at, &p, files, &mut out);
+        a.take(p, at, files, &mut out);
         last = at;
     }
     a.tick(last + 60_000, &mut Recorded { now: end, lag: 0 }, &mut out);

@@ -1,8 +1,12 @@
 //! opencode's rules for the session engine ([`AgentRules`]), and its spec; its payload is
 //! boxed, the largest by far.
 
-use super::{Adapter, Payload, Session};
-use crate::protocol::Record;
+use super::subagents::OPENING_GRACE_MS;
+use super::{Adapter, Payload, Session, EXITED};
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::files::NoTranscripts;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -67,20 +71,72 @@ impl AgentRules for Adapter {
         s.turn.is_some()
     }
 
+    /// Takes one event that reached the journal at `received_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Box<Payload>,
-        at_ms: u64,
+        received_ms: u64,
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, out);
+        let p = &p;
+        let sid = p.own_session();
+        if sid.is_empty() {
+            return;
+        }
+        if self.waits(sid, received_ms, p, out) {
+            return;
+        }
+        let seen = p.seen_ms().unwrap_or(received_ms);
+        let props = &p.properties;
+        match p.hook_event_name.as_str() {
+            "session.created" => {
+                let info = props.info.as_ref();
+                let at = info.and_then(|i| i.time.created).unwrap_or(seen);
+                let parent = info.and_then(|i| i.parent_id.as_deref());
+                self.open_session(
+                    sid,
+                    at,
+                    info.and_then(|i| i.directory.as_deref()),
+                    parent,
+                    out,
+                );
+            }
+            "chat.message" => {
+                let message = props.message.as_ref();
+                let at = message.and_then(|m| m.time.created).unwrap_or(seen);
+                let id = message.and_then(|m| m.id.clone()).unwrap_or_default();
+                let text = props.text.clone().unwrap_or_default();
+                self.on_prompt(sid, at, id, text, out);
+            }
+            "message.updated" => match props.info.as_ref() {
+                Some(info) if info.role.as_deref() == Some("assistant") => {
+                    self.on_message(sid, seen, info, out);
+                }
+                _ => {}
+            },
+            "message.part.updated" => match props.part.as_ref() {
+                Some(part) if part.kind == "step-start" => self.on_first_chunk(sid, seen, part),
+                Some(part) if part.kind == "tool" => self.on_tool(sid, seen, part, out),
+                _ => {}
+            },
+            "session.idle" => self.end_turn(sid, seen, Why::Stopped("end_turn"), out),
+            EXITED => self.abandon(sid, seen, &mut NoTranscripts, out),
+            _ => {}
+        }
     }
 
+    /// Sub-agents that held their events for [`OPENING_GRACE_MS`] open without their call.
     fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, out);
+        let due = now_ms.saturating_sub(OPENING_GRACE_MS);
+        for child in self.holding(None, Some(due)) {
+            self.release(&child, None, out);
+        }
     }
 
+    /// Gives up on a session that will send nothing more (opencode is gone): its open turn
+    /// is exported, marked unfinished, and the session is forgotten (closed then, if it was
+    /// opened), its sub-agents first. A later `run --session` opens it again.
     fn give_up(
         &mut self,
         id: &str,
@@ -88,7 +144,49 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, out)
+        // Its sub-agents (and theirs) first: they run inside its calls. Each once, whatever
+        // loops the parent ids make.
+        let mut family = vec![id.to_string()];
+        let mut i = 0;
+        while i < family.len() {
+            let children: Vec<String> = self
+                .sessions
+                .iter()
+                .filter(|(c, s)| {
+                    s.parent.as_deref() == Some(family[i].as_str()) && !family.contains(c)
+                })
+                .map(|(c, _)| c.clone())
+                .collect();
+            family.extend(children);
+            i += 1;
+        }
+        // Those still waiting for their call open now, with what they held.
+        let holding = self.holding(None, None);
+        for sid in family.iter().filter(|s| holding.contains(s)) {
+            self.release(sid, None, out);
+        }
+        // The model calls still streaming go out as errors (they were lost); the calls still
+        // running end with their session, unfinished.
+        let mut closes = None;
+        for sid in family.iter().rev() {
+            let Some(mut s) = self.sessions.remove(sid) else {
+                continue;
+            };
+            // A sub-agent whose call never ran was never opened: nothing to close.
+            if !s.started {
+                continue;
+            }
+            if let Some(turn) = s.turn.take() {
+                turn.flush(sid, at_ms, Why::Unseen, out);
+            }
+            // The session itself is last, closed by the engine.
+            if sid == id {
+                closes = Some(at_ms);
+            } else {
+                out.push(record(sid, Event::Closed { at_ms }));
+            }
+        }
+        closes
     }
 }
 

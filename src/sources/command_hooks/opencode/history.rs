@@ -83,10 +83,11 @@ fn replay(agent: &'static str, mut seen: Vec<Seen>) -> Vec<Record<'static>> {
     let mut last: HashMap<String, u64> = HashMap::new();
     let mut adapter = Adapter::named(agent);
     let mut out = Vec::new();
-    for s in &seen {
-        adapter.push(s.at_ms, &s.payload, &mut out);
-        let top = last.entry(s.payload.session_id.clone()).or_default();
-        *top = (*top).max(s.at_ms);
+    for s in seen {
+        let (at_ms, sid) = (s.at_ms, s.payload.session_id.clone());
+        adapter.take(Box::new(s.payload), at_ms, &mut NoTranscripts, &mut out);
+        let top = last.entry(sid).or_default();
+        *top = (*top).max(at_ms);
     }
     let mut tops: Vec<(String, u64)> = last.into_iter().collect();
     tops.sort();

@@ -8,6 +8,8 @@ use std::borrow::Cow;
 
 use super::super::records::{record, session_opened};
 use super::{Adapter, Payload, EXITED};
+use crate::sources::command_hooks::engine::AgentRules;
+use crate::sources::command_hooks::files::NoTranscripts;
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
 /// How long a sub-agent's events wait for the call that starts it before it opens without
@@ -109,7 +111,7 @@ impl Adapter {
         let call = call.or_else(|| self.unclaimed_task(child));
         self.opened(child, w.at_ms, w.cwd, call, out);
         for (received_ms, p) in w.held {
-            self.push(received_ms, &p, out);
+            self.take(Box::new(p), received_ms, &mut NoTranscripts, out);
         }
     }
 
@@ -125,14 +127,6 @@ impl Adapter {
             .collect();
         found.sort();
         found.into_iter().map(|(_, id)| id).collect()
-    }
-
-    /// Sub-agents that held their events for [`OPENING_GRACE_MS`] open without their call.
-    pub fn tick(&mut self, now_ms: u64, out: &mut Vec<Record<'static>>) {
-        let due = now_ms.saturating_sub(OPENING_GRACE_MS);
-        for child in self.holding(None, Some(due)) {
-            self.release(&child, None, out);
-        }
     }
 
     /// Says session `sid` opened, under `call` (its parent session and the call's id).

@@ -1,7 +1,9 @@
 //! Pi's rules for the session engine ([`AgentRules`]), and its spec.
 
-use super::{Adapter, Payload, Session};
+use super::{Adapter, Payload, Session, EXITED};
 use crate::protocol::Record;
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::files::NoTranscripts;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -65,16 +67,58 @@ impl AgentRules for Adapter {
         s.turn.is_some()
     }
 
+    /// Takes one event that reached the journal at `received_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
-        at_ms: u64,
+        received_ms: u64,
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, out);
+        let p = &p;
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        let at = p.at_ms.unwrap_or(received_ms);
+        match p.hook_event_name.as_str() {
+            "session_start" => self.open_session(sid, at, p.cwd.as_deref(), out),
+            "before_agent_start" => {
+                // A turn that never settled (Pi was stopped mid-run) ends where the next begins.
+                self.end_turn(sid, at, Why::Interrupted, out);
+                self.begin(sid, at, p.prompt.clone().unwrap_or_default(), out);
+            }
+            "before_provider_request" => {
+                let model = p.model.clone().unwrap_or_default();
+                let provider = p.provider.clone().unwrap_or_default();
+                self.on_request(sid, at, model, provider, out);
+            }
+            "message_start" => self.on_response(sid, at, p.message.as_ref(), out),
+            "message_update" => self.on_first_chunk(sid, at, out),
+            "message_end" => {
+                if let Some(m) = &p.message {
+                    self.on_message(sid, at, m, out);
+                }
+            }
+            "tool_execution_start" => self.on_tool_start(sid, at, p, out),
+            "tool_execution_end" => self.on_tool_end(sid, at, p, out),
+            "agent_settled" => {
+                let why = if p.aborted {
+                    Why::Interrupted
+                } else {
+                    Why::Stopped("end_turn")
+                };
+                self.end_turn(sid, at, why, out);
+            }
+            EXITED => self.abandon(sid, at, &mut NoTranscripts, out),
+            // `session_shutdown`: the hook's input closes right after, and it says EXITED.
+            _ => {}
+        }
     }
 
+    /// Gives up on a session that will send nothing more (Pi is gone, or on to another
+    /// session): its open turn is exported, marked unfinished, and the session is forgotten
+    /// (and closed then, if it was opened). A later `pi --session` opens it again.
     fn give_up(
         &mut self,
         id: &str,
@@ -82,7 +126,14 @@ impl AgentRules for Adapter {
         _: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, out)
+        let s = self.sessions.remove(id)?;
+        if !s.started {
+            return None;
+        }
+        if let Some(turn) = s.turn {
+            turn.flush(id, at_ms, Why::Unseen, out);
+        }
+        Some(at_ms)
     }
 }
 

@@ -39,7 +39,6 @@ pub use extension::{extension, extension_command, EXTENSION, EXTENSION_COMMAND_M
 pub use payload::Payload;
 
 use super::engine::AgentRules;
-use super::files::NoTranscripts;
 use super::records::{raw, record, session_opened, Ended, Outcome};
 pub use super::streaming_hook::EXITED;
 use super::open_turn::{OpenTurn, Why};
@@ -95,48 +94,6 @@ pub struct Adapter {
 impl Adapter {
     pub fn new() -> Self {
         Adapter::default()
-    }
-
-    /// Takes one event that reached the journal at `received_ms`; appends records to `out`.
-    pub fn push(&mut self, received_ms: u64, p: &Payload, out: &mut Vec<Record<'static>>) {
-        let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
-        let at = p.at_ms.unwrap_or(received_ms);
-        match p.hook_event_name.as_str() {
-            "session_start" => self.open_session(sid, at, p.cwd.as_deref(), out),
-            "before_agent_start" => {
-                // A turn that never settled (Pi was stopped mid-run) ends where the next begins.
-                self.end_turn(sid, at, Why::Interrupted, out);
-                self.begin(sid, at, p.prompt.clone().unwrap_or_default(), out);
-            }
-            "before_provider_request" => {
-                let model = p.model.clone().unwrap_or_default();
-                let provider = p.provider.clone().unwrap_or_default();
-                self.on_request(sid, at, model, provider, out);
-            }
-            "message_start" => self.on_response(sid, at, p.message.as_ref(), out),
-            "message_update" => self.on_first_chunk(sid, at, out),
-            "message_end" => {
-                if let Some(m) = &p.message {
-                    self.on_message(sid, at, m, out);
-                }
-            }
-            "tool_execution_start" => self.on_tool_start(sid, at, p, out),
-            "tool_execution_end" => self.on_tool_end(sid, at, p, out),
-            "agent_settled" => {
-                let why = if p.aborted {
-                    Why::Interrupted
-                } else {
-                    Why::Stopped("end_turn")
-                };
-                self.end_turn(sid, at, why, out);
-            }
-            EXITED => self.abandon(sid, at, &mut NoTranscripts, out),
-            // `session_shutdown`: the hook's input closes right after, and it says EXITED.
-            _ => {}
-        }
     }
 
     fn open_session(
@@ -239,20 +196,6 @@ impl Adapter {
         if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
             turn.flush(sid, at_ms, why, out);
         }
-    }
-
-    /// Gives up on a session that will send nothing more (Pi is gone, or on to another
-    /// session): its open turn is exported, marked unfinished, and the session is forgotten
-    /// (and closed then, if it was opened). A later `pi --session` opens it again.
-    fn give_up(&mut self, id: &str, at_ms: u64, out: &mut Vec<Record<'static>>) -> Option<u64> {
-        let s = self.sessions.remove(id)?;
-        if !s.started {
-            return None;
-        }
-        if let Some(turn) = s.turn {
-            turn.flush(id, at_ms, Why::Unseen, out);
-        }
-        Some(at_ms)
     }
 }
 

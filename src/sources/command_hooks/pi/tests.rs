@@ -5,6 +5,8 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::testing::check_tree;
 
@@ -129,11 +131,11 @@ fn session() -> Vec<Payload> {
     e
 }
 
-fn run(payloads: &[Payload]) -> (Adapter, Vec<Record<'static>>) {
+fn run(payloads: impl IntoIterator<Item = Payload>) -> (Adapter, Vec<Record<'static>>) {
     let mut a = Adapter::new();
     let mut out = Vec::new();
     for p in payloads {
-        a.push(T0, p, &mut out);
+        a.take(p, T0, &mut NoTranscripts, &mut out);
     }
     (a, out)
 }
@@ -159,7 +161,7 @@ fn int(span: &Span, key: &str) -> Option<i64> {
 
 #[test]
 fn two_turns_with_pi_s_own_times_tokens_and_a_refused_call() {
-    let (adapter, records) = run(&session());
+    let (adapter, records) = run(session());
     assert_eq!(adapter.open_turns(), 0);
     let kinds: Vec<&str> = records.iter().map(|r| r.event.kind().as_str()).collect();
     let turn = [
@@ -237,7 +239,7 @@ fn pi_s_own_errors_of_a_call_that_never_ran_are_failures_not_refusals() {
         "Operation aborted",
         "Validation failed for tool \"bash\":\n- command: missing",
     ] {
-        let (_, records) = run(&[
+        let (_, records) = run([
             event("before_agent_start", 0, json!({"prompt": "x"})),
             tool_start("c", 10, "x"),
             tool_end("c", 20, true, None, text),
@@ -248,7 +250,7 @@ fn pi_s_own_errors_of_a_call_that_never_ran_are_failures_not_refusals() {
         assert!(c.failed && !c.refused, "{text}: {c:?}");
     }
     // A call that ran and failed (a non-zero exit) is a failure too.
-    let (_, records) = run(&[
+    let (_, records) = run([
         event("before_agent_start", 0, json!({"prompt": "x"})),
         tool_start("c", 10, "false"),
         tool_end("c", 20, true, Some(8), "Command exited with code 1"),
@@ -266,7 +268,7 @@ fn pi_gone_mid_call_leaves_the_turn_unfinished_with_what_it_had() {
     events.push(tool_start("call_1", 31, "sleep 600"));
     // Pi is killed; its hook's input closes, and the hook says so.
     events.push(event(EXITED, 5_000, json!({})));
-    let (adapter, records) = run(&events);
+    let (adapter, records) = run(events);
     assert_eq!(adapter.open_turns(), 0);
     assert_eq!(adapter.sessions.len(), 0, "the session is forgotten");
     let spans = spans(&records);
@@ -295,7 +297,7 @@ fn a_request_unanswered_when_pi_is_gone_goes_out_as_an_error() {
             .take(3),
     );
     events.push(event(EXITED, 900, json!({})));
-    let (_, records) = run(&events);
+    let (_, records) = run(events);
     let Some(Event::CallSent(c)) = records
         .iter()
         .map(|r| &r.event)
@@ -312,7 +314,7 @@ fn a_request_unanswered_when_pi_is_gone_goes_out_as_an_error() {
 
 #[test]
 fn the_next_prompt_ends_a_turn_that_never_settled() {
-    let (_, records) = run(&[
+    let (_, records) = run([
         event("before_agent_start", 0, json!({"prompt": "one"})),
         event("before_agent_start", 500, json!({"prompt": "two"})),
         event("agent_settled", 600, json!({"aborted": true})),

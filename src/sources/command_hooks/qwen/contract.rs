@@ -1,8 +1,11 @@
 //! Qwen Code's rules for the session engine ([`AgentRules`]): its model
 //! calls are read from the transcript it is handed as `files`.
 
-use super::{Adapter, Payload, Session, Tail};
+use super::{Adapter, Payload, Session, Tail, AGENT};
 use crate::protocol::Record;
+use crate::sources::command_hooks::records::session_opened;
+use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::held;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -67,20 +70,73 @@ impl AgentRules for Adapter {
         s.turn.is_some() || !s.agents.is_empty()
     }
 
+    /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
     fn take(
         &mut self,
         p: Payload,
-        at_ms: u64,
+        received_ms: u64,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        self.push(at_ms, &p, files, out);
+        let p = &p;
+        let sid = p.session_id.as_str();
+        if sid.is_empty() {
+            return;
+        }
+        let at_ms = p.at_ms().unwrap_or(received_ms);
+        let s = self.sessions.entry(sid.to_string()).or_default();
+        if !s.started {
+            s.started = true;
+            // A session met anew (`--resume` in a new process, a new daemon with no resume
+            // point) takes none of the calls its transcript held before: they were exported
+            // with their turns.
+            if !s.resumed {
+                s.since = at_ms;
+            }
+            out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
+        }
+        s.seen_ms = s.seen_ms.max(at_ms);
+        if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
+            // Another file is read from its start (the tail knows which it read).
+            if s.transcript.as_deref() != Some(path) {
+                s.transcript = Some(path.to_string());
+            }
+        }
+        // The model calls made up to this hook, before what the hook says: the call that
+        // asked for a tool ended before the tool started.
+        self.read(sid, files, out);
+        let event = p.hook_event_name.as_str();
+        let target = self.target(sid, event, p.agent_id.as_deref(), at_ms, out);
+        let top = target == sid;
+        match event {
+            "UserPromptSubmit" if top => self.on_prompt(sid, at_ms, p, out),
+            "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
+            "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(sid, &target, at_ms, p, out),
+            "PostToolBatch" => self.on_batch(sid, at_ms, p, out),
+            "SubagentStart" => self.sub_agent_started(sid, at_ms, p, out),
+            "SubagentStop" => self.sub_agent_stopped(sid, at_ms, p, out),
+            "Stop" | "StopFailure" if top => self.on_stop(sid, at_ms, p, out),
+            "SessionEnd" => AgentRules::abandon(self, sid, at_ms, files, out),
+            // SessionStart (the session is known now), Notification, PreCompact, ...
+            _ => {}
+        }
     }
 
+    /// Ends the turns whose `Stop` is older than the grace, with what the transcript has
+    /// gained since (the background agents' calls).
     fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        Adapter::tick(self, now_ms, files, out);
+        let due = held::due(&self.sessions, now_ms, self.grace_ms, |s| {
+            s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at)
+        });
+        for id in due {
+            self.read(&id, files, out);
+            self.end_held(&id, out);
+        }
     }
 
+    /// Gives up on session `id`, which will send nothing more (its agent is gone; `-p` sends
+    /// no `SessionEnd`): what its transcript holds goes out, a held stop ends its turn, and
+    /// the session is closed at `at_ms`, so a turn still open is exported unfinished.
     fn give_up(
         &mut self,
         id: &str,
@@ -88,7 +144,20 @@ impl AgentRules for Adapter {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) -> Option<u64> {
-        Adapter::give_up(self, id, at_ms, files, out)
+        self.read(id, files, out);
+        // The daemon last saw the agent alive up to a second before what its last payload
+        // says it did: the session closes no earlier than that.
+        let at_ms = self
+            .sessions
+            .get(id)
+            .map_or(at_ms, |s| at_ms.max(s.seen_ms));
+        if !self.end_held(id, out) {
+            self.close_children(id, at_ms, out);
+            if let Some(turn) = self.sessions.get_mut(id).and_then(|s| s.turn.take()) {
+                turn.flush(id, at_ms, Why::Unseen, out);
+            }
+        }
+        self.sessions.remove(id).map(|_| at_ms)
     }
 
     fn cursor(&self, id: &str) -> Option<FileCursor> {

@@ -24,7 +24,8 @@
 //!   `subagent_id` no `SubagentStart` named, and go under the turn that caused them, in a
 //!   session of their own under a `background_agent` call ([`transcript`]).
 //!
-//! Reading the transcript is the caller's I/O, behind [`Transcripts`]; the rest is pure.
+//! Reading the transcript is the caller's I/O, behind
+//! [`Transcripts`](super::files::Transcripts); the rest is pure.
 
 mod contract;
 pub(crate) use contract::adapter;
@@ -44,9 +45,7 @@ use std::collections::{HashMap, HashSet};
 pub use payload::Payload;
 
 use super::engine::tail::Tail;
-use super::engine::AgentRules;
-use super::files::Transcripts;
-use super::records::{record, session_opened};
+use super::records::record;
 use super::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
@@ -159,57 +158,6 @@ impl Adapter {
         Adapter {
             sessions: HashMap::new(),
             grace_ms,
-        }
-    }
-
-    /// Takes one payload that reached the journal at `received_ms`; appends records to `out`.
-    pub fn push(
-        &mut self,
-        received_ms: u64,
-        p: &Payload,
-        files: &mut dyn Transcripts,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
-        let at_ms = p.at_ms().unwrap_or(received_ms);
-        let s = self.sessions.entry(sid.to_string()).or_default();
-        if !s.started {
-            s.started = true;
-            // A session met anew (`--resume` in a new process, a new daemon with no resume
-            // point) takes none of the calls its transcript held before: they were exported
-            // with their turns.
-            if !s.resumed {
-                s.since = at_ms;
-            }
-            out.push(session_opened(sid, at_ms, AGENT, p.cwd.as_deref()));
-        }
-        s.seen_ms = s.seen_ms.max(at_ms);
-        if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
-            // Another file is read from its start (the tail knows which it read).
-            if s.transcript.as_deref() != Some(path) {
-                s.transcript = Some(path.to_string());
-            }
-        }
-        // The model calls made up to this hook, before what the hook says: the call that
-        // asked for a tool ended before the tool started.
-        self.read(sid, files, out);
-        let event = p.hook_event_name.as_str();
-        let target = self.target(sid, event, p.agent_id.as_deref(), at_ms, out);
-        let top = target == sid;
-        match event {
-            "UserPromptSubmit" if top => self.on_prompt(sid, at_ms, p, out),
-            "PreToolUse" => self.on_pre_tool(sid, &target, at_ms, p, out),
-            "PostToolUse" | "PostToolUseFailure" => self.on_post_tool(sid, &target, at_ms, p, out),
-            "PostToolBatch" => self.on_batch(sid, at_ms, p, out),
-            "SubagentStart" => self.sub_agent_started(sid, at_ms, p, out),
-            "SubagentStop" => self.sub_agent_stopped(sid, at_ms, p, out),
-            "Stop" | "StopFailure" if top => self.on_stop(sid, at_ms, p, out),
-            "SessionEnd" => AgentRules::abandon(self, sid, at_ms, files, out),
-            // SessionStart (the session is known now), Notification, PreCompact, ...
-            _ => {}
         }
     }
 

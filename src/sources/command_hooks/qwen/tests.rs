@@ -4,7 +4,9 @@
 use serde_json::json;
 
 use super::*;
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::protocol::{CallSent, Called};
+use crate::sources::command_hooks::files::Transcripts;
 
 const SID: &str = "2889d010-17de-4ea4-bcc4-2965603b41eb";
 const T0: u64 = 1_796_312_474_000;
@@ -91,28 +93,23 @@ fn kinds(out: &[Record<'static>], session: &str) -> Vec<&'static str> {
 fn one_turn(a: &mut Adapter, t: &mut Transcript, out: &mut Vec<Record<'static>>) {
     let shell = json!({"command": "sleep 1; echo hi"});
     let pid = format!("{SID}########1");
-    a.push(
-        0,
-        &payload("SessionStart", 0, json!({"source": "startup"})),
-        t,
-        out,
-    );
+    a.take(payload("SessionStart", 0, json!({"source": "startup"})), 0, t, out);
     let prompt = json!({"prompt": "<system-reminder>…</system-reminder>\n\nrun it",
         "submitted_prompt": "run it", "prompt_id": pid});
-    a.push(0, &payload("UserPromptSubmit", 100, prompt), t, out);
+    a.take(payload("UserPromptSubmit", 100, prompt), 0, t, out);
     t.call(1_000, 1, None);
     let pre = json!({"tool_name": "run_shell_command", "tool_input": shell,
         "tool_use_id": "toolu_1", "tool_call_id": "call_1", "prompt_id": pid});
-    a.push(0, &payload("PreToolUse", 1_100, pre.clone()), t, out);
+    a.take(payload("PreToolUse", 1_100, pre.clone()), 0, t, out);
     let mut post = pre;
     post["tool_response"] = json!({"llmContent": "hi", "returnDisplay": "hi"});
-    a.push(0, &payload("PostToolUse", 2_150, post), t, out);
+    a.take(payload("PostToolUse", 2_150, post), 0, t, out);
     let again = json!({"prompt": "", "prompt_id": pid});
-    a.push(0, &payload("UserPromptSubmit", 2_200, again), t, out);
+    a.take(payload("UserPromptSubmit", 2_200, again), 0, t, out);
     t.call(2_700, 2, None);
     let stop =
         json!({"stop_hook_active": false, "last_assistant_message": "done", "prompt_id": pid});
-    a.push(0, &payload("Stop", 2_800, stop), t, out);
+    a.take(payload("Stop", 2_800, stop), 0, t, out);
 }
 
 #[test]
@@ -160,16 +157,16 @@ fn a_call_a_hook_denied_ends_refused_at_its_batch() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let push = json!({"command": "git push --force origin main"});
     let prompt = json!({"prompt": "push", "submitted_prompt": "push", "prompt_id": "p1"});
-    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    a.take(payload("UserPromptSubmit", 0, prompt), 0, &mut t, &mut out);
     let pre = json!({"tool_name": "run_shell_command", "tool_input": push,
         "tool_use_id": "toolu_9", "tool_call_id": "call_6", "prompt_id": "p1"});
-    a.push(0, &payload("PreToolUse", 500, pre), &mut t, &mut out);
+    a.take(payload("PreToolUse", 500, pre), 0, &mut t, &mut out);
     // The batch names the call by the provider's id only.
     let batch = json!({"prompt_id": "p1", "tool_calls": [{"tool_name": "run_shell_command",
         "tool_input": push, "tool_use_id": "call_6", "tool_call_id": "call_6", "status": "error",
         "tool_response": {"error": "no force pushes", "error_type": "execution_denied",
             "execution_status": "not_started"}}]});
-    a.push(0, &payload("PostToolBatch", 530, batch), &mut t, &mut out);
+    a.take(payload("PostToolBatch", 530, batch), 0, &mut t, &mut out);
     let ended = called(&out);
     assert_eq!(ended.len(), 1);
     assert!(ended[0].1.refused && !ended[0].1.failed);
@@ -185,7 +182,7 @@ fn background_calls_after_the_stop_stay_in_the_turn_under_a_background_call() {
     // Its denied call fires a batch in the parent's session, with nothing pending.
     let batch = json!({"tool_calls": [{"tool_name": "run_shell_command",
         "tool_use_id": "call_9", "tool_call_id": "call_9", "status": "error"}]});
-    a.push(0, &payload("PostToolBatch", 3_350, batch), &mut t, &mut out);
+    a.take(payload("PostToolBatch", 3_350, batch), 0, &mut t, &mut out);
     t.call(3_500, 4, Some(memory));
     a.tick(T0 + 3_900, &mut t, &mut out);
     let child = crate::sources::command_hooks::session_key::sub_agent(SID, memory);
@@ -233,33 +230,23 @@ fn background_calls_after_the_stop_stay_in_the_turn_under_a_background_call() {
 fn a_sub_agent_opens_under_the_agent_call_whose_id_it_carries() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let prompt = json!({"prompt": "go", "submitted_prompt": "go", "prompt_id": "p1"});
-    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    a.take(payload("UserPromptSubmit", 0, prompt), 0, &mut t, &mut out);
     let input = json!({"description": "d", "prompt": "run the command",
         "subagent_type": "general-purpose", "run_in_background": false});
     let pre = json!({"tool_name": "agent", "tool_input": input, "tool_use_id": "toolu_a",
         "tool_call_id": "call_1__qwen_dup_2"});
-    a.push(
-        0,
-        &payload("PreToolUse", 100, pre.clone()),
-        &mut t,
-        &mut out,
-    );
+    a.take(payload("PreToolUse", 100, pre.clone()), 0, &mut t, &mut out);
     let agent = "general-purpose-call_1__qwen_dup_2";
     let start = json!({"agent_id": agent, "agent_type": "general-purpose"});
-    a.push(0, &payload("SubagentStart", 150, start), &mut t, &mut out);
+    a.take(payload("SubagentStart", 150, start), 0, &mut t, &mut out);
     t.call(600, 1, Some(agent));
     let shell = json!({"tool_name": "run_shell_command", "tool_input": {"command": "sleep 1"},
         "tool_use_id": "toolu_s", "tool_call_id": "call_2", "agent_id": agent});
-    a.push(
-        0,
-        &payload("PreToolUse", 700, shell.clone()),
-        &mut t,
-        &mut out,
-    );
-    a.push(0, &payload("PostToolUse", 1_750, shell), &mut t, &mut out);
+    a.take(payload("PreToolUse", 700, shell.clone()), 0, &mut t, &mut out);
+    a.take(payload("PostToolUse", 1_750, shell), 0, &mut t, &mut out);
     let stop = json!({"agent_id": agent, "agent_type": "general-purpose",
         "last_assistant_message": "done"});
-    a.push(0, &payload("SubagentStop", 1_900, stop), &mut t, &mut out);
+    a.take(payload("SubagentStop", 1_900, stop), 0, &mut t, &mut out);
     let child = crate::sources::command_hooks::session_key::sub_agent(SID, agent);
     assert_eq!(
         kinds(&out, &child),
@@ -288,18 +275,18 @@ fn a_sub_agent_opens_under_the_agent_call_whose_id_it_carries() {
 fn a_sub_agent_s_pending_call_ends_with_the_sub_agent() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let prompt = json!({"prompt": "go", "submitted_prompt": "go", "prompt_id": "p1"});
-    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    a.take(payload("UserPromptSubmit", 0, prompt), 0, &mut t, &mut out);
     let pre = json!({"tool_name": "agent", "tool_input": {"prompt": "look"},
         "tool_use_id": "toolu_a", "tool_call_id": "call_1"});
-    a.push(0, &payload("PreToolUse", 100, pre), &mut t, &mut out);
+    a.take(payload("PreToolUse", 100, pre), 0, &mut t, &mut out);
     let agent = "general-purpose-call_1";
     let start = json!({"agent_id": agent, "agent_type": "general-purpose"});
-    a.push(0, &payload("SubagentStart", 150, start), &mut t, &mut out);
+    a.take(payload("SubagentStart", 150, start), 0, &mut t, &mut out);
     let shell = json!({"tool_name": "run_shell_command", "tool_input": {"command": "sleep 9"},
         "tool_use_id": "toolu_s", "tool_call_id": "call_2", "agent_id": agent});
-    a.push(0, &payload("PreToolUse", 700, shell), &mut t, &mut out);
+    a.take(payload("PreToolUse", 700, shell), 0, &mut t, &mut out);
     let stop = json!({"agent_id": agent, "agent_type": "general-purpose"});
-    a.push(0, &payload("SubagentStop", 1_900, stop), &mut t, &mut out);
+    a.take(payload("SubagentStop", 1_900, stop), 0, &mut t, &mut out);
     let child = crate::sources::command_hooks::session_key::sub_agent(SID, agent);
     assert_eq!(
         kinds(&out, &child),
@@ -328,11 +315,11 @@ fn a_sub_agent_s_pending_call_ends_with_the_sub_agent() {
 fn a_killed_agent_is_closed_no_earlier_than_its_last_payload() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let prompt = json!({"prompt": "wait", "submitted_prompt": "wait", "prompt_id": "p1"});
-    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    a.take(payload("UserPromptSubmit", 0, prompt), 0, &mut t, &mut out);
     t.call(900, 1, None);
     let pre = json!({"tool_name": "run_shell_command", "tool_input": {"command": "sleep 30"},
         "tool_use_id": "toolu_1", "tool_call_id": "call_1"});
-    a.push(0, &payload("PreToolUse", 1_000, pre), &mut t, &mut out);
+    a.take(payload("PreToolUse", 1_000, pre), 0, &mut t, &mut out);
     // The daemon last saw the agent alive before that payload's time.
     a.abandon(SID, T0 + 500, &mut t, &mut out);
     assert_eq!(
@@ -347,19 +334,14 @@ fn a_killed_agent_is_closed_no_earlier_than_its_last_payload() {
 fn a_call_the_cli_refused_before_any_hook_is_a_refused_call() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let prompt = json!({"prompt": "wait", "submitted_prompt": "wait", "prompt_id": "p1"});
-    a.push(0, &payload("UserPromptSubmit", 0, prompt), &mut t, &mut out);
+    a.take(payload("UserPromptSubmit", 0, prompt), 0, &mut t, &mut out);
     // Qwen 0.24.4 blocks a standalone `sleep 30` itself: no PreToolUse, only the batch.
     let batch = json!({"prompt_id": "p1", "tool_calls": [{"tool_name": "run_shell_command",
         "tool_input": {"command": "sleep 30"}, "tool_use_id": "call_3", "tool_call_id": "call_3",
         "status": "error", "tool_response": {"error": "Blocked: standalone sleep 30."}}]});
-    a.push(
-        0,
-        &payload("PostToolBatch", 900, batch.clone()),
-        &mut t,
-        &mut out,
-    );
+    a.take(payload("PostToolBatch", 900, batch.clone()), 0, &mut t, &mut out);
     // Twice is still one call.
-    a.push(0, &payload("PostToolBatch", 950, batch), &mut t, &mut out);
+    a.take(payload("PostToolBatch", 950, batch), 0, &mut t, &mut out);
     let ended = called(&out);
     assert_eq!(ended.len(), 1);
     assert!(ended[0].1.refused);
@@ -376,19 +358,9 @@ fn a_call_the_cli_refused_before_any_hook_is_a_refused_call() {
 fn signed_in_with_gemini_the_output_gets_its_thoughts() {
     let (mut a, mut t, mut out) = (Adapter::new(1_000), Transcript::default(), Vec::new());
     let pid = format!("{SID}########1");
-    a.push(
-        0,
-        &payload("SessionStart", 0, json!({"source": "startup"})),
-        &mut t,
-        &mut out,
-    );
+    a.take(payload("SessionStart", 0, json!({"source": "startup"})), 0, &mut t, &mut out);
     let prompt = json!({"prompt": "why", "submitted_prompt": "why", "prompt_id": pid});
-    a.push(
-        0,
-        &payload("UserPromptSubmit", 100, prompt),
-        &mut t,
-        &mut out,
-    );
+    a.take(payload("UserPromptSubmit", 100, prompt), 0, &mut t, &mut out);
     for (n, auth, output) in [(1, "gemini", 48), (2, "openai", 358)] {
         let e = json!({"event.name": "qwen-code.api_response", "event.timestamp": at(900 + n),
             "response_id": format!("r{n}"), "model": "gemini-2.5-pro", "status_code": 200,
@@ -400,7 +372,7 @@ fn signed_in_with_gemini_the_output_gets_its_thoughts() {
         t.0.push_str(&format!("{line}\n"));
     }
     let stop = json!({"stop_hook_active": false, "last_assistant_message": "so", "prompt_id": pid});
-    a.push(0, &payload("Stop", 1_000, stop), &mut t, &mut out);
+    a.take(payload("Stop", 1_000, stop), 0, &mut t, &mut out);
     let calls = sent(&out);
     assert_eq!(calls.len(), 2, "{out:?}");
     for (_, c) in calls {

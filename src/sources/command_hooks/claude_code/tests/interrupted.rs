@@ -25,7 +25,7 @@ fn interrupted_then(
             break;
         }
         at = (r.received_unix_s * 1000.0).round() as u64;
-        adapter.push(at, &p, &mut transcripts, &mut records);
+        adapter.take(p, at, &mut transcripts, &mut records);
     }
     last(&mut adapter, at, &mut transcripts, &mut records);
     let mut asm = Assembler::new(AssembleConfig::default());
@@ -70,7 +70,7 @@ fn an_interrupted_turn_keeps_its_model_calls_and_the_next_gets_none_of_them() {
             prompt: Some("something else".into()),
             ..Payload::default()
         };
-        a.push(at + 60_000, &next, t, records);
+        a.take(next, at + 60_000, t, records);
     });
     let turns = chats_by_trace(&out);
     assert_eq!(turns.len(), 2, "two turns");

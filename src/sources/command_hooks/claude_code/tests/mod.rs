@@ -5,7 +5,7 @@ use crate::assemble::semconv::*;
 use crate::assemble::span::{Status, Value};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::Files;
+use crate::sources::command_hooks::files::{Files, NoTranscripts};
 use crate::testing::check_tree;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -49,9 +49,9 @@ fn replay(name: &'static str) -> Output {
         let r: Recorded = serde_json::from_str(line).unwrap();
         let p: Payload = serde_json::from_str(r.payload.get()).unwrap();
         last = (r.received_unix_s * 1000.0).round() as u64;
-        adapter.push(last, &p, &mut transcripts, &mut records);
+        adapter.take(p, last, &mut transcripts, &mut records);
     }
-    adapter.tick(last + 15_000, &mut records);
+    AgentRules::tick(&mut adapter, last + 15_000, &mut NoTranscripts, &mut records);
     assert_eq!(adapter.open_turns(), 0);
     let mut asm = Assembler::new(AssembleConfig::default());
     let mut out = Output::default();
@@ -205,11 +205,11 @@ impl Fed {
             r#"{{"session_id":"s","hook_event_name":"{event}"{extra}}}"#
         ))
         .unwrap();
-        self.adapter.push(at_ms, &p, &mut Files, &mut self.out);
+        self.adapter.take(p, at_ms, &mut Files, &mut self.out);
     }
 
     fn tick(&mut self, now_ms: u64) {
-        self.adapter.tick(now_ms, &mut self.out);
+        AgentRules::tick(&mut self.adapter, now_ms, &mut NoTranscripts, &mut self.out);
     }
 
     fn turn_ended(&self) -> bool {

@@ -109,8 +109,8 @@ fn a_sub_agent_runs_under_its_spawn_agent_call_with_its_own_calls_and_model_call
         payload("agent_end", "2026-12-03T20:04:46.651Z", none),
     ];
     assert_eq!(steps[2].messages_path.as_deref(), Some(sub), "its own file");
-    for (i, p) in steps.iter().enumerate() {
-        a.push(0, p, &mut files, &mut out);
+    for (i, p) in steps.into_iter().enumerate() {
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
         if i == 2 {
             assert!(!a.at_rest("s1"), "a sub-agent is running");
         }
@@ -229,7 +229,7 @@ fn side_by_side_sub_agents_each_take_the_call_that_gave_their_task() {
             none.clone(),
         ),
     ] {
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     let parents: Vec<(String, String, String)> = out
         .iter()
@@ -281,7 +281,7 @@ fn a_session_given_up_closes_its_running_sub_agent() {
         ),
         of("agent_x", "agent_start", "2026-12-03T20:05:12.752Z", none),
     ] {
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     a.abandon("s1", 1796328313000, &mut files, &mut out);
     let closed: Vec<&str> = out
@@ -319,7 +319,7 @@ fn a_sub_agent_whose_hooks_come_before_its_call_still_goes_under_it() {
             json!({"tool_call": shell}),
         ),
     ] {
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     let mine = |out: &[Record<'static>]| -> Vec<Event<'static>> {
         out.iter()
@@ -330,7 +330,7 @@ fn a_sub_agent_whose_hooks_come_before_its_call_still_goes_under_it() {
     assert!(mine(&out).is_empty(), "it waits for its call");
     let call = json!({"tool_call": spawn("call_1_0", "SUBTASK: run it")});
     let spawned = payload("tool_call", "2026-12-03T20:04:45.092Z", call);
-    a.push(0, &spawned, &mut files, &mut out);
+    AgentRules::take(&mut a, spawned, 0, &mut files, &mut out);
     let placed = mine(&out);
     assert!(
         matches!(placed.as_slice(), [
@@ -353,7 +353,7 @@ fn a_sub_agent_whose_call_never_comes_goes_out_on_its_own() {
         payload("agent_start", "2026-12-03T20:04:44.796Z", none.clone()),
         of("agent_x", "agent_start", "2026-12-03T20:04:45.118Z", none),
     ] {
-        a.push(0, &p, &mut files, &mut out);
+        AgentRules::take(&mut a, p, 0, &mut files, &mut out);
     }
     a.tick(1796328285118 + READ_GRACE_MS - 1, &mut files, &mut out);
     assert!(!out.iter().any(|r| r.session.contains("/agent-")));

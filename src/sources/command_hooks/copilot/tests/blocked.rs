@@ -14,22 +14,12 @@ fn a_blocked_stops_reason_logged_after_its_prompt_came_still_continues_the_turn(
     let mut logs = Log(line("tool.execution_start", 100, bash("c1"))
         + &line("tool.execution_complete", 300, done("c1")));
     let (mut a, mut out) = (Adapter::new(), Vec::new());
-    a.push(
-        0,
-        &hook("UserPromptSubmit", 0, json!({"prompt": "fix it"})),
-        &mut logs,
-        &mut out,
-    );
-    a.push(0, &hook("Stop", 500, path.clone()), &mut logs, &mut out);
+    a.take(hook("UserPromptSubmit", 0, json!({"prompt": "fix it"})), 0, &mut logs, &mut out);
+    a.take(hook("Stop", 500, path.clone()), 0, &mut logs, &mut out);
     // The turn goes out; 30 s on, the hook blocks, and the prompt comes before the log says so.
     a.tick(T0 + 3_000, &mut logs, &mut out);
     let on = 30_500;
-    a.push(
-        0,
-        &hook("UserPromptSubmit", on, json!({"prompt": REASON})),
-        &mut logs,
-        &mut out,
-    );
+    a.take(hook("UserPromptSubmit", on, json!({"prompt": REASON})), 0, &mut logs, &mut out);
     assert!(!a.at_rest(SID), "the prompt waits for the log");
     let answer =
         json!({"hookType": "agentStop", "output": {"decision": "block", "reason": REASON}});
@@ -37,7 +27,7 @@ fn a_blocked_stops_reason_logged_after_its_prompt_came_still_continues_the_turn(
         + &line("tool.execution_start", on + 100, bash("c2"))
         + &line("tool.execution_complete", on + 400, done("c2")));
     a.tick(T0 + on + 500, &mut logs, &mut out);
-    a.push(0, &hook("Stop", on + 600, path), &mut logs, &mut out);
+    a.take(hook("Stop", on + 600, path), 0, &mut logs, &mut out);
     a.tick(T0 + on + 3_000, &mut logs, &mut out);
     let prompts = out
         .iter()

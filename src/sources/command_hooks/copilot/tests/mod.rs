@@ -73,7 +73,7 @@ fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
         hook("Stop", 1_900, stop.clone()),
         hook("SessionEnd", 1_950, json!({"reason": "complete"})),
     ] {
-        a.push(0, &p, &mut logs, &mut out);
+        a.take(p, 0, &mut logs, &mut out);
     }
     assert_eq!(
         out.len(),
@@ -114,7 +114,7 @@ fn each_turn_takes_its_own_calls_from_the_log_once_its_stop_is_old_enough() {
         hook("UserPromptSubmit", 10_100, json!({"prompt": "push"})),
         hook("Stop", 10_900, stop),
     ] {
-        a.push(0, &p, &mut logs, &mut out);
+        a.take(p, 0, &mut logs, &mut out);
     }
     a.abandon(SID, T0 + 11_000, &mut logs, &mut out);
     assert_eq!(call_ids(&out), ["chatcmpl-3", "chatcmpl-4"]);
@@ -174,7 +174,7 @@ fn turn(
     ));
     hooks.push(hook("Stop", end, stop));
     for p in hooks {
-        a.push(0, &p, logs, out);
+        a.take(p, 0, logs, out);
     }
     a.tick(T0 + end + LOG_GRACE_MS, logs, out);
 }
@@ -210,7 +210,7 @@ fn a_sub_agent_in_the_log_opens_under_its_task_call_and_closes_before_the_call_e
         ),
         hook("Stop", 1_400, stop),
     ] {
-        a.push(0, &p, &mut logs, &mut out);
+        a.take(p, 0, &mut logs, &mut out);
     }
     a.tick(T0 + 10_000, &mut logs, &mut out);
     let sub = format!("{SID}/agent-5569dbe4");
@@ -279,7 +279,7 @@ fn a_model_calls_answer_goes_with_it_its_text_and_the_calls_it_asked_for() {
         hook("UserPromptSubmit", 100, json!({"prompt": "run it"})),
         hook("Stop", 1_900, stop),
     ] {
-        a.push(0, &p, &mut logs, &mut out);
+        a.take(p, 0, &mut logs, &mut out);
     }
     a.tick(T0 + 10_000, &mut logs, &mut out);
     let calls: Vec<&CallSent> = out
@@ -348,7 +348,7 @@ fn the_hook_names_the_log_on_a_prompt_so_a_turn_killed_before_its_stop_reads_it(
     let (mut a, mut out) = (Adapter::new(), Vec::new());
     let mut p = hook("UserPromptSubmit", 100, json!({"prompt": "run it"}));
     p.transcript_path = Some(log);
-    a.push(0, &p, &mut logs, &mut out);
+    a.take(p, 0, &mut logs, &mut out);
     a.abandon(SID, T0 + 5_000, &mut logs, &mut out);
     assert!(
         out.iter()
@@ -395,7 +395,7 @@ fn a_call_logged_after_the_agent_was_last_seen_stays_in_its_killed_turn() {
     let (mut a, mut out) = (Adapter::new(), Vec::new());
     let mut p = hook("UserPromptSubmit", 100, json!({"prompt": "run it"}));
     p.transcript_path = Some(log);
-    a.push(T0 + 100, &p, &mut logs, &mut out);
+    a.take(p, T0 + 100, &mut logs, &mut out);
     // Last seen at +200 ms, by the prompt's hook; the call began at +400 ms.
     a.abandon(SID, T0 + 200, &mut logs, &mut out);
     assert!(

@@ -2,6 +2,7 @@
 //! start again when it shrank or was replaced.
 
 use super::*;
+use crate::sources::command_hooks::engine::AgentRules;
 
 #[test]
 fn a_later_turn_reads_the_log_on_from_where_the_last_one_stopped() {

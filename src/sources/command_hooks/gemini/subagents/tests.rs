@@ -18,7 +18,7 @@ fn the_hooks_inside_an_invoke_agent_call_are_its_sub_agents_nested_under_it() {
         v
     };
     // As Gemini CLI 0.61.0 fired them for a `generalist` sub-agent (the helper's run).
-    let out = run(&[
+    let out = run([
         payload(
             "BeforeAgent",
             100,
@@ -116,7 +116,7 @@ fn the_hooks_inside_an_invoke_agent_call_are_its_sub_agents_nested_under_it() {
 #[test]
 fn a_sub_agent_still_running_when_the_session_ends_is_closed_with_it() {
     let invoke = json!({"tool_name": "invoke_agent", "tool_input": {"agent_name": "generalist", "prompt": "go"}});
-    let out = run(&[
+    let out = run([
         payload("BeforeAgent", 100, json!({"prompt": "DELEGATE"})),
         payload("BeforeTool", 110, invoke),
         payload("BeforeModel", 120, model_request()),
@@ -149,7 +149,7 @@ fn side_by_side_sub_agents_each_nest_under_their_own_call() {
         v["tool_response"] = json!({"llmContent": [{"text": "finished"}]});
         v
     };
-    let out = run(&[
+    let out = run([
         payload("BeforeAgent", 100, json!({"prompt": "two at once"})),
         payload("BeforeModel", 200, model_request()),
         payload("AfterModel", 300, chunk("", true)),

@@ -5,6 +5,8 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::testing::check_tree;
 
@@ -172,7 +174,7 @@ fn run(payloads: &[Payload]) -> (Adapter, Vec<Record<'static>>) {
     let mut a = Adapter::new();
     let mut out = Vec::new();
     for p in payloads {
-        a.push(T0, p, &mut out);
+        a.take(Box::new(p.clone()), T0, &mut NoTranscripts, &mut out);
     }
     (a, out)
 }

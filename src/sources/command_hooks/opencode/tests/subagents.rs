@@ -2,6 +2,8 @@
 //! same recorded shapes as the tests beside them.
 
 use super::*;
+use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::opencode::subagents::OPENING_GRACE_MS;
 
 const CHILD: &str = "ses_child";
@@ -111,9 +113,9 @@ fn a_sub_agent_whose_call_never_runs_opens_after_the_grace() {
     let of_child =
         |records: &[Record<'static>]| records.iter().filter(|r| r.session == CHILD).count();
     assert_eq!(of_child(&records), 0, "held: {records:?}");
-    adapter.tick(T0 + OPENING_GRACE_MS - 1, &mut records);
+    adapter.tick(T0 + OPENING_GRACE_MS - 1, &mut NoTranscripts, &mut records);
     assert_eq!(of_child(&records), 0, "held: {records:?}");
-    adapter.tick(T0 + OPENING_GRACE_MS, &mut records);
+    adapter.tick(T0 + OPENING_GRACE_MS, &mut NoTranscripts, &mut records);
     let child: Vec<&Event> = records
         .iter()
         .filter(|r| r.session == CHILD)
