@@ -104,14 +104,16 @@ impl AgentRules for Adapter {
     }
 
     /// Ends the turns whose `Stop` is older than the grace period.
-    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        let due =
-            crate::sources::command_hooks::held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-                s.turn.as_ref()?.stop.map(|(at, _)| at)
-            });
-        for id in due {
-            self.end_held(&id, out);
-        }
+    fn grace_ms(&self) -> Option<u64> {
+        Some(self.grace_ms)
+    }
+
+    fn held_stop(s: &Session) -> Option<u64> {
+        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    }
+
+    fn end_held_stop(&mut self, id: &str, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        self.end_held(id, out);
     }
 
     /// Gives up on a session that will send nothing more (its agent is gone, or it went

@@ -6,7 +6,6 @@ use crate::protocol::{Event, SessionInfo, Record};
 use std::borrow::Cow;
 use crate::sources::command_hooks::records::record;
 use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::held;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -129,13 +128,16 @@ impl AgentRules for Adapter {
     }
 
     /// Ends the turns whose `stop` is older than the grace.
-    fn tick(&mut self, now_ms: u64, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        let due = held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-            s.turn.as_ref()?.stop.map(|(at, _)| at)
-        });
-        for id in due {
-            self.end_held(&id, out);
-        }
+    fn grace_ms(&self) -> Option<u64> {
+        Some(self.grace_ms)
+    }
+
+    fn held_stop(s: &Session) -> Option<u64> {
+        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    }
+
+    fn end_held_stop(&mut self, id: &str, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
+        self.end_held(id, out);
     }
 
     /// Gives up on a session that will send nothing more: its open turn is exported at

@@ -7,6 +7,9 @@
 //!   point past it, one rule for both, from the agent's one answer ([`AgentRules::busy`]);
 //! - a session given up on is closed here, once, at the time its agent gives
 //!   ([`AgentRules::give_up`]);
+//! - a stop another hook may block is held, and its turn ends at it once its grace has passed
+//!   with nothing of the turn after it ([`AgentRules::held_stop`]; the agent says what ends
+//!   with the turn, [`AgentRules::end_held_stop`]);
 //! - what the agent keeps is its sessions, and what it says it keeps besides.
 
 pub(crate) mod model_call;
@@ -58,9 +61,38 @@ pub trait AgentRules: fmt::Debug + Send + 'static {
         out: &mut Vec<Record<'static>>,
     );
 
-    /// Ends what time ends (a held stop past its grace, a log that is due).
+    /// How long a held stop waits for its turn to go on (another hook blocked it) before the
+    /// turn ends at it; `None` for an agent that holds no stop.
+    fn grace_ms(&self) -> Option<u64> {
+        None
+    }
+
+    /// When session `s`'s held stop came, if one is held.
+    fn held_stop(s: &Self::Session) -> Option<u64> {
+        let _ = s;
+        None
+    }
+
+    /// Ends session `id`'s turn at its held stop, whose grace has passed: with what the agent
+    /// reads first (its transcript) and ends with it (its sub-agents).
+    fn end_held_stop(
+        &mut self,
+        id: &str,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        let _ = (id, files, out);
+    }
+
+    /// Ends what time ends: the held stops past their grace, and for an agent that reads a
+    /// log as time goes, what is due of it.
     fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        let _ = (now_ms, files, out);
+        let Some(grace_ms) = self.grace_ms() else {
+            return;
+        };
+        for id in super::held::due(self.sessions(), now_ms, grace_ms, Self::held_stop) {
+            self.end_held_stop(&id, files, out);
+        }
     }
 
     /// Gives up on session `id`, which will send nothing more (its agent is gone): what it

@@ -5,7 +5,6 @@ use super::{Adapter, Payload, Session, Tail, AGENT};
 use crate::protocol::Record;
 use crate::sources::command_hooks::records::session_opened;
 use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::held;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
@@ -124,14 +123,23 @@ impl AgentRules for Adapter {
 
     /// Ends the turns whose `Stop` is older than the grace, with what the transcript has
     /// gained since (the background agents' calls).
-    fn tick(&mut self, now_ms: u64, files: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        let due = held::due(&self.sessions, now_ms, self.grace_ms, |s| {
-            s.turn.as_ref().and_then(|t| t.stop).map(|(at, _)| at)
-        });
-        for id in due {
-            self.read(&id, files, out);
-            self.end_held(&id, out);
-        }
+    fn grace_ms(&self) -> Option<u64> {
+        Some(self.grace_ms)
+    }
+
+    fn held_stop(s: &Session) -> Option<u64> {
+        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    }
+
+    /// With what the transcript has gained since the stop (the background agents' calls).
+    fn end_held_stop(
+        &mut self,
+        id: &str,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) {
+        self.read(id, files, out);
+        self.end_held(id, out);
     }
 
     /// Gives up on session `id`, which will send nothing more (its agent is gone; `-p` sends
