@@ -103,11 +103,11 @@ impl AgentRules for Adapter {
         }
     }
 
-    /// Ends the turns whose `Stop` is older than the grace period.
     fn grace_ms(&self) -> Option<u64> {
         Some(self.grace_ms)
     }
 
+    /// When the turn's held `Stop` came.
     fn held_stop(s: &Session) -> Option<u64> {
         s.turn.as_ref()?.stop.map(|(at, _)| at)
     }

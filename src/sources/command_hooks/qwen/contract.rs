@@ -121,12 +121,11 @@ impl AgentRules for Adapter {
         }
     }
 
-    /// Ends the turns whose `Stop` is older than the grace, with what the transcript has
-    /// gained since (the background agents' calls).
     fn grace_ms(&self) -> Option<u64> {
         Some(self.grace_ms)
     }
 
+    /// When the turn's held `Stop` came.
     fn held_stop(s: &Session) -> Option<u64> {
         s.turn.as_ref()?.stop.map(|(at, _)| at)
     }
