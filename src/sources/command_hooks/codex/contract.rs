@@ -130,13 +130,17 @@ impl AgentRules for Adapter {
         // Claude Code's adapter takes every event: it ignores the model hooks, but learns of
         // the session from whichever payload comes first.
         // No transcript is read: Codex's rollout is not Claude Code's transcript.
-        let taken = hook.clone();
-        AgentRules::take(&mut self.claude_code, taken, at_ms, &mut NoTranscripts, out);
+        // A model hook is Codex's own after that, and is kept for it; any other is handed on
+        // as it is.
         if matches!(
             hook.hook_event_name.as_str(),
             "PreModelRequest" | "PostModelRequest"
         ) {
+            let taken = hook.clone();
+            AgentRules::take(&mut self.claude_code, taken, at_ms, &mut NoTranscripts, out);
             self.on_model(at_ms, &hook, &model, out);
+        } else {
+            AgentRules::take(&mut self.claude_code, hook, at_ms, &mut NoTranscripts, out);
         }
     }
 
