@@ -4,7 +4,6 @@
 //! is what it is for); a flush waits, up to its deadline, until what was queued before it is
 //! on disk, and the close writes what is left within its own.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -57,13 +56,8 @@ impl StoreWriter {
     /// thread: one that cannot be opened is said once in the log, and what would have gone in
     /// is counted as dropped.
     pub fn start(config: &StoreConfig) -> std::io::Result<StoreWriter> {
-        let (path, limits): (PathBuf, Limits) = (config.path.clone(), config.limits);
-        let batch_job = config.batch_job;
-        let (tx, rx) = bounded(if config.batch_job {
-            QUEUE_WAITED_FOR
-        } else {
-            QUEUE
-        });
+        let (path, limits, batch_job) = (config.path.clone(), config.limits, config.batch_job);
+        let (tx, rx) = bounded(if batch_job { QUEUE_WAITED_FOR } else { QUEUE });
         let (done_tx, done) = bounded(1);
         let dropped = Arc::new(AtomicU64::new(0));
         let pending = Arc::new(AtomicU64::new(0));
