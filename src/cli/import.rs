@@ -171,7 +171,8 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         if !matches!(history, History::Database(_)) {
             found.retain(recent);
         }
-        let (mut records, mut read_sessions) = (0, 0);
+        let (mut records, mut read_sessions) = (0u64, 0);
+        let progress = super::progress::Progress::files(spec.title, found.len());
         for path in &found {
             let read = match history {
                 History::Files(h) => std::fs::read(path)
@@ -186,7 +187,8 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             let read = match read {
                 Ok(read) => read,
                 Err(e) => {
-                    tracing::warn!("cannot read {}: {e}", path.display());
+                    progress.aside(|| tracing::warn!("cannot read {}: {e}", path.display()));
+                    progress.read(records);
                     continue;
                 }
             };
@@ -198,7 +200,9 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                 }
                 handle.send(r);
             }
+            progress.read(records);
         }
+        drop(progress);
         sessions += read_sessions;
         let plural = if read_sessions == 1 { "" } else { "s" };
         println!(

@@ -6,6 +6,7 @@ mod doctor;
 mod hook;
 mod import;
 mod install;
+mod progress;
 mod report;
 mod run;
 mod sessions;

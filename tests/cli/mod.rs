@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 mod history;
 mod import_export;
+mod import_progress;
 mod report;
 mod sessions;
 mod store_faults;
