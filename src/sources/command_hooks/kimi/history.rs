@@ -29,32 +29,58 @@ pub fn is_session(path: &Path) -> bool {
         && path.parent().is_some_and(|d| d.ends_with("agents/main"))
 }
 
+/// The least of the main wire handed to its reader at once (with the rest of the line it ends
+/// in). The reader stops at each turn's end and is handed the rest again, so handing it the
+/// whole rest each time made an import quadratic in the session's length; a window that starts
+/// here and doubles while the reader takes all of it hands each turn at most about twice.
+const WINDOW: usize = 1024;
+
 /// The wire handed in, and the sub-agents' beside it from the disk.
 struct Wires<'a> {
     path: &'a str,
     bytes: &'a [u8],
+    /// Where the last window handed ended, and how long it was.
+    last: (u64, usize),
+    /// Bytes of the main wire handed to the reader so far.
+    handed: usize,
 }
 
 impl Transcripts for Wires<'_> {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
-        if path == self.path {
-            return self.bytes[(offset as usize).min(self.bytes.len())..].to_vec();
+        if path != self.path {
+            return Files.read_from(path, offset);
         }
-        Files.read_from(path, offset)
+        let rest = &self.bytes[(offset as usize).min(self.bytes.len())..];
+        let window = match self.last {
+            (end, len) if end == offset => len.saturating_mul(2),
+            _ => WINDOW,
+        };
+        let end = match rest.get(window..) {
+            None => rest.len(),
+            Some(after) => memchr::memchr(b'\n', after).map_or(rest.len(), |n| window + n + 1),
+        };
+        self.last = (offset + end as u64, window);
+        self.handed += end;
+        rest[..end].to_vec()
     }
 }
 
 /// What a session's wires say, as the records the live route would have made.
 pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
+    read(path, bytes).0
+}
+
+/// [`records`], and how many bytes of the main wire its reader was handed.
+fn read(path: &Path, bytes: &[u8]) -> (Vec<Record<'static>>, usize) {
     let mut out = Vec::new();
     let Some(dir) = path.parent().and_then(Path::parent).and_then(Path::parent) else {
-        return out;
+        return (out, 0);
     };
     let Some(sid) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return out;
+        return (out, 0);
     };
     let Some(first) = first_time(bytes) else {
-        return out;
+        return (out, 0);
     };
     let info = SessionInfo {
         at_ms: first,
@@ -63,7 +89,12 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     };
     out.push(record(&sid, Event::Session(info)));
     let (path, dir) = (path.to_string_lossy(), dir.to_string_lossy());
-    let mut files = Wires { path: &path, bytes };
+    let mut files = Wires {
+        path: &path,
+        bytes,
+        last: (u64::MAX, WINDOW),
+        handed: 0,
+    };
     let mut reader = Reader::new("main", sid.clone(), &dir, &path, 0);
     let mut turn: Option<Turn> = None;
     let mut last = first;
@@ -85,7 +116,7 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
         turns::end(open, &sid, last, Why::Unseen, &mut out);
     }
     out.push(record(&sid, Event::Closed { at_ms: last }));
-    out
+    (out, files.handed)
 }
 
 /// The time of the wire's first timed line.
@@ -94,4 +125,59 @@ fn first_time(bytes: &[u8]) -> Option<u64> {
         .split(|&b| b == b'\n')
         .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
         .find_map(|v| v["time"].as_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session of `turns` turns, each a prompt, a line of `pad` bytes the reader passes
+    /// over, and its end.
+    fn wire(turns: u64, pad: usize) -> String {
+        let mut w = String::new();
+        for t in 0..turns {
+            let at = 1_000_000 + t * 10;
+            w += &format!(
+                "{{\"type\":\"turn.prompt\",\"time\":{at},\"input\":\"turn {t:05}\"}}\n"
+            );
+            w += &format!(
+                "{{\"type\":\"note\",\"time\":{},\"text\":\"{}\"}}\n",
+                at + 1,
+                "x".repeat(pad)
+            );
+            w += &format!(
+                "{{\"type\":\"turn.ended\",\"time\":{},\"reason\":\"end_turn\"}}\n",
+                at + 2
+            );
+        }
+        w
+    }
+
+    fn prompts(out: &[Record<'static>]) -> usize {
+        out.iter()
+            .filter(|r| matches!(r.event, Event::Prompted { .. }))
+            .count()
+    }
+
+    #[test]
+    fn a_long_session_is_read_in_time_linear_in_its_length_every_turn_kept() {
+        let path = Path::new("/h/.kimi-code/sessions/wd/session_1/agents/main/wire.jsonl");
+        // Small turns: each turn's end used to hand the reader the whole rest again, so twice
+        // the turns were four times the bytes.
+        let (short, long) = (wire(4_000, 20), wire(8_000, 20));
+        let (out, handed_short) = read(path, short.as_bytes());
+        assert_eq!(prompts(&out), 4_000);
+        let (out, handed_long) = read(path, long.as_bytes());
+        assert_eq!(prompts(&out), 8_000);
+        assert!(
+            10 * handed_long <= 21 * handed_short
+                && handed_long <= 3 * long.len() + 8_000 * WINDOW,
+            "{handed_short} bytes handed for {} turns, {handed_long} for twice as many ({} bytes)",
+            4_000,
+            long.len()
+        );
+        // Lines longer than the window are handed whole.
+        let w = wire(3, 3 * WINDOW);
+        assert_eq!(prompts(&read(path, w.as_bytes()).0), 3);
+    }
 }
