@@ -14,7 +14,7 @@ use super::StoreError;
 use super::{insert, usage};
 
 /// The schema's version, in `PRAGMA user_version`.
-pub(super) const VERSION: i64 = 3;
+pub(super) const VERSION: i64 = 4;
 
 /// The writer's page cache, in KiB (SQLite's negative `cache_size`): at most this, taken as
 /// pages are read.
@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS turns (
     agent TEXT NOT NULL,
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, number INTEGER, prompted INTEGER NOT NULL,
-    continued INTEGER NOT NULL,
+    continued INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (trace_id, span_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS model_calls (
@@ -63,6 +63,8 @@ pub struct Store {
     pub(super) nests: bool,
     /// Schema 3's `usage` table is there.
     pub(super) rolls_up: bool,
+    /// Its rows are a batch job's (an import, a replay), which yield to the live route's.
+    pub(super) imported: bool,
 }
 
 /// What the store holds.
@@ -103,6 +105,7 @@ impl Store {
             path: path.to_path_buf(),
             nests: true,
             rolls_up: true,
+            imported: false,
         };
         store.prepare()?;
         Ok(store)
@@ -188,7 +191,8 @@ impl Store {
                     what: "another program's SQLite database",
                 });
             }
-        } else if version == 1 {
+        }
+        if version == 1 {
             // Schema 2 keeps what each row nests under (`show` draws the tree from it).
             self.conn
                 .execute_batch(
@@ -197,6 +201,25 @@ impl Store {
                      ALTER TABLE tool_calls ADD COLUMN parent TEXT;",
                 )
                 .map_err(db)?;
+        }
+        if (1..4).contains(&version) {
+            // Schema 4 knows an import's turns (the live route's win over them, see `insert`);
+            // the turns already there count as the live route's.
+            let has: bool = self
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info('turns') WHERE name = 'imported'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(db)?;
+            if !has {
+                self.conn
+                    .execute_batch(
+                        "ALTER TABLE turns ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;",
+                    )
+                    .map_err(db)?;
+            }
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;
         self.conn.execute_batch(usage::SCHEMA).map_err(db)?;
@@ -215,8 +238,10 @@ impl Store {
     /// process; a crash of the machine can take the last ones, which the job puts back when
     /// run again), and its log is copied into the file every 64 MiB rather than 4 MiB, each
     /// page once for many commits. An import of 90 days: a sixth of its CPU was `fsync` and
-    /// those copies.
-    pub fn for_batch_job(self) -> Result<Store, StoreError> {
+    /// those copies. Its turns are marked as a batch job's: the live route's trace of the same
+    /// turn wins over them (see `insert`).
+    pub fn for_batch_job(mut self) -> Result<Store, StoreError> {
+        self.imported = true;
         let db = |e| StoreError::db(&self.path, e);
         self.conn
             .pragma_update(None, "synchronous", "NORMAL")
@@ -237,7 +262,7 @@ impl Store {
         let path = self.path.clone();
         let db = |e| StoreError::db(&path, e);
         let tx = self.conn.transaction().map_err(db)?;
-        let new = insert::rows(&tx, rows).map_err(db)?;
+        let new = insert::rows(&tx, rows, self.imported).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(new)
     }

@@ -6,23 +6,29 @@
 //! duplicate of that one: its turns and tool calls are not kept (those already written are
 //! taken back), and the `duplicates` table remembers it for the rows that come after. Its
 //! model calls the other trace did not have are kept, so the tokens are all there.
+//!
+//! Which of the two is the duplicate: the one written second, unless the first is an import's
+//! (a batch job's) and the second the live route's. An import run while a turn is still going
+//! reads only what the agent has written of it so far; the live route's trace, which comes
+//! when the turn ends, is the whole turn, and takes the import's model calls under it.
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::rows::{ModelCall, Row, ToolCall, Turn};
 
 /// Writes `rows` inside `tx`; returns how many were new.
-pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row]) -> rusqlite::Result<usize> {
+/// `imported`: they are a batch job's.
+pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqlite::Result<usize> {
     let mut new = 0;
     for row in rows {
         new += match row {
-            Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => insert_turn(tx, t)?,
+            Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => insert_turn(tx, t, imported)?,
             Row::ToolCall(c) if !duplicate(tx, &c.place.trace_id)? => insert_tool_call(tx, c)?,
             Row::Turn(_) | Row::ToolCall(_) => 0,
             Row::ModelCall(m) => {
                 let n = insert_model_call(tx, m)?;
                 if n == 0 {
-                    met_again(tx, m)?;
+                    met_again(tx, m, imported)?;
                 }
                 n
             }
@@ -37,9 +43,10 @@ fn duplicate(tx: &Transaction<'_>, trace_id: &str) -> rusqlite::Result<bool> {
         .exists([trace_id])
 }
 
-/// Model call `m` is in the store already: if under another trace of the same session, `m`'s
-/// trace is a duplicate of it (unless that one is itself a duplicate, taken back already).
-fn met_again(tx: &Transaction<'_>, m: &ModelCall) -> rusqlite::Result<()> {
+/// Model call `m` is in the store already: if under another trace of the same session, one
+/// of the two traces is a duplicate of the other (unless either is a duplicate already, taken
+/// back): `m`'s, or, when `m` is the live route's and the other an import's, the other.
+fn met_again(tx: &Transaction<'_>, m: &ModelCall, imported: bool) -> rusqlite::Result<()> {
     // Only within one session: a session forked from another (Claude Code's `--fork-session`)
     // copies the other's calls, ids and all, into turns of its own.
     let theirs: Option<String> = tx
@@ -53,21 +60,38 @@ fn met_again(tx: &Transaction<'_>, m: &ModelCall) -> rusqlite::Result<()> {
     if duplicate(tx, ours)? || duplicate(tx, &theirs)? {
         return Ok(());
     }
+    let live_over_import = !imported
+        && tx
+            .prepare_cached("SELECT 1 FROM turns WHERE trace_id = ?1 AND imported = 1")?
+            .exists([&theirs])?;
+    let (copy, kept) = match live_over_import {
+        true => (theirs.as_str(), ours.as_str()),
+        false => (ours.as_str(), theirs.as_str()),
+    };
     tx.prepare_cached("INSERT INTO duplicates (trace_id, of_trace) VALUES (?1, ?2)")?
-        .execute([ours, &theirs])?;
+        .execute([copy, kept])?;
     tx.prepare_cached("DELETE FROM turns WHERE trace_id = ?1")?
-        .execute([ours])?;
+        .execute([copy])?;
     tx.prepare_cached("DELETE FROM tool_calls WHERE trace_id = ?1")?
-        .execute([ours])?;
+        .execute([copy])?;
+    if live_over_import {
+        // The import's model calls go into the live trace, beside the call that met them.
+        tx.prepare_cached("UPDATE model_calls SET trace_id = ?1, parent = ?2 WHERE trace_id = ?3")?
+            .execute(params![ours, m.place.parent_span_id, theirs])?;
+    }
     Ok(())
 }
 
-fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usize> {
+fn insert_turn(
+    tx: &rusqlite::Transaction<'_>,
+    t: &Turn,
+    imported: bool,
+) -> rusqlite::Result<usize> {
     let p = &t.place;
     tx.prepare_cached(
         "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
-         user, started_ns, ended_ns, number, prompted, continued, parent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         user, started_ns, ended_ns, number, prompted, continued, parent, imported)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         p.trace_id,
@@ -82,7 +106,8 @@ fn insert_turn(tx: &rusqlite::Transaction<'_>, t: &Turn) -> rusqlite::Result<usi
         t.number,
         t.prompted,
         t.continued,
-        p.parent_span_id
+        p.parent_span_id,
+        imported
     ])
 }
 
@@ -220,6 +245,60 @@ mod tests {
             0
         );
         assert_eq!(held(&store), (1, 1, 3));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// The rows' traces and the trace each model call is under.
+    fn traces(store: &Store) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
+        let all = |sql: &str| -> Vec<String> {
+            let mut q = store.conn.prepare(sql).unwrap();
+            let rows = q.query_map([], |r| r.get(0)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        let mut q = store
+            .conn
+            .prepare("SELECT key, trace_id FROM model_calls ORDER BY key")
+            .unwrap();
+        let calls = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        (
+            all("SELECT trace_id FROM turns"),
+            all("SELECT trace_id FROM tool_calls"),
+            calls.map(Result::unwrap).collect(),
+        )
+    }
+
+    #[test]
+    fn a_turn_imported_while_it_went_on_gives_way_to_the_live_routes_whole_turn() {
+        let (dir, mut live) = store("mid-turn");
+        // The import read the turn half-way: one model call of two, one tool call.
+        let mut import = Store::open(&live.path).unwrap().for_batch_job().unwrap();
+        import.write(&turn("b", 1_003, &["msg_1"])).unwrap();
+        // The turn ends, and the live route's trace of it comes: both calls, and its own tool
+        // call and root.
+        live.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
+        let a = "a".repeat(32);
+        assert_eq!(
+            traces(&live),
+            (
+                vec![a.clone()],
+                vec![a.clone()],
+                vec![
+                    ("anthropic:msg_1".into(), a.clone()),
+                    ("anthropic:msg_2".into(), a.clone())
+                ]
+            ),
+            "the live route's turn, with every model call under it"
+        );
+        // The import run again later adds nothing, and takes nothing back.
+        import
+            .write(&turn("b", 1_003, &["msg_1", "msg_2"]))
+            .unwrap();
+        assert_eq!(held(&live), (1, 1, 2));
+        assert_eq!(traces(&live).0, vec![a.clone()]);
+        // Two imports of one turn: the second gives way, as before.
+        import.write(&turn("c", 9_000, &["msg_9"])).unwrap();
+        import.write(&turn("d", 9_001, &["msg_9"])).unwrap();
+        assert_eq!(held(&live), (2, 2, 3));
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -110,6 +110,7 @@ impl Store {
             path: path.to_path_buf(),
             nests: true,
             rolls_up: true,
+            imported: false,
         };
         let version: i64 = (store.conn)
             .pragma_query_value(None, "user_version", |r| r.get(0))
