@@ -72,6 +72,46 @@ fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBu
     }
 }
 
+/// The sessions the live route traced, for the agents whose history is read only where it
+/// did not ([`History::Untraced`]); `None` when the store could not say, and none is read.
+struct Traced(Option<std::collections::HashSet<String>>);
+
+impl Traced {
+    fn of(settings: &albedo_otel::config::Settings, chosen: &[Agent]) -> Traced {
+        let wanted = chosen
+            .iter()
+            .any(|a| matches!(a.history(), History::Untraced(_)));
+        let Some(store) = settings.pipeline.store.as_ref().filter(|_| wanted) else {
+            return Traced(Some(Default::default()));
+        };
+        let held = albedo_otel::export::store::Store::open_to_read(&store.path)
+            .and_then(|s| s.map(|s| s.traced_live()).transpose());
+        match held {
+            Ok(sessions) => Traced(Some(sessions.unwrap_or_default())),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot tell which sessions the hooks traced ({e}): the agents whose history \
+                     only that tells apart are not imported"
+                );
+                Traced(None)
+            }
+        }
+    }
+
+    /// Whether `records` (one file's) are of a session the live route traced (or may be).
+    fn holds(&self, records: &[albedo_otel::protocol::Record<'_>]) -> bool {
+        let Some(traced) = &self.0 else {
+            return true;
+        };
+        records.iter().any(|r| match &r.event {
+            albedo_otel::protocol::Event::Session(info) => {
+                info.parent.is_none() && traced.contains(r.session.as_ref())
+            }
+            _ => false,
+        })
+    }
+}
+
 /// Why albedo's history is not imported: it is not an agent folder's, and keeps none.
 const ALBEDO: &str =
     "albedo: it keeps no history of its own for albedo-otel to read (its extension \
@@ -139,12 +179,13 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         },
     };
     let env = super::process_env;
+    let traced = Traced::of(&settings, &chosen);
     let mut sessions = 0;
     for agent in chosen {
         let spec = agent.spec();
         let history = agent.history();
         let (roots, keep) = match history {
-            History::Files(h) => (h.roots, h.is_session),
+            History::Files(h) | History::Untraced(h) => (h.roots, h.is_session),
             History::Database(d) => (d.roots, d.is_database),
             History::Cannot(why) => {
                 if !args.agents.is_empty() {
@@ -171,11 +212,11 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         if !matches!(history, History::Database(_)) {
             found.retain(recent);
         }
-        let (mut records, mut read_sessions) = (0u64, 0);
+        let (mut records, mut read_sessions, mut left_to_live) = (0u64, 0, 0);
         let progress = super::progress::Progress::files(spec.title, found.len());
         for path in &found {
             let read = match history {
-                History::Files(h) => std::fs::read(path)
+                History::Files(h) | History::Untraced(h) => std::fs::read(path)
                     .map(|bytes| (h.records)(path, &bytes, reading))
                     .map_err(|e| e.to_string()),
                 History::Database(d) => {
@@ -192,6 +233,11 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                     continue;
                 }
             };
+            if matches!(history, History::Untraced(_)) && traced.holds(&read) {
+                left_to_live += 1;
+                progress.read(records);
+                continue;
+            }
             for r in read {
                 records += 1;
                 // A session of its own, not a sub-agent's (which is part of its parent's).
@@ -205,8 +251,12 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         drop(progress);
         sessions += read_sessions;
         let plural = if read_sessions == 1 { "" } else { "s" };
+        let left = match left_to_live {
+            0 => String::new(),
+            n => format!(" ({n} more the hooks traced: theirs are kept)"),
+        };
         println!(
-            "{}: {read_sessions} session{plural}, {records} events",
+            "{}: {read_sessions} session{plural}, {records} events{left}",
             spec.title
         );
     }

@@ -206,14 +206,14 @@ fn report_gives_each_day_what_the_history_wrote_on_it_as_ccusage_does() {
 
 /// An agent whose history cannot be read is named with the reason, and nothing else is done.
 #[test]
-fn import_says_why_it_reads_no_history_for_albedo_cursor_and_gemini() {
+fn import_says_why_it_reads_no_history_for_albedo_cursor_and_droid() {
     let home = scratch("import-why");
-    let out = albedo(&home, &["import", "albedo", "cursor", "gemini"], &[]);
+    let out = albedo(&home, &["import", "albedo", "cursor", "droid"], &[]);
     let said = String::from_utf8_lossy(&out.stdout);
     for why in [
         "albedo: it keeps no history of its own",
         "Cursor: Cursor keeps no token usage in its files",
-        "Gemini CLI: Gemini CLI's hooks carry no id its chat files keep",
+        "Factory Droid: not read yet",
     ] {
         assert!(said.contains(why), "{why}: {said}");
     }

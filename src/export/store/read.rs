@@ -93,6 +93,29 @@ impl Store {
         Store::open_to_read_within(path, BUSY)
     }
 
+    /// The sessions the live route traced: those with a turn no batch job (an import, a
+    /// replay) wrote. An import of history whose calls the live route cannot be matched with
+    /// ([`History::Untraced`](crate::sources::command_hooks::spec::History::Untraced)) leaves
+    /// them out.
+    pub fn traced_live(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        let db = |e| StoreError::db(&self.path, e);
+        let marks: bool = (self.conn)
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('turns') WHERE name = 'imported'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        // Before schema 4 every turn is the live route's.
+        let sql = match marks {
+            true => "SELECT DISTINCT session FROM turns WHERE imported = 0",
+            false => "SELECT DISTINCT session FROM turns",
+        };
+        let mut q = self.conn.prepare(sql).map_err(db)?;
+        let rows = q.query_map([], |r| r.get(0)).map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
     /// As [`open_to_read`](Self::open_to_read), waiting at most `busy` for a writer.
     pub fn open_to_read_within(path: &Path, busy: Duration) -> Result<Option<Store>, StoreError> {
         if !path.exists() {

@@ -148,6 +148,8 @@ impl AgentRules for Adapter {
 
 /// How `import` reads this agent's history (apart from [`SPEC`], so that the hook, which reads
 /// the spec, links none of it).
-pub const HISTORY: spec::History = spec::History::Cannot(
-    "Gemini CLI's hooks carry no id its chat files keep (no response id, and the files' message ids are their own): an import beside the live route would count its model calls twice",
-);
+pub const HISTORY: spec::History = spec::History::Untraced(spec::HistoryFiles {
+    roots: super::history::roots,
+    is_session: super::history::is_session,
+    records: super::history::records,
+});

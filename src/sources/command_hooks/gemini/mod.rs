@@ -18,6 +18,7 @@
 //! Pure: no I/O. The records pass `protocol::validate` in the pipeline like every source's.
 
 mod contract;
+pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod payload;
@@ -51,7 +52,7 @@ pub const HOOK_EVENTS: &[&str] = &[
     "SessionEnd",
 ];
 /// `gen_ai.provider.name` for the Gemini API, as the GenAI conventions name it.
-const PROVIDER: &str = "gcp.gemini";
+pub(super) const PROVIDER: &str = "gcp.gemini";
 
 #[derive(Debug, Default)]
 pub struct Session {

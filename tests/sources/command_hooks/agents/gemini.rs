@@ -196,8 +196,11 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
     );
 
     let log = drained(&hook_dir, &rx);
-    // ccusage 20 reads the same files: the live route counted what it counts.
+    // ccusage 20 reads the same files: the live route counted what it counts, and an import
+    // of them into an empty store counts it too; beside the live route, it adds nothing (the
+    // sessions the hooks traced are theirs).
     crate::support::ccusage::live_route_agrees("gemini", &home);
+    crate::support::ccusage::import_agrees("gemini", &home);
     // The doctor's test traces aside.
     let doctor: Vec<Vec<u8>> = rx
         .spans()
@@ -277,6 +280,8 @@ fn a_sub_agent_nests_under_the_invoke_agent_call_that_ran_it() {
         &log,
     );
     assert_eq!(sub.span.name, "invoke_agent generalist");
+    // An import reads the sub-agent's chat into its session: the same tokens.
+    crate::support::ccusage::import_agrees("gemini", &home);
 }
 
 /// Gemini CLI killed during a call (a closed terminal): no `AfterAgent`, no `SessionEnd`.
