@@ -72,6 +72,48 @@ fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBu
     }
 }
 
+/// What one agent's import has read and handed on.
+#[derive(Default)]
+struct Tally {
+    records: u64,
+    /// Sessions of their own, not sub-agents' (which are part of their parent's).
+    sessions: usize,
+    /// Sessions left to the live route, which traced them ([`History::Untraced`]).
+    left_to_live: usize,
+}
+
+impl Tally {
+    /// Hands `read` (one file's records, or one family's) to the pipeline.
+    fn take(
+        &mut self,
+        read: Vec<albedo_otel::protocol::Record<'static>>,
+        handle: &pipeline::PipelineHandle,
+    ) {
+        for r in read {
+            self.records += 1;
+            if let albedo_otel::protocol::Event::Session(info) = &r.event {
+                self.sessions += usize::from(info.parent.is_none());
+            }
+            handle.send(r);
+        }
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.sessions == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} session{plural}, {} events",
+            self.sessions, self.records
+        )?;
+        match self.left_to_live {
+            0 => Ok(()),
+            n => write!(f, " ({n} more the hooks traced: theirs are kept)"),
+        }
+    }
+}
+
 /// The sessions the live route traced, for the agents whose history is read only where it
 /// did not ([`History::Untraced`]); `None` when the store could not say, and none is read.
 struct Traced(Option<std::collections::HashSet<String>>);
@@ -212,53 +254,34 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         if !matches!(history, History::Database(_)) {
             found.retain(recent);
         }
-        let (mut records, mut read_sessions, mut left_to_live) = (0u64, 0, 0);
+        let mut tally = Tally::default();
         let progress = super::progress::Progress::files(spec.title, found.len());
         for path in &found {
             let read = match history {
-                History::Files(h) | History::Untraced(h) => std::fs::read(path)
-                    .map(|bytes| (h.records)(path, &bytes, reading))
-                    .map_err(|e| e.to_string()),
+                History::Files(h) => std::fs::read(path)
+                    .map(|bytes| tally.take((h.records)(path, &bytes, reading), &handle)),
+                History::Untraced(h) => std::fs::read(path).map(|bytes| {
+                    let read = (h.records)(path, &bytes, reading);
+                    match traced.holds(&read) {
+                        true => tally.left_to_live += 1,
+                        false => tally.take(read, &handle),
+                    }
+                }),
                 History::Database(d) => {
                     let since_ms = since.map(|ns| u64::try_from(ns / 1_000_000).unwrap_or(0));
-                    (d.records)(path, since_ms)
+                    (d.records)(path, since_ms, &mut |family| tally.take(family, &handle))
+                        .map_err(std::io::Error::other)
                 }
-                History::Cannot(why) => Err(why.to_string()),
+                History::Cannot(why) => Err(std::io::Error::other(why)),
             };
-            let read = match read {
-                Ok(read) => read,
-                Err(e) => {
-                    progress.aside(|| tracing::warn!("cannot read {}: {e}", path.display()));
-                    progress.read(records);
-                    continue;
-                }
-            };
-            if matches!(history, History::Untraced(_)) && traced.holds(&read) {
-                left_to_live += 1;
-                progress.read(records);
-                continue;
+            if let Err(e) = read {
+                progress.aside(|| tracing::warn!("cannot read {}: {e}", path.display()));
             }
-            for r in read {
-                records += 1;
-                // A session of its own, not a sub-agent's (which is part of its parent's).
-                if let albedo_otel::protocol::Event::Session(info) = &r.event {
-                    read_sessions += usize::from(info.parent.is_none());
-                }
-                handle.send(r);
-            }
-            progress.read(records);
+            progress.read(tally.records);
         }
         drop(progress);
-        sessions += read_sessions;
-        let plural = if read_sessions == 1 { "" } else { "s" };
-        let left = match left_to_live {
-            0 => String::new(),
-            n => format!(" ({n} more the hooks traced: theirs are kept)"),
-        };
-        println!(
-            "{}: {read_sessions} session{plural}, {records} events{left}",
-            spec.title
-        );
+        sessions += tally.sessions;
+        println!("{}: {tally}", spec.title);
     }
     drop(handle);
     let summary = guard.close();

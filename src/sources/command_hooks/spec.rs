@@ -61,13 +61,17 @@ pub struct HistoryDatabase {
     /// Whether a file under a root is the agent's database.
     pub is_database: fn(path: &std::path::Path) -> bool,
     /// The records of every session in the database at `path` written to since `since_ms`
-    /// (Unix ms), what the live route would have made of them; an error says why it could not
-    /// be read.
+    /// (Unix ms), what the live route would have made of them, handed to `each` a session
+    /// (with its sub-agents) at a time; an error says why it could not be read.
     pub records: fn(
         path: &std::path::Path,
         since_ms: Option<u64>,
-    ) -> Result<Vec<crate::protocol::Record<'static>>, String>,
+        each: &mut Each<'_>,
+    ) -> Result<(), String>,
 }
+
+/// Where a database's records go, a session (with its sub-agents) at a time.
+pub type Each<'a> = dyn FnMut(Vec<crate::protocol::Record<'static>>) + 'a;
 
 #[derive(Debug, Clone, Copy)]
 pub struct HistoryFiles {

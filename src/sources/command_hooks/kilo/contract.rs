@@ -58,7 +58,7 @@ pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::
 pub const HISTORY: spec::History = spec::History::Database(spec::HistoryDatabase {
     roots: |env| opencode::history::roots_of(env, "kilo"),
     is_database: |path| path.file_name().is_some_and(|n| n == "kilo.db"),
-    records: |path, since_ms| opencode::history::records_as(AGENT, path, since_ms),
+    records: |path, since_ms, each| opencode::history::records_as(AGENT, path, since_ms, each),
 });
 
 /// Without the store, nothing to import into.

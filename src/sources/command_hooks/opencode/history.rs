@@ -45,9 +45,13 @@ pub fn is_database(path: &Path) -> bool {
 }
 
 /// Every session in opencode's database at `path` written to since `since_ms`, as the live
-/// route would have traced it.
-pub fn records(path: &Path, since_ms: Option<u64>) -> Result<Vec<Record<'static>>, String> {
-    records_as(super::AGENT, path, since_ms)
+/// route would have traced it, handed to `each` a family at a time (see [`records_as`]).
+pub fn records(
+    path: &Path,
+    since_ms: Option<u64>,
+    each: &mut spec::Each<'_>,
+) -> Result<(), String> {
+    records_as(super::AGENT, path, since_ms, each)
 }
 
 /// One event the plugin would have handed on, at `at_ms`; `rank` orders those of one
@@ -59,12 +63,15 @@ struct Seen {
 }
 
 /// The records of every session in the database at `path` written to since `since_ms`, under
-/// agent name `agent`.
+/// agent name `agent`: each family (a session and its sub-agents', read together) handed to
+/// `each` as it is read, so that an import holds one family's events at a time, not the
+/// database's.
 pub(crate) fn records_as(
     agent: &'static str,
     path: &Path,
     since_ms: Option<u64>,
-) -> Result<Vec<Record<'static>>, String> {
+    each: &mut spec::Each<'_>,
+) -> Result<(), String> {
     let db = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -72,8 +79,13 @@ pub(crate) fn records_as(
     .map_err(|e| e.to_string())?;
     db.busy_timeout(Duration::from_secs(10))
         .map_err(|e| e.to_string())?;
-    let seen = read(&db, since_ms.unwrap_or(0)).map_err(|e| format!("{e} (is it opencode's database?)"))?;
-    Ok(replay(agent, seen))
+    let not_ours = |e: rusqlite::Error| format!("{e} (is it opencode's database?)");
+    let families = families(&db, since_ms.unwrap_or(0)).map_err(not_ours)?;
+    for (top, family) in families {
+        let seen = read(&db, &top, &family).map_err(not_ours)?;
+        each(replay(agent, seen));
+    }
+    Ok(())
 }
 
 /// The events, in time order, fed to the live route's adapter; each top session is closed at
@@ -105,8 +117,10 @@ struct SessionRow {
     created: u64,
 }
 
-/// The events of the sessions written to since `since_ms` (and of their sub-agents).
-fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
+/// The sessions written to since `since_ms`, and their sub-agents', by family: each top
+/// session's id (the journal's session for all of its family's events) with its family's
+/// rows, in the order of those ids.
+fn families(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<(String, Vec<SessionRow>)>> {
     let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
     let sessions: Vec<SessionRow> = db
         .prepare(
@@ -129,7 +143,6 @@ fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
         .iter()
         .filter_map(|s| Some((s.id.clone(), s.parent.clone()?)))
         .collect();
-    // The top session of each: the journal's session for all of its family's events.
     let top = |id: &str| -> String {
         let mut id = id;
         for _ in 0..64 {
@@ -140,6 +153,16 @@ fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
         }
         id.to_string()
     };
+    let mut by_top: std::collections::BTreeMap<String, Vec<SessionRow>> = Default::default();
+    for s in sessions {
+        by_top.entry(top(&s.id)).or_default().push(s);
+    }
+    Ok(by_top.into_iter().collect())
+}
+
+/// The events of one family (`sessions`, under top session `top`).
+fn read(db: &Connection, top: &str, sessions: &[SessionRow]) -> rusqlite::Result<Vec<Seen>> {
+    let top = |_: &str| top.to_string();
     let event = |sid: &str, name: &str, at_ms: u64, rank: u8, properties: Properties| Seen {
         at_ms,
         rank,
@@ -152,7 +175,7 @@ fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
         },
     };
     let mut seen = Vec::new();
-    for s in &sessions {
+    for s in sessions {
         let info = Info {
             id: Some(s.id.clone()),
             parent_id: s.parent.clone(),
@@ -168,18 +191,17 @@ fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
             ..Properties::default()
         }));
     }
-    let chosen: std::collections::HashSet<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let ids = serde_json::to_string(&sessions.iter().map(|s| &s.id).collect::<Vec<_>>())
+        .unwrap_or_default();
     // Each part's `data`, by its message: the prompt's text, and the events of the rest.
     let mut texts: HashMap<String, Vec<String>> = HashMap::new();
     let mut parts = db.prepare(
-        "SELECT message_id, session_id, time_created, data FROM part ORDER BY time_created, id",
+        "SELECT message_id, session_id, time_created, data FROM part
+         WHERE session_id IN (SELECT value FROM json_each(?1)) ORDER BY time_created, id",
     )?;
-    let mut rows = parts.query([])?;
+    let mut rows = parts.query([&ids])?;
     while let Some(r) = rows.next()? {
         let (message, sid): (String, String) = (r.get(0)?, r.get(1)?);
-        if !chosen.contains(&sid) {
-            continue;
-        }
         let created = r.get::<_, i64>(2)?.max(0) as u64;
         let data: String = r.get(3)?;
         let Ok(mut part) = serde_json::from_str::<Part>(&data) else {
@@ -209,16 +231,14 @@ fn read(db: &Connection, since_ms: u64) -> rusqlite::Result<Vec<Seen>> {
         }
     }
     let mut messages = db.prepare(
-        "SELECT id, session_id, time_created, data FROM message ORDER BY time_created, id",
+        "SELECT id, session_id, time_created, data FROM message
+         WHERE session_id IN (SELECT value FROM json_each(?1)) ORDER BY time_created, id",
     )?;
-    let mut rows = messages.query([])?;
+    let mut rows = messages.query([&ids])?;
     // Each prompt's last answer: its turn goes idle then.
     let mut idle: HashMap<(String, String), u64> = HashMap::new();
     while let Some(r) = rows.next()? {
         let (id, sid): (String, String) = (r.get(0)?, r.get(1)?);
-        if !chosen.contains(&sid) {
-            continue;
-        }
         let created = r.get::<_, i64>(2)?.max(0) as u64;
         let Ok(mut info) = serde_json::from_str::<Info>(&r.get::<_, String>(3)?) else {
             continue;

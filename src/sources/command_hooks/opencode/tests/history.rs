@@ -7,6 +7,7 @@ use serde_json::json;
 use super::spans;
 use crate::assemble::semconv::{GEN_AI_CONVERSATION_ID, GEN_AI_USAGE_OUTPUT_TOKENS};
 use crate::assemble::Span;
+use crate::protocol::Record;
 
 const T0: i64 = 1_796_641_792_000;
 
@@ -73,6 +74,16 @@ fn database(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// Every record of the database at `path`, and how many families they came in.
+fn read(path: &std::path::Path, since: Option<u64>) -> Result<(Vec<Record<'static>>, usize), String> {
+    let (mut all, mut families) = (Vec::new(), 0);
+    super::super::history::records(path, since, &mut |family| {
+        families += 1;
+        all.extend(family);
+    })?;
+    Ok((all, families))
+}
+
 fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
     spans.iter().filter(|s| s.name.starts_with(name)).collect()
 }
@@ -82,7 +93,9 @@ fn a_session_and_its_sub_agent_come_back_as_the_live_route_traced_them() {
     let dir = std::env::temp_dir().join(format!("albedo-otel-oc-history-{}", std::process::id()));
     let path = database(&dir);
     let since = Some((T0 - 86_400_000) as u64);
-    let got = spans(&super::super::history::records(&path, since).unwrap());
+    let (got, families) = read(&path, since).unwrap();
+    assert_eq!(families, 1, "the session with its sub-agent, read together");
+    let got = spans(&got);
     let turns = named(&got, "invoke_agent");
     assert_eq!(turns.len(), 2, "the turn and its sub-agent's, not the old session's");
     let task = named(&got, "execute_tool task")[0];
@@ -108,7 +121,9 @@ fn a_session_and_its_sub_agent_come_back_as_the_live_route_traced_them() {
         "the call's own times"
     );
     // Without `--since`, the old session too.
-    let all = spans(&super::super::history::records(&path, None).unwrap());
+    let (all, families) = read(&path, None).unwrap();
+    assert_eq!(families, 2, "each session a family of its own, the old one too");
+    let all = spans(&all);
     assert_eq!(named(&all, "invoke_agent").len(), 3);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -119,7 +134,7 @@ fn a_file_that_is_not_opencode_s_database_is_an_error_that_says_so() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("opencode.db");
     std::fs::write(&path, "not a database").unwrap();
-    let err = super::super::history::records(&path, None).unwrap_err();
+    let err = read(&path, None).unwrap_err();
     assert!(err.contains("opencode's database"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
