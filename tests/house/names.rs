@@ -18,6 +18,41 @@ const COMMAND_AND_MODULE: &[(&str, &str)] = &[
 
 const HOOKS: &str = "sources/command_hooks/";
 
+/// The one name an agent's folder gives each of these concerns, and the names the same concern
+/// went by in other folders before (issue 38: "the same file names for the same concerns").
+const AGENT_CONCERNS: &[(&str, &[&str])] = &[
+    // Sub-agents: children opened under the call that started them.
+    (
+        "subagents.rs",
+        &["agents.rs", "sub_agents.rs", "children.rs"],
+    ),
+    // How a turn ends: the held stop, its grace, the next prompt.
+    ("ends.rs", &["stops.rs", "turns.rs", "ending.rs"]),
+    // The agent's model calls, as its files or hooks give them.
+    ("models.rs", &["messages.rs", "model_calls.rs", "calls.rs"]),
+    // The agent's tool calls.
+    ("tools.rs", &["tool_calls.rs"]),
+];
+
+/// Files in an agents' folder named for a concern [`AGENT_CONCERNS`] names otherwise.
+fn synonyms(files: &[String], agents: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for f in files {
+        let Some((folder, name)) = f.strip_prefix(HOOKS).and_then(|r| r.split_once('/')) else {
+            continue;
+        };
+        if !agents.contains(&folder) {
+            continue;
+        }
+        for (one, others) in AGENT_CONCERNS {
+            if others.contains(&name) {
+                found.push(format!("{f}: the agents call this concern {one}"));
+            }
+        }
+    }
+    found
+}
+
 /// The homonyms among `files` (paths under `src/`, `/`-separated), given the agents' folder
 /// names, each said in a line:
 /// - a file under `src/sources/` outside the agents' folders shares its name with no other
@@ -103,6 +138,32 @@ fn no_two_concerns_go_by_one_file_name() {
     assert!(
         found.is_empty(),
         "one file name for two concerns (rename one to say what it holds): {found:#?}"
+    );
+}
+
+#[test]
+fn every_agent_folder_names_a_concern_as_the_others_do() {
+    use albedo_otel::sources::command_hooks::agent::Agent;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &src, &mut files);
+    let agents: Vec<&str> = Agent::ALL
+        .into_iter()
+        .map(|a| a.spec().folder_name())
+        .collect();
+    assert_eq!(synonyms(&files, &agents), Vec::<String>::new());
+    // The names the folders used before they were made one are found.
+    let before: Vec<String> = [
+        "sources/command_hooks/claude_code/agents.rs",
+        "sources/command_hooks/gemini/stops.rs",
+        "sources/command_hooks/cline/messages.rs",
+        "sources/command_hooks/kimi/subagents.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_eq!(
+        synonyms(&before, &["claude_code", "gemini", "cline", "kimi"]).len(),
+        3
     );
 }
 

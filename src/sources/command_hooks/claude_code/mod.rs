@@ -18,7 +18,7 @@
 //! Times taken from payloads (`duration_ms`) and added here saturate; the records still pass
 //! `protocol::validate` in the pipeline, like those of every other source.
 
-mod agents;
+mod subagents;
 mod call_sent;
 mod contract;
 mod ends;

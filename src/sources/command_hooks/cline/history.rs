@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::messages::{call_of, Message};
+use super::models::{call_of, Message};
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::content::Content;
 use crate::sources::command_hooks::records::{record, session_opened, session_opened_under};

@@ -9,7 +9,7 @@
 //! - `agent_end` (TaskComplete) ends the turn after the answer; `agent_error` and
 //!   `agent_abort` end it too. A hook that cancels a call stops the whole turn: the call never
 //!   gets its `tool_result`, and `session_shutdown` comes instead; the call was refused;
-//! - the model calls are in the session's messages file ([`messages`]), read once the turn
+//! - the model calls are in the session's messages file ([`models`]), read once the turn
 //!   ends (Cline writes it just behind its hooks) or when the next begins.
 //!
 //! A sub-agent (`spawn_agent`) sends the same payloads with its own `agent_id` and its
@@ -21,7 +21,7 @@ mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod history;
-mod messages;
+mod models;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
@@ -305,7 +305,7 @@ fn read_calls(
         return 0;
     };
     let at = s.read.take().or_else(|| s.resumed.take());
-    let read = messages::read(&path, at.as_ref(), s.last_ts, from, to, files);
+    let read = models::read(&path, at.as_ref(), s.last_ts, from, to, files);
     s.read = Some(read.cursor);
     s.last_ts = read.last_ts;
     let mut last = 0;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::super::files::Transcripts;
 use super::super::records::{session_opened, session_opened_under};
 use super::super::session_key;
-use super::{messages, Adapter, Payload, Session, AGENT, READ_GRACE_MS};
+use super::{models, Adapter, Payload, Session, AGENT, READ_GRACE_MS};
 use crate::protocol::{Event, Record};
 
 /// The tool that starts a sub-agent.
@@ -64,7 +64,7 @@ impl Adapter {
             top.to_string()
         };
         let path = p.messages_path.as_deref().filter(|p| !p.is_empty());
-        let task = path.and_then(|path| messages::task(path, files));
+        let task = path.and_then(|path| models::task(path, files));
         let cwd = p.workspace_roots.first().cloned();
         let s = self.sessions.entry(key.clone()).or_default();
         s.started = true;
@@ -162,7 +162,7 @@ impl Adapter {
         };
         if w.task.is_none() {
             // Its file may have been written since.
-            w.task = s.messages.as_deref().and_then(|p| messages::task(p, files));
+            w.task = s.messages.as_deref().and_then(|p| models::task(p, files));
         }
         let (parent, task, at_ms) = (w.parent.clone(), w.task.clone(), w.at_ms);
         let call = self

@@ -168,9 +168,9 @@ fn a_call_a_hook_cancelled_is_refused_and_the_turn_ends_with_the_session() {
 #[test]
 fn a_read_goes_on_from_the_last_message_taken_and_a_rewritten_file_from_its_start() {
     let mut files = File(MESSAGES.to_string());
-    let first = messages::read("/m", None, None, 0, 1796312947400, &mut files);
+    let first = models::read("/m", None, None, 0, 1796312947400, &mut files);
     assert_eq!(first.calls.len(), 1);
-    let rest = messages::read(
+    let rest = models::read(
         "/m",
         Some(&first.cursor),
         first.last_ts,
@@ -182,7 +182,7 @@ fn a_read_goes_on_from_the_last_message_taken_and_a_rewritten_file_from_its_star
     assert_eq!(rest.calls[0].started_ms, 1796312948409);
     // The same offset in another file: read from its start, the turn's earlier calls left out.
     let mut other = File(MESSAGES.replace("\n    ", "\n      "));
-    let again = messages::read(
+    let again = models::read(
         "/m",
         Some(&first.cursor),
         first.last_ts,
@@ -209,7 +209,7 @@ fn under_anthropic_the_input_holds_cache_writes_too_and_they_are_taken_out() {
             r#"{"id": "claude-sonnet-4-5", "provider": "anthropic"}"#,
         );
     let mut files = File(anthropic);
-    let read = messages::read("/m", None, None, 0, u64::MAX, &mut files);
+    let read = models::read("/m", None, None, 0, u64::MAX, &mut files);
     let u = read.calls[0].usage;
     assert_eq!(
         (

@@ -1,7 +1,7 @@
 //! Copilot CLI's rules for the session engine ([`AgentRules`]): its turns'
 //! calls are read from the session log it is handed as `files`.
 
-use super::{Adapter, Payload, Session, finish, last_logged, stops, AGENT, LOG_GRACE_MS};
+use super::{Adapter, Payload, Session, finish, last_logged, ends, AGENT, LOG_GRACE_MS};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::records::{record, session_opened};
 use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
@@ -94,7 +94,7 @@ impl AgentRules for Adapter {
         }
         // A prompt still undecided is decided by any later hook: by then the log has had time.
         if let Some(u) = s.undecided.take() {
-            stops::prompted(sid, s, u, true, logs, out);
+            ends::prompted(sid, s, u, true, logs, out);
         }
         match p.hook_event_name.as_str() {
             "UserPromptSubmit" => {
@@ -103,8 +103,8 @@ impl AgentRules for Adapter {
                     s.log = p.transcript_path.clone().filter(|p| !p.is_empty());
                 }
                 let text = p.prompt.clone().unwrap_or_default();
-                let u = stops::Undecided { at_ms, text };
-                stops::prompted(sid, s, u, false, logs, out);
+                let u = ends::Undecided { at_ms, text };
+                ends::prompted(sid, s, u, false, logs, out);
             }
             "Stop" => {
                 // With no turn open, the stop ends what the agent did since the last went out
@@ -138,7 +138,7 @@ impl AgentRules for Adapter {
         for (sid, s) in self.sessions.iter_mut() {
             if let Some(u) = s.undecided.take() {
                 let late = now_ms >= u.at_ms.saturating_add(LOG_GRACE_MS);
-                stops::prompted(sid, s, u, late, logs, out);
+                ends::prompted(sid, s, u, late, logs, out);
                 if s.undecided.is_some() {
                     continue;
                 }
@@ -151,7 +151,7 @@ impl AgentRules for Adapter {
                 .filter(|at| now_ms >= at.saturating_add(LOG_GRACE_MS))
             {
                 let log = s.log.clone();
-                if log.is_some_and(|path| stops::went_on(s, at, now_ms, &path, logs)) {
+                if log.is_some_and(|path| ends::went_on(s, at, now_ms, &path, logs)) {
                     // The stop was held: the turn goes on to the next `Stop`.
                     if let Some(turn) = s.turn.as_mut() {
                         turn.went_on();
@@ -184,7 +184,7 @@ impl AgentRules for Adapter {
         let mut s = self.sessions.remove(id)?;
         {
             if let Some(u) = s.undecided.take() {
-                stops::prompted(id, &mut s, u, true, logs, out);
+                ends::prompted(id, &mut s, u, true, logs, out);
             }
             // A continuation the agent died in (no `Stop` ended it) is in the log too.
             if s.turn.is_none() {

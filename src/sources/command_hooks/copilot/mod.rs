@@ -23,7 +23,7 @@ mod models;
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
-mod stops;
+mod ends;
 mod subagents;
 
 use std::borrow::Cow;
@@ -70,7 +70,7 @@ pub struct Session {
     went_out: WentOut,
     /// A prompt after a stop, which the log may yet show is the reason a hook blocked that
     /// stop with (Copilot writes its log behind its hooks).
-    undecided: Option<stops::Undecided>,
+    undecided: Option<ends::Undecided>,
 }
 
 impl Session {

@@ -24,7 +24,7 @@ pub use contract::{HISTORY, SPEC};
 mod payload;
 #[cfg(test)]
 pub(crate) mod script;
-mod stops;
+mod ends;
 mod subagents;
 
 use std::borrow::Cow;

@@ -2,7 +2,7 @@
 //! calls are read from the session's `wire.jsonl` files, handed as `files`; and its spec:
 //! `[[hooks]]` tables in Kimi's `config.toml`.
 
-use super::{Adapter, Payload, Session, end_now, read, settle, why_of, turns, AGENT};
+use super::{Adapter, Payload, Session, end_now, read, settle, why_of, ends, AGENT};
 use crate::protocol::{Event, Record};
 use std::borrow::Cow;
 use crate::sources::command_hooks::records::{record, session_opened};
@@ -100,7 +100,7 @@ impl AgentRules for Adapter {
                 // lines are the turns before, which the reads from this prompt's time on
                 // leave out.)
                 end_now(sid, s, at_ms, Why::Interrupted, files, out);
-                s.turn = Some(turns::begin(at_ms));
+                s.turn = Some(ends::begin(at_ms));
                 s.went_out = WentOut::default();
                 s.closing = None;
                 let text = Cow::Owned(p.prompt_text());
@@ -112,7 +112,7 @@ impl AgentRules for Adapter {
                 // wire has past where the old one had read it.
                 if s.turn.is_none() {
                     let resumed = s.resumed.as_ref().map(|_| 0);
-                    s.turn = s.went_out.continuation().or(resumed).map(turns::begin);
+                    s.turn = s.went_out.continuation().or(resumed).map(ends::begin);
                 }
                 let Some(turn) = s.turn.as_mut() else { return };
                 let reason = match p.hook_event_name.as_str() {
@@ -170,8 +170,8 @@ impl AgentRules for Adapter {
         let at_ms = at_ms.max(seen);
         if let Some(turn) = s.turn.take() {
             match turn.own.ended {
-                Some((end, reason)) => turns::end(turn, id, end, why_of(reason), out),
-                None => turns::end(turn, id, at_ms, Why::Unseen, out),
+                Some((end, reason)) => ends::end(turn, id, end, why_of(reason), out),
+                None => ends::end(turn, id, at_ms, Why::Unseen, out),
             }
         }
         Some(s.closing.unwrap_or(at_ms))

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::wire::Reader;
-use super::{turns, Turn, AGENT};
+use super::{ends, Turn, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
 use crate::sources::command_hooks::files::{Files, Transcripts};
 use crate::sources::command_hooks::records::record;
@@ -105,7 +105,7 @@ fn read(path: &Path, bytes: &[u8]) -> (Vec<Record<'static>>, usize) {
         last = last.max(reader.last_work);
         if let Some((at, reason)) = turn.as_ref().and_then(|t| t.own.ended) {
             let ended = turn.take().expect("a turn that ended");
-            turns::end(ended, &sid, at, turns::why_of(reason), &mut out);
+            ends::end(ended, &sid, at, ends::why_of(reason), &mut out);
             last = last.max(at);
         }
         if reader.offset == before {
@@ -113,7 +113,7 @@ fn read(path: &Path, bytes: &[u8]) -> (Vec<Record<'static>>, usize) {
         }
     }
     if let Some(open) = turn {
-        turns::end(open, &sid, last, Why::Unseen, &mut out);
+        ends::end(open, &sid, last, Why::Unseen, &mut out);
     }
     out.push(record(&sid, Event::Closed { at_ms: last }));
     (out, files.handed)

@@ -16,7 +16,7 @@
 //!   wire had.
 //!
 //! However a turn ends (its `turn.ended`, a stop or `Interrupt` past the grace, the next
-//! prompt, `SessionEnd`, Kimi gone), it ends one way ([`turns::end`]): the shared open turn's
+//! prompt, `SessionEnd`, Kimi gone), it ends one way ([`ends::end`]): the shared open turn's
 //! flush, which ends the tool calls and model calls still in flight, its sub-agents' with it.
 
 mod contract;
@@ -28,14 +28,14 @@ mod payload;
 #[cfg(test)]
 pub(crate) mod script;
 mod subagents;
-mod turns;
+mod ends;
 mod wire;
 
 use std::collections::HashMap;
 
 use payload::{dir_of_wire, session_dir, wire_of};
 pub use payload::{with_home, Payload};
-use turns::why_of;
+use ends::why_of;
 use wire::Reader;
 
 use super::files::{FileCursor, Transcripts};
@@ -62,7 +62,7 @@ pub const HOOK_EVENTS: &[&str] = &[
 const STOP_GRACE_MS: u64 = 2_000;
 
 /// What Kimi alone keeps of an agent's open turn (its turn is the shared [`OpenTurn`]; see
-/// [`turns`]).
+/// [`ends`]).
 #[derive(Debug, Default)]
 struct Own {
     /// The agent's `turn.ended`, once read: when, and its reason in the protocol's words.
@@ -132,7 +132,7 @@ fn settle(
     };
     // A sub-agent's stop comes under this session's id too; and a stop another hook blocked
     // is followed by more work.
-    let went_on = turns::busy(turn) || s.reader.as_ref().is_some_and(|r| r.last_work > at);
+    let went_on = ends::busy(turn) || s.reader.as_ref().is_some_and(|r| r.last_work > at);
     if went_on {
         turn.went_on();
     } else {
@@ -202,7 +202,7 @@ fn find(sid: &str, s: &mut Session, files: &mut dyn Transcripts) -> Option<Reade
 /// Ends the open turn at `at_ms`, for `why`: what is still in flight ends with it.
 fn end_turn(sid: &str, s: &mut Session, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
     if let Some(turn) = s.turn.take() {
-        turns::end(turn, sid, at_ms, why, out);
+        ends::end(turn, sid, at_ms, why, out);
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::payload::{is_plain, wire_of};
 use super::wire::Reader;
-use super::{turns, Sub, Turn};
+use super::{ends, Sub, Turn};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::record;
@@ -32,10 +32,10 @@ impl Sub {
         let session = self.reader.session;
         if let Some(turn) = self.turn {
             let (end, why) = match turn.own.ended {
-                Some((end, reason)) => (end.min(at_ms), turns::why_of(reason)),
+                Some((end, reason)) => (end.min(at_ms), ends::why_of(reason)),
                 None => (at_ms, why),
             };
-            turns::end(turn, &session, end, why, out);
+            ends::end(turn, &session, end, why, out);
         }
         out.push(record(&session, Event::Closed { at_ms }));
     }

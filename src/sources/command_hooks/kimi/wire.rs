@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use serde_json::value::{to_raw_value, RawValue};
 use serde_json::Value;
 
-use super::{models, turns, Turn};
+use super::{ends, models, Turn};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::files::Transcripts;
 use crate::sources::command_hooks::records::{record, Outcome};
@@ -116,7 +116,7 @@ impl Reader {
                 };
                 let text = Cow::Owned(prompt.prompt_text());
                 out.push(record(&self.session, Event::Prompted { at_ms: at, text }));
-                *turn = Some(turns::begin(at));
+                *turn = Some(ends::begin(at));
             }
             "llm.request" => {
                 self.last_work = at;
@@ -195,7 +195,7 @@ impl Reader {
 /// The agent's open turn, begun at `at_ms` if none is: what a sub-agent does before its
 /// file's `turn.prompt` still has a turn.
 fn open(turn: &mut Option<Turn>, at_ms: u64) -> &mut Turn {
-    turn.get_or_insert_with(|| turns::begin(at_ms))
+    turn.get_or_insert_with(|| ends::begin(at_ms))
 }
 
 /// A value of the wire as the call's JSON; none for `null` or none at all.
