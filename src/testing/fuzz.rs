@@ -12,8 +12,8 @@ use crate::assemble::redact::Scrubber;
 use crate::assemble::{AssembleConfig, Assembler, ContentPolicy, Output};
 use crate::protocol::{decode_line, validate};
 use crate::sources::command_hooks::claude_code::{Adapter, Payload};
+use crate::sources::command_hooks::engine::files::{NoTranscripts, Transcripts};
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::{NoTranscripts, Transcripts};
 use crate::sources::stream::read_lines;
 
 mod agents;

@@ -11,10 +11,7 @@ const ANY_FOLDER: &[&str] = &["mod.rs", "tests.rs"];
 
 /// Files of the CLI named, as all of its files are, after the command they parse, where that
 /// command is the source's module of the same name: one concern at its two ends.
-const COMMAND_AND_MODULE: &[(&str, &str)] = &[
-    ("cli/hook.rs", "sources/command_hooks/hook.rs"),
-    ("cli/doctor.rs", "sources/command_hooks/doctor.rs"),
-];
+const COMMAND_AND_MODULE: &[(&str, &str)] = &[("cli/doctor.rs", "sources/command_hooks/doctor.rs")];
 
 const HOOKS: &str = "sources/command_hooks/";
 
@@ -57,9 +54,11 @@ fn synonyms(files: &[String], agents: &[&str]) -> Vec<String> {
 /// names, each said in a line:
 /// - a file under `src/sources/` outside the agents' folders shares its name with no other
 ///   file under `src/` outside them (but for [`ANY_FOLDER`] and [`COMMAND_AND_MODULE`]);
-/// - no file in an agent's folder is named as a module its folder sits beside, directly under
-///   `command_hooks/` (a file, or a folder that is not an agent's), so that `super::records`
-///   and `crate::sources::command_hooks::records` never mean two things.
+/// - no file in an agent's folder is named as a shared module of `command_hooks/` (a file at
+///   any depth outside the agents' folders and the conformance suite's, or a folder that is
+///   not an agent's), so that
+///   `super::records` and `crate::sources::command_hooks::engine::records` never mean two
+///   things.
 fn homonyms(files: &[String], agents: &[&str]) -> Vec<String> {
     let in_agent = |f: &str| {
         f.strip_prefix(HOOKS)
@@ -92,10 +91,15 @@ fn homonyms(files: &[String], agents: &[&str]) -> Vec<String> {
     let beside: Vec<String> = files
         .iter()
         .filter_map(|f| f.strip_prefix(HOOKS))
-        .filter_map(|rest| match rest.split_once('/') {
-            None => Some(rest.to_string()),
-            Some((folder, _)) if !agents.contains(&folder) => Some(format!("{folder}.rs")),
-            Some(_) => None,
+        .flat_map(|rest| match rest.split_once('/') {
+            None => vec![rest.to_string()],
+            // The conformance suite names its files for the promise each states, as the
+            // agents name theirs for the same concerns.
+            Some((folder, _)) if folder == "conformance" => vec![format!("{folder}.rs")],
+            Some((folder, _)) if !agents.contains(&folder) => {
+                vec![format!("{folder}.rs"), name(rest)]
+            }
+            Some(_) => Vec::new(),
         })
         .filter(|n| !ANY_FOLDER.contains(&n.as_str()))
         .collect();
@@ -176,7 +180,6 @@ fn the_homonyms_that_were_are_found() {
         "sources/command_hooks/stream.rs",
         "assemble/turn.rs",
         "sources/command_hooks/turn.rs",
-        "sources/command_hooks/records.rs",
         "sources/command_hooks/claude_code/records.rs",
         "sources/command_hooks/engine/mod.rs",
         "sources/command_hooks/gemini/engine.rs",
@@ -185,8 +188,10 @@ fn the_homonyms_that_were_are_found() {
         "sources/command_hooks/gemini/payload.rs",
         "sources/command_hooks/gemini/tests.rs",
         "sources/command_hooks/mod.rs",
-        "cli/hook.rs",
-        "sources/command_hooks/hook.rs",
+        "cli/doctor.rs",
+        "sources/command_hooks/doctor.rs",
+        "sources/command_hooks/engine/records.rs",
+        "sources/command_hooks/kimi/records.rs",
         // Outside the sources, left to each stage.
         "config/defaults.rs",
         "pipeline/defaults.rs",
@@ -194,10 +199,11 @@ fn the_homonyms_that_were_are_found() {
     .map(String::from)
     .to_vec();
     assert_eq!(
-        homonyms(&files, &["claude_code", "gemini"]),
+        homonyms(&files, &["claude_code", "gemini", "kimi"]),
         [
             "sources/command_hooks/claude_code/records.rs: named as the shared module beside its folder",
             "sources/command_hooks/gemini/engine.rs: named as the shared module beside its folder",
+            "sources/command_hooks/kimi/records.rs: named as the shared module beside its folder",
             "stream.rs: cli/stream.rs, sources/stream.rs, sources/command_hooks/stream.rs",
             "turn.rs: assemble/turn.rs, sources/command_hooks/turn.rs",
         ]

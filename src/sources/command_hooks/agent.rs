@@ -50,7 +50,7 @@ macro_rules! agents {
             pub(super) fn adapter(
                 self,
                 grace_ms: u64,
-            ) -> Box<dyn adapter::Dispatch> {
+            ) -> Box<dyn engine::adapter::Dispatch> {
                 match self {
                     Agent::$default => $default_folder::adapter(grace_ms),
                     $(Agent::$variant => $folder::adapter(grace_ms)),*

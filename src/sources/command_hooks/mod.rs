@@ -1,6 +1,7 @@
 //! The command-hook source (every agent that runs a command per hook event, and albedo's
-//! `hooks` extension): the hook process, the per-session journal it appends to, and the daemon
-//! that turns journaled payloads into records. How one agent's payloads become records lives
+//! `hooks` extension), a folder per role: the hook process ([`hook`]), the per-session journal
+//! it appends to ([`journal`]), and the daemon that turns journaled payloads into records
+//! ([`daemon`]). How one agent's payloads become records lives
 //! in a folder of its own ([`claude_code`], [`qwen`], ...), declared by the one list of agents
 //! below; [`engine`] keeps the contract for all of them, [`agent`] names whose a payload is,
 //! and [`registry`] hands it to that agent's adapter.
@@ -14,38 +15,26 @@
 //! is JSON, append it to its session's journal, and start the daemon if none holds the lock.
 //! It never talks to a collector, never prints, and always exits 0.
 //!
-//! [`invoke`] (`hook.rs`) is that whole process. It runs as `albedo-otel hook` and as `albedo-otel-hook`,
+//! [`invoke`] ([`hook`]) is that whole process. It runs as `albedo-otel hook` and as `albedo-otel-hook`,
 //! a separate small binary: a process is started for every event, and most of its cost is the
 //! kernel loading the executable, which grows with its size. The small binary links only this
 //! module and is what `albedo-otel install` puts in the agent's settings when it is there.
 
-pub mod adapter;
 pub mod agent;
-mod append;
 #[cfg(test)]
 mod conformance;
-mod content;
 pub mod daemon;
 pub mod doctor;
 pub mod engine;
-pub mod files;
 pub mod foreign;
-mod handoff;
-mod held;
-mod hook;
+pub mod hook;
 pub mod journal;
-mod open_turn;
-pub mod oversized;
 mod problems;
 mod profiles;
-mod records;
 pub mod registry;
-pub mod session_key;
-mod spawn;
 pub mod spec;
 #[cfg(test)]
 mod steps;
-pub mod streaming_hook;
 
 // Every agent: its name in code, and its folder (declared here, by the list), which holds
 // its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line
@@ -70,9 +59,9 @@ agent::agents! {
     Droid: droid,
 }
 
-pub use append::hand_off;
-pub use handoff::{is_session_place, HandOff, Head, HookArgs, HookError};
-pub(crate) use handoff::{RawHead, MAX_PAYLOAD};
+pub use hook::append::hand_off;
+pub use hook::handoff::{is_session_place, HandOff, Head, HookArgs, HookError};
+pub(crate) use hook::handoff::{RawHead, MAX_PAYLOAD};
+pub use hook::spawn::{daemon_may_inherit, ensure_daemon};
 pub use hook::{hook_dir, invoke};
 pub(crate) use problems::{caught, log_problems, panic_message};
-pub use spawn::{daemon_may_inherit, ensure_daemon};

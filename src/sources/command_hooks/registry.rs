@@ -11,10 +11,10 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-use super::adapter::{Dispatch, Parsed};
 use super::agent::Agent;
-use super::files::{FileCursor, NoTranscripts, Transcripts};
 use crate::protocol::Record;
+use crate::sources::command_hooks::engine::adapter::{Dispatch, Parsed};
+use crate::sources::command_hooks::engine::files::{FileCursor, NoTranscripts, Transcripts};
 
 /// Every agent's adapter, from the list in `command_hooks/mod.rs`.
 fn registry(grace_ms: u64) -> Vec<(Agent, Box<dyn Dispatch>)> {
@@ -56,7 +56,7 @@ impl Adapters {
 
     /// The agent of session `id` (a sub-agent's is its top session's).
     fn agent(&self, session: &str) -> Agent {
-        let own = super::session_key::top(session);
+        let own = crate::sources::command_hooks::engine::session_key::top(session);
         self.of.get(own).copied().unwrap_or_default()
     }
 

@@ -2,9 +2,9 @@
 
 use super::{Adapter, Payload, Session, Transcripts};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::engine::records::record;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::FileCursor;
+use crate::sources::command_hooks::engine::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Claude Code, and albedo's `hooks` extension, which sends its payloads.
@@ -45,7 +45,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
 /// continuation), for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new(grace_ms))
 }
 

@@ -4,8 +4,8 @@
 
 use super::{Adapter, Payload, Transcripts};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::engine::open_turn::Why;
+use crate::sources::command_hooks::engine::records::record;
 
 impl Adapter {
     pub(super) fn on_session_end(

@@ -16,12 +16,12 @@ use serde::Deserialize;
 
 use super::call_sent::call_sent;
 use super::transcript::TranscriptCursor;
-use crate::sources::command_hooks::content::Content;
+use crate::sources::command_hooks::engine::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
-use crate::sources::command_hooks::records::{
+use crate::sources::command_hooks::engine::records::{
     record, rfc3339_ms, session_opened, session_opened_under,
 };
-use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]

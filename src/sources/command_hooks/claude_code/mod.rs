@@ -35,10 +35,10 @@ pub mod transcript;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::files::{FileCursor, Transcripts};
-use super::open_turn::OpenTurn;
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::open_turn::OpenTurn;
 pub use payload::{BatchCall, Payload};
-use super::records::record;
+use crate::sources::command_hooks::engine::records::record;
 use call_sent::call_sent;
 use transcript::TranscriptCursor;
 
@@ -136,7 +136,7 @@ impl Adapter {
         let s = self.sessions.entry(id.to_string()).or_default();
         if !s.started {
             s.started = true;
-            out.push(super::records::session_opened(id, at_ms, self.agent, cwd));
+            out.push(crate::sources::command_hooks::engine::records::session_opened(id, at_ms, self.agent, cwd));
         }
     }
 

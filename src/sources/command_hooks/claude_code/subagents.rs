@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use super::payload::AgentInput;
 use super::{Adapter, Payload, Spawned, Transcripts};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
-use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::record;
 
 impl Adapter {
     /// Call `call` of `session` (in `sid`'s family) is starting a sub-agent with `prompt`,
@@ -71,7 +71,7 @@ impl Adapter {
         out: &mut Vec<Record<'static>>,
     ) {
         let Some(agent) = &p.agent_id else { return };
-        let child = super::super::session_key::sub_agent(sid, agent);
+        let child = crate::sources::command_hooks::engine::session_key::sub_agent(sid, agent);
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };

@@ -3,8 +3,8 @@
 
 use super::{Adapter, Payload, AGENT_TOOLS};
 use crate::protocol::{Json, Record};
-use crate::sources::command_hooks::open_turn::{OpenTurn, Pending};
-use crate::sources::command_hooks::records::{raw, Ended, Outcome};
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Pending};
+use crate::sources::command_hooks::engine::records::{raw, Ended, Outcome};
 
 impl Adapter {
     pub(super) fn on_pre_tool(

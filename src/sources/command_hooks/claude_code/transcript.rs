@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::super::engine::model_call::{Cache, Reasoning, Tokens};
-use super::super::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 use super::conversation::Conversation;
 use crate::protocol::Usage;
 

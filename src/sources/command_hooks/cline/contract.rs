@@ -3,10 +3,10 @@
 
 use super::{Adapter, Payload, Session, finish, READ_GRACE_MS};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Cline CLI.
@@ -48,7 +48,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The daemon's adapter for this agent, for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new())
 }
 

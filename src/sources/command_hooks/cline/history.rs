@@ -16,9 +16,9 @@ use serde_json::value::RawValue;
 
 use super::models::{call_of, Message};
 use crate::protocol::{Call, Called, Event, Json, Record};
-use crate::sources::command_hooks::content::Content;
-use crate::sources::command_hooks::records::{record, session_opened, session_opened_under};
-use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::engine::content::Content;
+use crate::sources::command_hooks::engine::records::{record, session_opened, session_opened_under};
+use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{Env, Reading};
 
 /// Where Cline keeps its sessions: `CLINE_SESSION_DATA_DIR`, else `$CLINE_DATA_DIR/sessions`,

@@ -33,10 +33,10 @@ use std::collections::HashMap;
 
 pub use payload::{journaled, root_session, Payload};
 
-use super::files::{FileCursor, Transcripts};
-use super::records::{record, rfc3339_ms, session_opened, Outcome};
-use super::session_key;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms, session_opened, Outcome};
+use crate::sources::command_hooks::engine::session_key;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Cline's turns.

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::super::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
 use super::super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 use crate::protocol::CallSent;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 use super::super::spec::Env;
 
 #[derive(Debug, Deserialize, Default)]

@@ -10,9 +10,9 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::super::files::Transcripts;
-use super::super::records::{session_opened, session_opened_under};
-use super::super::session_key;
+use crate::sources::command_hooks::engine::files::Transcripts;
+use crate::sources::command_hooks::engine::records::{session_opened, session_opened_under};
+use crate::sources::command_hooks::engine::session_key;
 use super::{models, Adapter, Payload, Session, AGENT, READ_GRACE_MS};
 use crate::protocol::{Event, Record};
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::payload::TokenUsage;
 use super::{model_call, AGENT};
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]

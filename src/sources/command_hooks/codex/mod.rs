@@ -35,7 +35,7 @@ pub use payload::{ModelHook, Payload, TokenUsage};
 
 use super::claude_code;
 use super::engine::model_call::{error_text, Answer, Cache, ModelCall, Reasoning, Tokens};
-use super::records::{record, Unanswered};
+use crate::sources::command_hooks::engine::records::{record, Unanswered};
 use crate::protocol::{CallSent, Event, Record};
 
 /// The agent name on Codex CLI's turns.
@@ -92,7 +92,7 @@ impl Adapter {
         let keys: Vec<(String, String)> = self
             .started
             .keys()
-            .filter(|(t, _)| super::session_key::top(t) == session)
+            .filter(|(t, _)| crate::sources::command_hooks::engine::session_key::top(t) == session)
             .cloned()
             .collect();
         for key in keys {
@@ -179,7 +179,7 @@ fn model_call(
 /// names it.
 fn target(hook: &claude_code::Payload) -> String {
     match &hook.agent_id {
-        Some(agent) => super::session_key::sub_agent(&hook.session_id, agent),
+        Some(agent) => crate::sources::command_hooks::engine::session_key::sub_agent(&hook.session_id, agent),
         None => hook.session_id.clone(),
     }
 }

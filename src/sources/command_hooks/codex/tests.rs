@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 
 const SID: &str = "01a23350-4fdb-7bd1-93aa-7a10c99c8824";
 

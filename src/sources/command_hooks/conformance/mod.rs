@@ -15,13 +15,13 @@ mod subagents;
 use serde_json::value::RawValue;
 
 use super::agent::Agent;
-use super::files::Transcripts;
 use super::registry::Adapters;
 use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::semconv::GEN_AI_OPERATION_NAME;
 use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
+use crate::sources::command_hooks::engine::files::Transcripts;
 
 /// Every agent's script, from the list in `command_hooks/mod.rs`.
 fn scripts() -> Vec<Box<dyn Script>> {

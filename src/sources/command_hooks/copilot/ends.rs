@@ -9,12 +9,12 @@ use std::borrow::Cow;
 
 use super::{finish, Session};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::files::Transcripts;
-use crate::sources::command_hooks::held::WentOut;
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::records::rfc3339_ms;
-use crate::sources::command_hooks::open_turn::OpenTurn;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::files::Transcripts;
+use crate::sources::command_hooks::engine::held::WentOut;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::open_turn::OpenTurn;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// Events that only a running turn logs: a model call's end, a tool's start.
 const WORK: &[&str] = &[

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::payload::LogEvent;
 use super::{read_log, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 /// Where Copilot keeps its sessions' logs.

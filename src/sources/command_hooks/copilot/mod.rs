@@ -33,10 +33,10 @@ use models::{answer_of, call_sent};
 pub use payload::{sub_agents_parent, with_log, Payload};
 use payload::{LogEvent, UsageRecord};
 
-use super::files::{FileCursor, Transcripts};
-use super::held::WentOut;
-use super::records::{record, rfc3339_ms, Ended, Outcome};
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::held::WentOut;
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms, Ended, Outcome};
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// The agent name on Copilot CLI's turns.

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::super::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 
 /// A hook payload. Copilot sends no call or turn id: the hooks mark a turn's start and end,
 /// and the session log has the rest.

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::super::records::record;
+use crate::sources::command_hooks::engine::records::record;
 use super::payload::LogEvent;
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
@@ -61,7 +61,7 @@ impl Children {
                 let Some(call) = text("toolCallId") else {
                     return true;
                 };
-                let session = super::super::session_key::sub_agent(sid, agent);
+                let session = crate::sources::command_hooks::engine::session_key::sub_agent(sid, agent);
                 let name = text("agentName").or_else(|| text("agentType"));
                 out.push(record(
                     &session,

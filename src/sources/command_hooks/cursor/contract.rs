@@ -4,10 +4,10 @@
 use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, SessionInfo, Record};
 use std::borrow::Cow;
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::Why;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Cursor.
@@ -42,7 +42,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a `stop` waits for a
 /// follow-up's continuation), for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::with_grace(grace_ms))
 }
 

@@ -37,9 +37,9 @@ use std::collections::HashMap;
 pub use payload::{conversation, journaled, Payload};
 
 use super::engine::AgentRules;
-use super::files::NoTranscripts;
-use super::records::record;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::files::NoTranscripts;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Cursor's turns.

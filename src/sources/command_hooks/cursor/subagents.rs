@@ -11,9 +11,9 @@ use serde_json::value::RawValue;
 
 use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::session_key;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 const TOOL: &str = "Task";

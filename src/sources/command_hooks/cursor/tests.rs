@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::assemble::semconv::{
     ALBEDO_TOOL_REFUSED, ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, GEN_AI_OPERATION_NAME,

@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 
 use super::{Adapter, Payload};
 use crate::protocol::{Json, Record};
-use crate::sources::command_hooks::records::Outcome;
-use crate::sources::command_hooks::open_turn::Pending;
+use crate::sources::command_hooks::engine::records::Outcome;
+use crate::sources::command_hooks::engine::open_turn::Pending;
 
 impl Adapter {
     pub(super) fn on_tool(

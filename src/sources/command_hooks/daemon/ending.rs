@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::super::files::Files;
 use super::super::journal::{self, Resume};
 use super::super::registry::Adapters;
 use super::{now_ms, Checks, DaemonConfig, JournalState, Profiles};
 use crate::protocol::Record;
+use crate::sources::command_hooks::engine::files::Files;
 
 /// One pass's look at a session: a session between turns whose agent is gone is retired; one
 /// with a turn open whose agent is gone, or that went quiet for long, has its turn exported

@@ -1,12 +1,12 @@
 //! One journal line, read: its entry, whose hook it is, and the payload as that agent's
 //! adapter takes it, or why it is not handed on.
 
-use super::super::adapter::Parsed;
 use super::super::agent::Agent;
 use super::super::foreign::{Borrower, Identity};
 use super::super::journal::Entry;
 use super::super::registry::Adapters;
 use super::super::Head;
+use crate::sources::command_hooks::engine::adapter::Parsed;
 
 /// Why a journal line is not handed on.
 pub(super) enum Unread {

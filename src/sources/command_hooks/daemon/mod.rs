@@ -31,7 +31,6 @@ mod lock;
 pub mod log;
 mod watch;
 
-use super::files::Files;
 use super::foreign::Dropped;
 use super::journal::{self, Entry, Resume};
 use super::profiles::ProfileId;
@@ -39,6 +38,7 @@ pub use super::profiles::Profiles;
 use super::registry::Adapters;
 use super::{doctor, Head};
 use crate::clock::unix_ms as now_ms;
+use crate::sources::command_hooks::engine::files::Files;
 use journal_line::{read_line, Unread};
 pub use lock::{holder, older, pid, running, successor_waits, Holder, Lock, VERSION};
 use lock::{try_lock, write_holder};
@@ -231,7 +231,7 @@ pub fn run(config: &DaemonConfig, lock: Lock, profiles: &mut Profiles) -> io::Re
         // Records made outside a journal's lines (turns ended by time) go where their
         // session's turn went.
         for r in records {
-            let owner = super::session_key::top(&r.session);
+            let owner = crate::sources::command_hooks::engine::session_key::top(&r.session);
             let target = journals
                 .values()
                 .find(|s| s.session.as_deref() == Some(owner))
@@ -411,7 +411,7 @@ fn drain(
         // A session that ended can go on: a resumed Gemini session keeps its id. Cursor
         // spells it `sessionEnd`.
         state.ended = payload.hook_event_name.eq_ignore_ascii_case("SessionEnd")
-            || payload.hook_event_name == super::streaming_hook::EXITED;
+            || payload.hook_event_name == super::hook::streaming::EXITED;
         state.host.saw(entry.host());
         state.alive_ms = state.alive_ms.max(entry.received_ms);
         let mut records = Vec::new();

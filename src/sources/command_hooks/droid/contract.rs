@@ -6,7 +6,7 @@ use super::{input, made_up, remember, Adapter, Ledger, Payload, Reading, Tail};
 use crate::protocol::Record;
 use crate::sources::command_hooks::claude_code;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::{FileCursor, NoTranscripts, Transcripts};
+use crate::sources::command_hooks::engine::files::{FileCursor, NoTranscripts, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Factory Droid.
@@ -49,7 +49,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
 /// continuation), for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new(grace_ms))
 }
 

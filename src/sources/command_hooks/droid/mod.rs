@@ -41,8 +41,8 @@ use super::claude_code;
 use super::engine::model_call::{self, ModelCall};
 use super::engine::tail::Tail;
 use super::engine::AgentRules;
-use super::files::{NoTranscripts, Transcripts};
-use super::records::record;
+use crate::sources::command_hooks::engine::files::{NoTranscripts, Transcripts};
+use crate::sources::command_hooks::engine::records::record;
 use crate::protocol::{CallSent, Event, Record, Usage};
 
 /// The agent name on Factory Droid's turns.

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{transcript, Adapter, Payload};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 
 const RECORDED: &str = include_str!("recorded/stop_blocked.jsonl");
 const PATH: &str = "/h/.factory/sessions/-p/4ed9e04e.jsonl";
@@ -135,7 +135,7 @@ fn one_turn_each_call_once(out: Vec<Record<'static>>) {
         assert!(c.started_ms < c.finished_ms, "{c:?}");
     }
     // The first call ran from the prompt's line to the answer's, as Droid timed them.
-    let ms = |s: &str| crate::sources::command_hooks::records::rfc3339_ms(s).unwrap();
+    let ms = |s: &str| crate::sources::command_hooks::engine::records::rfc3339_ms(s).unwrap();
     assert_eq!(sent[0].started_ms, ms("2026-12-07T05:46:49.734Z"));
     assert_eq!(sent[0].finished_ms, ms("2026-12-07T05:46:49.863Z"));
     // The continuation's call began at the block's reason.

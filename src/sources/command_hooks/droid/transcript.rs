@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::protocol::Usage;
 use crate::sources::command_hooks::engine::model_call::{Cache, Reasoning, Tokens};
-use crate::sources::command_hooks::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 
 /// One line of `~/.factory/sessions/<project>/<session>.jsonl`, as far as a trace needs it.
 #[derive(Debug, PartialEq)]

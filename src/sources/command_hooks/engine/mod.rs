@@ -12,7 +12,14 @@
 //!   with the turn, [`AgentRules::end_held_stop`]);
 //! - what the agent keeps is its sessions, and what it says it keeps besides.
 
+pub mod adapter;
+pub(super) mod content;
+pub mod files;
+pub(super) mod held;
 pub(crate) mod model_call;
+pub(super) mod open_turn;
+pub(super) mod records;
+pub mod session_key;
 pub(crate) mod tail;
 
 use std::collections::HashMap;
@@ -20,10 +27,10 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use super::adapter::{Dispatch, Parsed};
-use super::files::{FileCursor, Transcripts};
-use super::records::record;
 use crate::protocol::{Event, Record};
+use adapter::{Dispatch, Parsed};
+use files::{FileCursor, Transcripts};
+use records::record;
 
 /// An agent's sessions, by the id its payloads name.
 pub type Sessions<S> = HashMap<String, S>;
@@ -90,7 +97,7 @@ pub trait AgentRules: fmt::Debug + Send + 'static {
         let Some(grace_ms) = self.grace_ms() else {
             return;
         };
-        for id in super::held::due(self.sessions(), now_ms, grace_ms, Self::held_stop) {
+        for id in held::due(self.sessions(), now_ms, grace_ms, Self::held_stop) {
             self.end_held_stop(&id, files, out);
         }
     }

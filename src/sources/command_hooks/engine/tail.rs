@@ -1,7 +1,7 @@
 //! Reading an agent's append-only JSONL file from where the last read stopped: whole lines
 //! only, in bounded memory however large the file or a line, written once for every agent.
 
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use super::files::{FileCursor, Transcripts};
 
 /// How much of a file one read takes at most: a file grown by more is read in steps.
 const CHUNK: usize = 1 << 20;

@@ -6,8 +6,8 @@
 use super::Adapter;
 use crate::protocol::Record;
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::NoTranscripts;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 impl Adapter {
     /// `AfterAgent`: the turn's end is held back from `at_ms`.

@@ -22,8 +22,8 @@ use crate::protocol::{Call, Called, Event, Json, ParentRef, Record, SessionInfo}
 use crate::sources::command_hooks::engine::model_call::{
     Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
-use crate::sources::command_hooks::session_key;
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 /// How deep sub-agents of sub-agents are followed.

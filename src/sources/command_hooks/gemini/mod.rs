@@ -33,8 +33,8 @@ use std::collections::HashMap;
 pub use payload::{slim, Payload};
 
 use super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
-use super::records::{record, session_opened, Outcome};
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::{record, session_opened, Outcome};
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Gemini CLI's turns.
@@ -230,7 +230,7 @@ impl Adapter {
         // `AfterTool` repeats its call's input: the call still running with that tool and that
         // input, else the oldest of that tool. Order alone would pair a denied call (which
         // gets no `AfterTool`) with the next call's end.
-        let same = |c: &crate::sources::command_hooks::open_turn::Pending| {
+        let same = |c: &crate::sources::command_hooks::engine::open_turn::Pending| {
             c.name == name
                 && c.input.as_ref().map(|i| i.get()) == p.tool_input.as_ref().map(|i| i.get())
         };

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 
 #[derive(Debug, Deserialize, Default)]
 pub struct Payload {

@@ -18,8 +18,8 @@ use serde::Deserialize;
 
 use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
 pub const TOOL: &str = "invoke_agent";
@@ -91,7 +91,7 @@ impl Adapter {
         };
         // Unique across turns (call ids restart with each turn) and callers (each numbers its
         // own calls), and the same on a re-read.
-        let child = super::super::session_key::sub_agent(caller, &format!("{turn_at}-{call}"));
+        let child = crate::sources::command_hooks::engine::session_key::sub_agent(caller, &format!("{turn_at}-{call}"));
         top.agents.push(Running {
             session: child.clone(),
             caller: caller.to_string(),

@@ -1,7 +1,7 @@
 //! The adapter on payloads shaped as Gemini CLI 0.61.0 sends them (docs/agents/gemini.md).
 
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use serde_json::json;
 
 use super::*;

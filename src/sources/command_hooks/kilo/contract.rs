@@ -48,7 +48,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent, for the list in `command_hooks/mod.rs`: opencode's, naming its
 /// sessions `kilo`. No stop is held, so `grace_ms` is unused.
-pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(opencode::Adapter::named(AGENT))
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::script::script;
 use super::{adapter, AGENT, SPEC};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::spec::Form;
 use crate::sources::command_hooks::steps::{Step, Sub, T0};
 

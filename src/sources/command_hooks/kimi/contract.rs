@@ -5,11 +5,11 @@
 use super::{Adapter, Payload, Session, end_now, read, settle, why_of, ends, AGENT};
 use crate::protocol::{Event, Record};
 use std::borrow::Cow;
-use crate::sources::command_hooks::records::{record, session_opened};
-use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::held::WentOut;
+use crate::sources::command_hooks::engine::records::{record, session_opened};
+use crate::sources::command_hooks::engine::open_turn::Why;
+use crate::sources::command_hooks::engine::held::WentOut;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Kimi Code.
@@ -52,7 +52,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The daemon's adapter for this agent, for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new())
 }
 

@@ -194,7 +194,7 @@ fn a_sub_agents_running_call_ends_with_its_parents_turn() {
     w.call("agent-0", 30, "call_b", "Bash");
     a.tick(T + 40, &mut w, &mut out);
     hook(&mut a, 300, "UserPromptSubmit", &mut w, &mut out);
-    let sub = crate::sources::command_hooks::session_key::sub_agent(SID, "agent-0");
+    let sub = crate::sources::command_hooks::engine::session_key::sub_agent(SID, "agent-0");
     let b = called(&out, "call_b").expect("the sub-agent's running call ends");
     assert!(b.failed && b.finished_ms == T + 300);
     assert_eq!(ends(&out, &sub), [(300, "interrupted".to_string())]);

@@ -2,11 +2,11 @@
 //! ([`Own`](super::Own)), so that the main agent's turn and each sub-agent's end the one way
 //! every agent's turns end ([`OpenTurn::flush`]), with their sub-agents ([`end`]).
 //!
-//! [`OpenTurn::flush`]: crate::sources::command_hooks::open_turn::OpenTurn::flush
+//! [`OpenTurn::flush`]: crate::sources::command_hooks::engine::open_turn::OpenTurn::flush
 
 use super::Turn;
 use crate::protocol::Record;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// A turn begun at `at_ms`. Kimi records a call another hook refused as it records one that
 /// failed (a `tool.result` with its error), so a call still pending at the turn's end ran and

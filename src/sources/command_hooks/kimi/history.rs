@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use super::wire::Reader;
 use super::{ends, Turn, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
-use crate::sources::command_hooks::files::{Files, Transcripts};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::files::{Files, Transcripts};
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::Why;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 /// Where Kimi Code keeps its sessions.

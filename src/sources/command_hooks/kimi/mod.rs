@@ -38,9 +38,9 @@ pub use payload::{with_home, Payload};
 use ends::why_of;
 use wire::Reader;
 
-use super::files::{FileCursor, Transcripts};
-use super::held::WentOut;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::held::WentOut;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::Record;
 
 /// The agent name on Kimi Code's turns.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::Turn;
 use crate::protocol::{Event, Record, Usage};
 use crate::sources::command_hooks::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
-use crate::sources::command_hooks::records::{record, Unanswered};
+use crate::sources::command_hooks::engine::records::{record, Unanswered};
 
 /// What a model call whose step ended without its answer says.
 const CUT: &str = "no answer: the call was cut short";

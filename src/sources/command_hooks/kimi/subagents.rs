@@ -11,10 +11,10 @@ use super::payload::{is_plain, wire_of};
 use super::wire::Reader;
 use super::{ends, Sub, Turn};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::files::Transcripts;
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::files::Transcripts;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::session_key;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// How long a sub-agent's end in its parent's file waits for the sub-agent's own file to
 /// catch up (see [`waits_for`]).

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use super::{ends, models, Turn};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::files::Transcripts;
-use crate::sources::command_hooks::records::{record, Outcome};
+use crate::sources::command_hooks::engine::files::Transcripts;
+use crate::sources::command_hooks::engine::records::{record, Outcome};
 
 /// Where one agent's `wire.jsonl` has been read to, and whose it is.
 #[derive(Debug)]

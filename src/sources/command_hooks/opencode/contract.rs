@@ -4,11 +4,11 @@
 use super::subagents::OPENING_GRACE_MS;
 use super::{Adapter, Payload, Session, EXITED};
 use crate::protocol::{Event, Record};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::Why;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of opencode.
@@ -51,7 +51,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
 /// continuation), for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new())
 }
 

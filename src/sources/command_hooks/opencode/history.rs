@@ -20,7 +20,7 @@ use super::payload::{Info, Part, Payload, Properties};
 use super::Adapter;
 use crate::protocol::Record;
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::spec::{self, Env};
 
 /// Where an opencode-shaped agent keeps its database: `$XDG_DATA_HOME/<folder>`, by default

@@ -41,10 +41,10 @@ pub use payload::Payload;
 pub use plugin::{plugin, plugin_command, PLUGIN, PLUGIN_COMMAND_MARK};
 
 use super::engine::AgentRules;
-use super::files::NoTranscripts;
-use super::records::record;
-pub use super::streaming_hook::EXITED;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::files::NoTranscripts;
+use crate::sources::command_hooks::engine::records::record;
+pub use super::hook::streaming::EXITED;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on opencode's turns.

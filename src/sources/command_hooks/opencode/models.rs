@@ -8,7 +8,7 @@ use super::payload::{Info, Part};
 use super::Adapter;
 use crate::protocol::{Event, Json, Record};
 use crate::sources::command_hooks::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
-use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::engine::records::record;
 
 impl Adapter {
     pub(super) fn on_message(

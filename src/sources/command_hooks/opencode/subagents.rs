@@ -6,10 +6,10 @@
 
 use std::borrow::Cow;
 
-use super::super::records::{record, session_opened};
+use crate::sources::command_hooks::engine::records::{record, session_opened};
 use super::{Adapter, Payload, EXITED};
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
 
 /// How long a sub-agent's events wait for the call that starts it before it opens without

@@ -4,8 +4,8 @@
 use super::payload::{Part, ToolState};
 use super::{Adapter, REFUSALS};
 use crate::protocol::{Json, Record};
-use crate::sources::command_hooks::records::{raw, Ended, Outcome};
-use crate::sources::command_hooks::open_turn::Pending;
+use crate::sources::command_hooks::engine::records::{raw, Ended, Outcome};
+use crate::sources::command_hooks::engine::open_turn::Pending;
 
 impl Adapter {
     pub(super) fn on_tool(

@@ -2,10 +2,10 @@
 
 use super::{Adapter, Payload, Session, EXITED};
 use crate::protocol::Record;
-use crate::sources::command_hooks::open_turn::Why;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::open_turn::Why;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Pi.
@@ -47,7 +47,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: unused, Pi's `agent_settled` is final),
 /// for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(_grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new())
 }
 

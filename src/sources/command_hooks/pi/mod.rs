@@ -39,9 +39,9 @@ pub use extension::{extension, extension_command, EXTENSION, EXTENSION_COMMAND_M
 pub use payload::Payload;
 
 use super::engine::AgentRules;
-use super::records::{raw, record, session_opened, Ended, Outcome};
-pub use super::streaming_hook::EXITED;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::{raw, record, session_opened, Ended, Outcome};
+pub use super::hook::streaming::EXITED;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Json, Record};
 
 /// The agent name on Pi's turns.

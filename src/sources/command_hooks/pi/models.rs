@@ -10,7 +10,7 @@ use crate::protocol::{CallSent, Event, Record};
 use crate::sources::command_hooks::engine::model_call::{
     error_text, Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::records::record;
+use crate::sources::command_hooks::engine::records::record;
 
 impl Adapter {
     pub(super) fn on_request(

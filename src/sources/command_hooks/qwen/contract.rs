@@ -3,10 +3,10 @@
 
 use super::{Adapter, Payload, Session, Tail, AGENT};
 use crate::protocol::Record;
-use crate::sources::command_hooks::records::session_opened;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::records::session_opened;
+use crate::sources::command_hooks::engine::open_turn::Why;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
+use crate::sources::command_hooks::engine::files::{FileCursor, Transcripts};
 use crate::sources::command_hooks::spec::{self, Spec};
 
 /// What the shared hook and daemon need to know of Qwen Code.
@@ -49,7 +49,7 @@ pub const SPEC: Spec = Spec {
 
 /// The daemon's adapter for this agent (`grace_ms`: how long a held stop waits for its
 /// continuation), for the list in `command_hooks/mod.rs`.
-pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::adapter::Dispatch> {
+pub(crate) fn adapter(grace_ms: u64) -> Box<dyn crate::sources::command_hooks::engine::adapter::Dispatch> {
     Box::new(Adapter::new(grace_ms))
 }
 

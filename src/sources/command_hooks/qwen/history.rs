@@ -16,7 +16,7 @@ use super::payload::api_event;
 use super::transcript::call_sent;
 use super::AGENT;
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]

@@ -25,7 +25,7 @@
 //!   session of their own under a `background_agent` call ([`transcript`]).
 //!
 //! Reading the transcript is the caller's I/O, behind
-//! [`Transcripts`](super::files::Transcripts); the rest is pure.
+//! [`Transcripts`](crate::sources::command_hooks::engine::files::Transcripts); the rest is pure.
 
 mod contract;
 pub(crate) use contract::adapter;
@@ -45,8 +45,8 @@ use std::collections::{HashMap, HashSet};
 pub use payload::Payload;
 
 use super::engine::tail::Tail;
-use super::records::record;
-use super::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
 
 /// The agent name on Qwen Code's turns.

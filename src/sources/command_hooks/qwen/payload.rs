@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::records::rfc3339_ms;
+use crate::sources::command_hooks::engine::records::rfc3339_ms;
 
 /// One hook payload, with every field the events the adapter takes may carry.
 #[derive(Debug, Deserialize, Default)]

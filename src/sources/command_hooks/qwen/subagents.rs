@@ -11,9 +11,9 @@ use std::borrow::Cow;
 use super::payload::{AgentInput, Payload};
 use super::{new_turn, Adapter, Turn, AGENT};
 use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::records::record;
-use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::session_key;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// The tool that starts a sub-agent.
 pub const TOOL: &str = "agent";

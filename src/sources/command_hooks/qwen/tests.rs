@@ -6,7 +6,7 @@ use serde_json::json;
 use super::*;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::protocol::{CallSent, Called};
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 
 const SID: &str = "2889d010-17de-4ea4-bcc4-2965603b41eb";
 const T0: u64 = 1_796_312_474_000;
@@ -185,7 +185,7 @@ fn background_calls_after_the_stop_stay_in_the_turn_under_a_background_call() {
     a.take(payload("PostToolBatch", 3_350, batch), 0, &mut t, &mut out);
     t.call(3_500, 4, Some(memory));
     a.tick(T0 + 3_900, &mut t, &mut out);
-    let child = crate::sources::command_hooks::session_key::sub_agent(SID, memory);
+    let child = crate::sources::command_hooks::engine::session_key::sub_agent(SID, memory);
     // One turn, ended once, at its Stop.
     let top = kinds(&out, SID);
     assert_eq!(
@@ -247,7 +247,7 @@ fn a_sub_agent_opens_under_the_agent_call_whose_id_it_carries() {
     let stop = json!({"agent_id": agent, "agent_type": "general-purpose",
         "last_assistant_message": "done"});
     a.take(payload("SubagentStop", 1_900, stop), 0, &mut t, &mut out);
-    let child = crate::sources::command_hooks::session_key::sub_agent(SID, agent);
+    let child = crate::sources::command_hooks::engine::session_key::sub_agent(SID, agent);
     assert_eq!(
         kinds(&out, &child),
         [
@@ -287,7 +287,7 @@ fn a_sub_agent_s_pending_call_ends_with_the_sub_agent() {
     a.take(payload("PreToolUse", 700, shell), 0, &mut t, &mut out);
     let stop = json!({"agent_id": agent, "agent_type": "general-purpose"});
     a.take(payload("SubagentStop", 1_900, stop), 0, &mut t, &mut out);
-    let child = crate::sources::command_hooks::session_key::sub_agent(SID, agent);
+    let child = crate::sources::command_hooks::engine::session_key::sub_agent(SID, agent);
     assert_eq!(
         kinds(&out, &child),
         [

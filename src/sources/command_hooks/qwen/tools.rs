@@ -6,7 +6,7 @@ use serde_json::value::to_raw_value;
 
 use super::{new_turn, subagents, Adapter, Payload};
 use crate::protocol::Record;
-use crate::sources::command_hooks::records::{raw, Ended, Outcome};
+use crate::sources::command_hooks::engine::records::{raw, Ended, Outcome};
 
 impl Adapter {
     pub(super) fn on_pre_tool(

@@ -17,13 +17,13 @@ use super::{new_turn, Adapter, Turn};
 use crate::protocol::{
     Call, CallSent, Called, Event, Json, ParentRef, Record, SessionInfo,
 };
-use crate::sources::command_hooks::files::Transcripts;
+use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::engine::model_call::{
     error_text, Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::records::{record, rfc3339_ms};
-use crate::sources::command_hooks::session_key;
-use crate::sources::command_hooks::open_turn::Why;
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::session_key;
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// The tool name of the call a background agent's session is nested under.
 pub const BACKGROUND_TOOL: &str = "background_agent";

@@ -5,7 +5,7 @@ use crate::assemble::semconv::*;
 use crate::assemble::span::{Status, Value};
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::sources::command_hooks::files::{Files, NoTranscripts};
+use crate::sources::command_hooks::engine::files::{Files, NoTranscripts};
 use crate::testing::check_tree;
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -1,7 +1,7 @@
 //! The tail reader on files held in memory: whole lines only, each once, in bounded reads.
 
+use super::super::files::{FileCursor, Transcripts};
 use super::{Tail, CHUNK, MAX_LINE};
-use crate::sources::command_hooks::files::{FileCursor, Transcripts};
 
 /// One file, its identity, and the size of every read asked of it.
 struct Disk {

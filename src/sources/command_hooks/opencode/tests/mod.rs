@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::testing::check_tree;

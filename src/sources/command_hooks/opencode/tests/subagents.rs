@@ -2,7 +2,7 @@
 //! same recorded shapes as the tests beside them.
 
 use super::*;
-use crate::sources::command_hooks::files::NoTranscripts;
+use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::opencode::subagents::OPENING_GRACE_MS;
 

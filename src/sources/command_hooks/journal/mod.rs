@@ -23,10 +23,10 @@ use crate::assemble::SessionSeed;
 use serde_json::value::RawValue;
 
 use super::agent::Agent;
-use super::files::FileCursor;
 use super::HandOff;
 use crate::fs::{create_private_dir, private_file_options, replace_durably};
 use crate::process::ProcessId;
+use crate::sources::command_hooks::engine::files::FileCursor;
 
 pub const JOURNAL_SUFFIX: &str = ".journal";
 const STATE_SUFFIX: &str = ".state";
@@ -392,5 +392,4 @@ pub fn read_from(journal: &Path, offset: u64, limit: u64) -> io::Result<(Vec<u8>
 }
 
 #[cfg(test)]
-#[path = "journal_tests.rs"]
 mod tests;

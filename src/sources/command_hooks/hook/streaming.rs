@@ -12,8 +12,10 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{caught, ensure_daemon, hand_off, log_problems, panic_message, HandOff, HookArgs};
-use super::{RawHead, MAX_PAYLOAD};
+use super::super::{
+    caught, ensure_daemon, hand_off, log_problems, panic_message, HandOff, HookArgs,
+};
+use super::super::{RawHead, MAX_PAYLOAD};
 
 /// The payload the hook journals for each session once its agent has exited.
 pub const EXITED: &str = "agent.exited";

@@ -4,22 +4,27 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::engine::model_call::{error_text, ModelCall};
+use super::model_call::{error_text, ModelCall};
 use crate::protocol::{Call, Called, Event, Json, ParentRef, Record, SessionInfo};
 
-pub(super) fn record(session: &str, event: Event<'static>) -> Record<'static> {
+pub(in crate::sources::command_hooks) fn record(
+    session: &str,
+    event: Event<'static>,
+) -> Record<'static> {
     Record {
         session: Cow::Owned(session.to_string()),
         event,
     }
 }
 
-pub(super) fn raw(value: &Option<Box<RawValue>>) -> Option<Json<'static>> {
+pub(in crate::sources::command_hooks) fn raw(
+    value: &Option<Box<RawValue>>,
+) -> Option<Json<'static>> {
     value.as_ref().map(|v| Json(Cow::Owned(v.clone())))
 }
 
 /// The `session` record a session's first payload opens it with.
-pub(super) fn session_opened(
+pub(in crate::sources::command_hooks) fn session_opened(
     id: &str,
     at_ms: u64,
     agent: &'static str,
@@ -30,7 +35,7 @@ pub(super) fn session_opened(
 
 /// The `session` record that opens a sub-agent's session `id` under call `call` of session
 /// `parent`: its spans go in that call's trace, under it.
-pub(super) fn session_opened_under(
+pub(in crate::sources::command_hooks) fn session_opened_under(
     id: &str,
     at_ms: u64,
     agent: &'static str,
@@ -65,7 +70,7 @@ fn opened(
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Outcome {
+pub(in crate::sources::command_hooks) enum Outcome {
     /// It ran (whatever its output says).
     Ran,
     /// It ran and failed, or was cut short (the user interrupted it, the agent is gone).
@@ -76,7 +81,7 @@ pub(super) enum Outcome {
 
 impl Outcome {
     /// From what an agent says of a call: refused, else failed, else ran.
-    pub(super) fn of(refused: bool, failed: bool) -> Outcome {
+    pub(in crate::sources::command_hooks) fn of(refused: bool, failed: bool) -> Outcome {
         match (refused, failed) {
             (true, _) => Outcome::Refused,
             (false, true) => Outcome::Failed,
@@ -87,7 +92,7 @@ impl Outcome {
 
 /// A tool call's end, at `at_ms`: never before it started, whatever the agent's clock says.
 /// Every agent's adapter ends its calls here, pending ones at a turn's end included.
-pub(super) struct Ended<'a> {
+pub(in crate::sources::command_hooks) struct Ended<'a> {
     pub id: String,
     pub name: String,
     pub arguments: Option<Json<'static>>,
@@ -97,7 +102,11 @@ pub(super) struct Ended<'a> {
 }
 
 impl Ended<'_> {
-    pub(super) fn record(self, at_ms: u64, outcome: Outcome) -> Record<'static> {
+    pub(in crate::sources::command_hooks) fn record(
+        self,
+        at_ms: u64,
+        outcome: Outcome,
+    ) -> Record<'static> {
         record(
             self.session,
             Event::Called(Called {
@@ -120,7 +129,7 @@ impl Ended<'_> {
 /// A model call whose answer never came (the stream broke, the agent was stopped): still a
 /// model call, with an error and no usage, rather than lost.
 #[derive(Debug)]
-pub(super) struct Unanswered {
+pub(in crate::sources::command_hooks) struct Unanswered {
     pub id: String,
     pub model: String,
     pub provider: Cow<'static, str>,
@@ -131,7 +140,12 @@ pub(super) struct Unanswered {
 
 impl Unanswered {
     /// The call's record, ended at `at_ms` (never before it started) with `why` as its error.
-    pub(super) fn record(self, session: &str, at_ms: u64, why: &str) -> Record<'static> {
+    pub(in crate::sources::command_hooks) fn record(
+        self,
+        session: &str,
+        at_ms: u64,
+        why: &str,
+    ) -> Record<'static> {
         let call = ModelCall {
             id: Some(self.id),
             model: self.model,
@@ -149,7 +163,7 @@ impl Unanswered {
 
 /// An RFC 3339 time (`2026-11-29T21:09:49.888Z`), as the agents write them, in Unix
 /// milliseconds.
-pub(super) fn rfc3339_ms(s: &str) -> Option<u64> {
+pub(in crate::sources::command_hooks) fn rfc3339_ms(s: &str) -> Option<u64> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
 }

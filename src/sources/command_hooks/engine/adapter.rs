@@ -1,7 +1,7 @@
 //! The contract every agent's adapter keeps, so that the daemon (and the tests) drive every
 //! agent the same way, with the agent's payload type erased so that every agent sits in one
 //! list ([`Dispatch`]). No agent implements it: each implements its own rules
-//! ([`AgentRules`](super::engine::AgentRules)), and the engine keeps this contract for all of
+//! ([`AgentRules`](super::AgentRules)), and the engine keeps this contract for all of
 //! them, once.
 
 use std::any::Any;
@@ -14,17 +14,17 @@ use crate::protocol::Record;
 pub struct Parsed(Box<dyn Any + Send>);
 
 impl Parsed {
-    pub(super) fn new<P: Send + 'static>(payload: P) -> Parsed {
+    pub(in crate::sources::command_hooks) fn new<P: Send + 'static>(payload: P) -> Parsed {
         Parsed(Box::new(payload))
     }
 
     /// The payload, if it is a `P`.
-    pub(super) fn get<P: 'static>(&self) -> Option<&P> {
+    pub(in crate::sources::command_hooks) fn get<P: 'static>(&self) -> Option<&P> {
         self.0.downcast_ref::<P>()
     }
 
     /// The payload, if it is a `P`.
-    pub(super) fn take<P: 'static>(self) -> Option<P> {
+    pub(in crate::sources::command_hooks) fn take<P: 'static>(self) -> Option<P> {
         self.0.downcast::<P>().ok().map(|p| *p)
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::value::RawValue;
 
+use super::super::{agent, foreign, journal};
 use super::handoff::{HandOff, HookError, RawHead};
-use super::{agent, foreign, journal};
 
 /// Appends one hook payload to its session's journal, stamped with the time it arrived, the
 /// settings it is handed off with, and the agent process that ran the hook (so the daemon can

@@ -2,7 +2,7 @@
 //! that are only their own journal's.
 
 use super::*;
-use crate::sources::command_hooks::files::FileCursor;
+use crate::sources::command_hooks::engine::files::FileCursor;
 
 #[test]
 fn concurrent_appends_never_interleave() {

@@ -12,7 +12,7 @@ use crate::protocol::{Call, CallSent, Event, Json, Record};
 
 /// A tool call started and not ended yet.
 #[derive(Debug)]
-pub(super) struct Pending {
+pub(in crate::sources::command_hooks) struct Pending {
     pub id: String,
     pub name: String,
     pub input: Option<Box<RawValue>>,
@@ -24,7 +24,7 @@ pub(super) struct Pending {
 
 /// Why a turn ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Why {
+pub(in crate::sources::command_hooks) enum Why {
     /// The agent ended it (its stop, past any grace), with this reason. A call still pending
     /// never ran: these agents report every call that ran, so a hook refused it.
     Stopped(&'static str),
@@ -52,7 +52,7 @@ impl Why {
 /// A turn that is open: begun by a prompt (or by the first call of a turn whose prompt no
 /// hook carried). `E` is what one agent alone keeps of a turn.
 #[derive(Debug, Default)]
-pub(super) struct OpenTurn<E = ()> {
+pub(in crate::sources::command_hooks) struct OpenTurn<E = ()> {
     /// When it began: sub-agents' session ids are made from it.
     pub at_ms: u64,
     /// Whether the agent reports a call it refused (opencode: a tool part with an error):

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::daemon;
+use super::super::daemon;
 
 /// The variables a daemon is started with: where things are (`HOME`, `XDG_*`, `PATH`, the
 /// temporary folder), who runs it (the login name, a `user.id` of last resort), the TLS

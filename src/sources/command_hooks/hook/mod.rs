@@ -2,12 +2,18 @@
 //! path, so it reads the payload, hands it off to its journal, starts the daemon if none runs,
 //! and returns 0 whatever happens, printing nothing.
 
+pub(super) mod append;
+pub(super) mod handoff;
+pub mod oversized;
+pub(super) mod spawn;
+pub mod streaming;
+
 use std::io::Read;
 use std::path::PathBuf;
 
-use super::handoff::{HookArgs, MAX_PAYLOAD};
 use super::problems::{caught, keep_panic_messages, log_problems, panic_message};
-use super::{agent, ensure_daemon, hand_off, oversized, streaming_hook, HandOff};
+use super::{agent, ensure_daemon, hand_off, HandOff};
+use handoff::{HookArgs, MAX_PAYLOAD};
 
 /// Where the journals go: the flag, `ALBEDO_OTEL_HOOK_DIR`, or the default under
 /// `XDG_STATE_HOME` (or `HOME`). The hook reads only this of the configuration: everything
@@ -37,7 +43,7 @@ pub fn invoke(args: HookArgs, daemon_exe: impl FnOnce() -> std::io::Result<PathB
         .and_then(agent::Agent::from_name)
         .is_some_and(agent::Agent::streams)
     {
-        streaming_hook::journal_lines(&args, &dir, daemon_exe);
+        streaming::journal_lines(&args, &dir, daemon_exe);
         return 0;
     }
     let mut problems = Vec::new();
