@@ -19,7 +19,7 @@ use super::transcript::TranscriptCursor;
 use crate::sources::command_hooks::engine::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::engine::records::{
-    record, rfc3339_ms, session_opened, session_opened_under,
+    record, rfc3339_ms, session_opened, session_opened_under, turn_ended,
 };
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
@@ -348,12 +348,6 @@ fn end_turn(
     // Stable: what came first in the file stays first at the same millisecond.
     turn.events.sort_by_key(|(at, _)| *at);
     out.extend(turn.events.drain(..).map(|(_, r)| r));
-    out.push(record(
-        sid,
-        Event::TurnEnded {
-            at_ms: turn.last_ms,
-            reason: Some(Cow::Borrowed("end_turn")),
-        },
-    ));
+    out.push(turn_ended(sid, turn.last_ms));
     turn.last_ms = 0;
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::payload::LogEvent;
 use super::{read_log, AGENT};
 use crate::protocol::{Event, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms, turn_ended};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 /// Where Copilot keeps its sessions' logs.
@@ -79,13 +79,7 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
             .filter(|t| *t >= *at && *t <= to)
             .max()
             .unwrap_or(*at);
-        out.push(record(
-            &sid,
-            Event::TurnEnded {
-                at_ms: end,
-                reason: Some(Cow::Borrowed("end_turn")),
-            },
-        ));
+        out.push(turn_ended(&sid, end));
     }
     out.push(record(&sid, Event::Closed { at_ms: last }));
     out

@@ -23,6 +23,33 @@ pub(in crate::sources::command_hooks) fn raw(
     value.as_ref().map(|v| Json(Cow::Owned(v.clone())))
 }
 
+/// A prompt, at `at_ms`: its turn begins.
+pub(in crate::sources::command_hooks) fn prompted(
+    session: &str,
+    at_ms: u64,
+    text: String,
+) -> Record<'static> {
+    record(
+        session,
+        Event::Prompted {
+            at_ms,
+            text: Cow::Owned(text),
+        },
+    )
+}
+
+/// A turn that ended as the agent ends one when it is done (`end_turn`), at `at_ms`: what an
+/// import makes of a turn its files show whole.
+pub(in crate::sources::command_hooks) fn turn_ended(session: &str, at_ms: u64) -> Record<'static> {
+    record(
+        session,
+        Event::TurnEnded {
+            at_ms,
+            reason: Some(Cow::Borrowed("end_turn")),
+        },
+    )
+}
+
 /// The `session` record a session's first payload opens it with.
 pub(in crate::sources::command_hooks) fn session_opened(
     id: &str,

@@ -22,7 +22,7 @@ use crate::protocol::{Call, Called, Event, Json, ParentRef, Record, SessionInfo}
 use crate::sources::command_hooks::engine::model_call::{
     Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{prompted, record, rfc3339_ms, turn_ended};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
@@ -230,7 +230,7 @@ impl Reader<'_> {
                 "user" => {
                     if let Some(text) = prompt(&m.content) {
                         if turn.is_some() {
-                            out.push(ended(sid, before));
+                            out.push(turn_ended(sid, before));
                         }
                         out.push(prompted(sid, at, text));
                         turn = Some(at);
@@ -254,7 +254,7 @@ impl Reader<'_> {
             }
         }
         if turn.is_some() {
-            out.push(ended(sid, last));
+            out.push(turn_ended(sid, last));
         }
         out.push(record(sid, Event::Closed { at_ms: last }));
     }
@@ -355,26 +355,6 @@ fn prompt(content: &Value) -> Option<String> {
     let parts = content.as_array()?;
     let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
     (!text.is_empty()).then(|| text.join("\n"))
-}
-
-fn prompted(sid: &str, at_ms: u64, text: String) -> Record<'static> {
-    record(
-        sid,
-        Event::Prompted {
-            at_ms,
-            text: Cow::Owned(text),
-        },
-    )
-}
-
-fn ended(sid: &str, at_ms: u64) -> Record<'static> {
-    record(
-        sid,
-        Event::TurnEnded {
-            at_ms,
-            reason: Some(Cow::Borrowed("end_turn")),
-        },
-    )
 }
 
 /// Answer `m`, asked for at `since`: a model call, counted as the live route counts it.

@@ -16,7 +16,7 @@ use super::models::{call_sent, provider_name};
 use super::payload::Message;
 use super::AGENT;
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{prompted, record, rfc3339_ms, turn_ended};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]
@@ -76,18 +76,12 @@ pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
         match m["role"].as_str() {
             Some("user") => {
                 if std::mem::replace(&mut open, true) {
-                    out.push(ended(sid, last_ms));
+                    out.push(turn_ended(sid, last_ms));
                 }
                 let text: Vec<&str> = (m["content"].as_array().into_iter().flatten())
                     .filter_map(|c| c["text"].as_str())
                     .collect();
-                out.push(record(
-                    sid,
-                    Event::Prompted {
-                        at_ms: at,
-                        text: Cow::Owned(text.join("\n")),
-                    },
-                ));
+                out.push(prompted(sid, at, text.join("\n")));
             }
             Some("assistant") => {
                 let Ok(message) = serde_json::from_value::<Message>(m.clone()) else {
@@ -142,19 +136,10 @@ pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     }
     if let Some(sid) = sid {
         if open {
-            out.push(ended(&sid, last_ms));
+            out.push(turn_ended(&sid, last_ms));
         }
         out.push(record(&sid, Event::Closed { at_ms: last_ms }));
     }
     out
 }
 
-fn ended(sid: &str, at_ms: u64) -> Record<'static> {
-    record(
-        sid,
-        Event::TurnEnded {
-            at_ms,
-            reason: Some(Cow::Borrowed("end_turn")),
-        },
-    )
-}

@@ -16,7 +16,7 @@ use super::payload::api_event;
 use super::transcript::call_sent;
 use super::AGENT;
 use crate::protocol::{Call, Called, Event, Json, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{prompted, record, rfc3339_ms, turn_ended};
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
 #[derive(Deserialize)]
@@ -75,15 +75,9 @@ pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
         if line.kind == "user" {
             if let Some(text) = prompt(&line.message) {
                 if std::mem::replace(&mut open, true) {
-                    out.push(ended(sid, last_ms));
+                    out.push(turn_ended(sid, last_ms));
                 }
-                out.push(record(
-                    sid,
-                    Event::Prompted {
-                        at_ms: at,
-                        text: Cow::Owned(text),
-                    },
-                ));
+                out.push(prompted(sid, at, text));
             }
         }
         let event = &line.system["uiEvent"];
@@ -102,7 +96,7 @@ pub fn records(_path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     }
     if let Some(sid) = sid {
         if open {
-            out.push(ended(&sid, last_ms));
+            out.push(turn_ended(&sid, last_ms));
         }
         out.push(record(&sid, Event::Closed { at_ms: last_ms }));
     }
@@ -144,12 +138,3 @@ fn tool_call(sid: &str, e: &Value, at: u64) -> Option<Record<'static>> {
     ))
 }
 
-fn ended(sid: &str, at_ms: u64) -> Record<'static> {
-    record(
-        sid,
-        Event::TurnEnded {
-            at_ms,
-            reason: Some(Cow::Borrowed("end_turn")),
-        },
-    )
-}
