@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS turns (
     continued INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (trace_id, span_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session, started_ns);
 CREATE TABLE IF NOT EXISTS model_calls (
     key TEXT PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT,
     session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT, user TEXT,

@@ -11,6 +11,11 @@
 //! (a batch job's) and the second the live route's. An import run while a turn is still going
 //! reads only what the agent has written of it so far; the live route's trace, which comes
 //! when the turn ends, is the whole turn, and takes the import's model calls under it.
+//!
+//! A turn with no model call the two share (one cut short before any answer, one whose calls
+//! carry no id) is known by its time instead: a turn of a session's own (not a sub-agent's)
+//! from an import and one from the live route that overlap for at least half the shorter are
+//! one turn, as a session runs its turns one after another.
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -22,9 +27,24 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqli
     let mut new = 0;
     for row in rows {
         new += match row {
-            Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => insert_turn(tx, t, imported)?,
+            Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => {
+                match traced_apart(tx, t, imported)? {
+                    Some(theirs) if imported => {
+                        copy_of(tx, &t.place.trace_id, &theirs, None)?;
+                        0
+                    }
+                    Some(theirs) => {
+                        let ours = (t.place.trace_id.as_str(), Some(t.place.span_id.as_str()));
+                        copy_of(tx, &theirs, ours.0, Some(ours.1))?;
+                        insert_turn(tx, t, imported)?
+                    }
+                    None => insert_turn(tx, t, imported)?,
+                }
+            }
             Row::ToolCall(c) if !duplicate(tx, &c.place.trace_id)? => insert_tool_call(tx, c)?,
             Row::Turn(_) | Row::ToolCall(_) => 0,
+            // Known by no id of its own, in a trace that is another's copy: that trace's call.
+            Row::ModelCall(m) if unkeyed(m) && duplicate(tx, &m.place.trace_id)? => 0,
             Row::ModelCall(m) => {
                 let n = insert_model_call(tx, m)?;
                 if n == 0 {
@@ -35,6 +55,14 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqli
         };
     }
     Ok(new)
+}
+
+/// Whether model call `m` is known by its span, having no id of its own (see [`ModelCall::key`]).
+fn unkeyed(m: &ModelCall) -> bool {
+    m.key
+        .strip_prefix(m.place.trace_id.as_str())
+        .and_then(|rest| rest.strip_prefix(':'))
+        == Some(m.place.span_id.as_str())
 }
 
 /// Whether trace `trace_id` is a duplicate of another.
@@ -64,20 +92,69 @@ fn met_again(tx: &Transaction<'_>, m: &ModelCall, imported: bool) -> rusqlite::R
         && tx
             .prepare_cached("SELECT 1 FROM turns WHERE trace_id = ?1 AND imported = 1")?
             .exists([&theirs])?;
-    let (copy, kept) = match live_over_import {
-        true => (theirs.as_str(), ours.as_str()),
-        false => (ours.as_str(), theirs.as_str()),
-    };
+    match live_over_import {
+        true => copy_of(tx, &theirs, ours, Some(m.place.parent_span_id.as_deref())),
+        false => copy_of(tx, ours, &theirs, None),
+    }
+}
+
+/// The trace of the same turn, written by the other route, where `t` is a session's own turn
+/// (see the module's docs); `imported`: `t` is an import's.
+fn traced_apart(
+    tx: &Transaction<'_>,
+    t: &Turn,
+    imported: bool,
+) -> rusqlite::Result<Option<String>> {
+    let p = &t.place;
+    if p.parent_span_id.is_some() || t.continued {
+        return Ok(None);
+    }
+    let mut q = tx.prepare_cached(
+        "SELECT trace_id, started_ns, ended_ns FROM turns
+         WHERE session = ?1 AND parent IS NULL AND continued = 0 AND imported != ?2
+           AND trace_id != ?3 AND started_ns < ?5 AND ended_ns > ?4",
+    )?;
+    let mut rows = q.query(params![
+        p.session,
+        imported,
+        p.trace_id,
+        p.started_ns,
+        p.ended_ns
+    ])?;
+    while let Some(r) = rows.next()? {
+        let (start, end): (i64, i64) = (r.get(1)?, r.get(2)?);
+        let overlap = end.min(p.ended_ns) - start.max(p.started_ns);
+        let shorter = (end - start).min(p.ended_ns - p.started_ns).max(1);
+        if overlap.saturating_mul(2) >= shorter {
+            return Ok(Some(r.get(0)?));
+        }
+    }
+    Ok(None)
+}
+
+/// Trace `copy` is a duplicate of `kept`: its turns and tool calls are taken back, and what
+/// comes of it later is not kept. `calls_to`: its model calls go into `kept`, nested under the
+/// span given (the copy is an import's, `kept` the live route's whole turn); its model calls
+/// known by no id of their own (the same calls, read again) go either way.
+fn copy_of(
+    tx: &Transaction<'_>,
+    copy: &str,
+    kept: &str,
+    calls_to: Option<Option<&str>>,
+) -> rusqlite::Result<()> {
     tx.prepare_cached("INSERT INTO duplicates (trace_id, of_trace) VALUES (?1, ?2)")?
         .execute([copy, kept])?;
     tx.prepare_cached("DELETE FROM turns WHERE trace_id = ?1")?
         .execute([copy])?;
     tx.prepare_cached("DELETE FROM tool_calls WHERE trace_id = ?1")?
         .execute([copy])?;
-    if live_over_import {
-        // The import's model calls go into the live trace, beside the call that met them.
+    tx.prepare_cached(
+        "DELETE FROM model_calls WHERE trace_id = ?1 AND key = trace_id || ':' || span_id",
+    )?
+    .execute([copy])?;
+    if let Some(parent) = calls_to {
         tx.prepare_cached("UPDATE model_calls SET trace_id = ?1, parent = ?2 WHERE trace_id = ?3")?
-            .execute(params![ours, m.place.parent_span_id, theirs])?;
+            .execute(params![kept, parent, copy])?;
     }
     Ok(())
 }
@@ -167,173 +244,4 @@ fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::R
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::export::store::rows::{ModelCall, Place, Row, ToolCall, Turn};
-    use crate::export::store::Store;
-
-    fn place(trace: &str, span: u64, at: i64) -> Place {
-        Place {
-            trace_id: trace.repeat(32),
-            span_id: format!("{span:016x}"),
-            session: "s1".into(),
-            agent: "claude-code".into(),
-            started_ns: at,
-            ended_ns: at + 1,
-            ..Place::default()
-        }
-    }
-
-    /// One turn as a route traces it (under trace `trace`, prompted at `at`): its root, a tool
-    /// call and model calls with the agent's `keys`.
-    fn turn(trace: &str, at: i64, keys: &[&str]) -> Vec<Row> {
-        let mut rows = vec![Row::ToolCall(ToolCall {
-            place: place(trace, 2, at + 5),
-            name: "Bash".into(),
-            failed: false,
-        })];
-        for (i, key) in keys.iter().enumerate() {
-            let place = place(trace, 10 + i as u64, at + 2);
-            rows.push(Row::ModelCall(ModelCall::sample(
-                place,
-                &format!("anthropic:{key}"),
-            )));
-        }
-        rows.push(Row::Turn(Turn {
-            place: place(trace, 1, at),
-            number: Some(1),
-            prompted: true,
-            continued: false,
-        }));
-        rows
-    }
-
-    fn store(name: &str) -> (std::path::PathBuf, Store) {
-        let dir =
-            std::env::temp_dir().join(format!("albedo-otel-insert-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let store = Store::open(&dir.join("store.sqlite")).unwrap();
-        (dir, store)
-    }
-
-    fn held(store: &Store) -> (u64, u64, u64) {
-        let h = store.holdings().unwrap();
-        (h.turns, h.tool_calls, h.model_calls)
-    }
-
-    #[test]
-    fn a_turn_traced_twice_under_other_ids_is_kept_once_with_every_model_call() {
-        let (dir, mut store) = store("twice");
-        // The live route: its rows come as its spans end, the root last.
-        store.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
-        // An import of the same files: another trace (its own time for the prompt), the same
-        // calls, and one the live route did not see. In two writes, the turn's root and tool
-        // call before the call that tells it is the same turn.
-        let import = turn("b", 1_003, &["msg_1", "msg_3"]);
-        let (calls, rest): (Vec<Row>, Vec<Row>) = import
-            .into_iter()
-            .partition(|r| matches!(r, Row::ModelCall(_)));
-        store.write(&rest).unwrap();
-        store.write(&calls).unwrap();
-        assert_eq!(
-            held(&store),
-            (1, 1, 3),
-            "one turn, one tool call, three model calls"
-        );
-        // Imported again, in one write: nothing more.
-        assert_eq!(
-            store.write(&turn("b", 1_003, &["msg_1", "msg_3"])).unwrap(),
-            0
-        );
-        assert_eq!(held(&store), (1, 1, 3));
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    /// The rows' traces and the trace each model call is under.
-    fn traces(store: &Store) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
-        let all = |sql: &str| -> Vec<String> {
-            let mut q = store.conn.prepare(sql).unwrap();
-            let rows = q.query_map([], |r| r.get(0)).unwrap();
-            rows.map(Result::unwrap).collect()
-        };
-        let mut q = store
-            .conn
-            .prepare("SELECT key, trace_id FROM model_calls ORDER BY key")
-            .unwrap();
-        let calls = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
-        (
-            all("SELECT trace_id FROM turns"),
-            all("SELECT trace_id FROM tool_calls"),
-            calls.map(Result::unwrap).collect(),
-        )
-    }
-
-    #[test]
-    fn a_turn_imported_while_it_went_on_gives_way_to_the_live_routes_whole_turn() {
-        let (dir, mut live) = store("mid-turn");
-        // The import read the turn half-way: one model call of two, one tool call.
-        let mut import = Store::open(&live.path).unwrap().for_batch_job().unwrap();
-        import.write(&turn("b", 1_003, &["msg_1"])).unwrap();
-        // The turn ends, and the live route's trace of it comes: both calls, and its own tool
-        // call and root.
-        live.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
-        let a = "a".repeat(32);
-        assert_eq!(
-            traces(&live),
-            (
-                vec![a.clone()],
-                vec![a.clone()],
-                vec![
-                    ("anthropic:msg_1".into(), a.clone()),
-                    ("anthropic:msg_2".into(), a.clone())
-                ]
-            ),
-            "the live route's turn, with every model call under it"
-        );
-        // The import run again later adds nothing, and takes nothing back.
-        import
-            .write(&turn("b", 1_003, &["msg_1", "msg_2"]))
-            .unwrap();
-        assert_eq!(held(&live), (1, 1, 2));
-        assert_eq!(traces(&live).0, vec![a.clone()]);
-        // Two imports of one turn: the second gives way, as before.
-        import.write(&turn("c", 9_000, &["msg_9"])).unwrap();
-        import.write(&turn("d", 9_001, &["msg_9"])).unwrap();
-        assert_eq!(held(&live), (2, 2, 3));
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn a_session_forked_from_another_keeps_its_turn_with_the_calls_it_copied() {
-        let (dir, mut store) = store("fork");
-        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
-        let mut fork = turn("d", 5_000, &["msg_1", "msg_5"]);
-        for row in &mut fork {
-            match row {
-                Row::Turn(Turn { place, .. })
-                | Row::ToolCall(ToolCall { place, .. })
-                | Row::ModelCall(ModelCall { place, .. }) => place.session = "s2".into(),
-            }
-        }
-        store.write(&fork).unwrap();
-        assert_eq!(
-            held(&store),
-            (2, 2, 2),
-            "its own turn, the copied call once"
-        );
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn the_same_trace_written_again_and_other_turns_are_all_kept() {
-        let (dir, mut store) = store("again");
-        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
-        store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
-        store.write(&turn("c", 9_000, &["msg_9"])).unwrap();
-        assert_eq!(
-            held(&store),
-            (2, 2, 2),
-            "a replay is the same turn; another turn is its own"
-        );
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
+mod tests;
