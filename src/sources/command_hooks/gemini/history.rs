@@ -173,10 +173,7 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
         .filter(|r| !r.is_empty());
     let sub_agents = path.with_file_name(&chat.session);
     let session = chat.session.clone();
-    let reader = Reader {
-        workspace: workspace.as_deref(),
-        sub_agents: &sub_agents,
-    };
+    let reader = Reader::new(workspace.as_deref(), &sub_agents);
     reader.replay(&session, None, chat, 0, &mut out);
     out
 }
@@ -185,6 +182,47 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
 struct Reader<'a> {
     workspace: Option<&'a str>,
     sub_agents: &'a Path,
+    /// The sub-agents' chats not yet placed under a call, read from `sub_agents` when the
+    /// first `invoke_agent` call comes; each is placed once.
+    unplaced: std::cell::RefCell<Option<Vec<Chat>>>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(workspace: Option<&'a str>, sub_agents: &'a Path) -> Reader<'a> {
+        Reader {
+            workspace,
+            sub_agents,
+            unplaced: Default::default(),
+        }
+    }
+
+    /// The sub-agent's chat that began with `asked` (any, if the call named none), the first
+    /// begun at `at` or after (a second's leeway), taken from those not yet placed.
+    fn placed(&self, asked: Option<&str>, at: u64) -> Option<Chat> {
+        let mut unplaced = self.unplaced.borrow_mut();
+        let chats = unplaced.get_or_insert_with(|| {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(self.sub_agents)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            paths.sort();
+            let mut chats: Vec<Chat> = paths
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .filter_map(|p| chat(&std::fs::read(p).ok()?))
+                .collect();
+            chats.sort_by_key(|c| c.started_ms);
+            chats
+        });
+        let i = chats.iter().position(|ch| {
+            let first = ch.messages.iter().find_map(|m| match m.kind.as_str() {
+                "user" => prompt(&m.content),
+                _ => None,
+            });
+            ch.started_ms.is_none_or(|s| s.saturating_add(1_000) >= at)
+                && (asked.is_none() || first.as_deref() == asked)
+        })?;
+        Some(chats.remove(i))
+    }
 }
 
 impl Reader<'_> {
@@ -306,7 +344,7 @@ impl Reader<'_> {
     }
 
     /// The sub-agent `invoke_agent` call `c` ran: the chat beside its caller's that its prompt
-    /// began, under the live route's name for it.
+    /// began (each chat under one call only), under the live route's name for it.
     fn sub_agent(
         &self,
         caller: &str,
@@ -318,31 +356,12 @@ impl Reader<'_> {
     ) {
         let asked = c.args.as_ref().and_then(|a| a["prompt"].as_str());
         let name = c.args.as_ref().and_then(|a| a["agent_name"].as_str());
-        let Ok(entries) = std::fs::read_dir(self.sub_agents) else {
-            return;
-        };
-        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        paths.sort();
-        let found = paths
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .filter_map(|p| chat(&std::fs::read(p).ok()?))
-            .filter(|ch| ch.started_ms.is_none_or(|s| s + 1_000 >= at))
-            .find(|ch| {
-                let first = ch.messages.iter().find_map(|m| match m.kind.as_str() {
-                    "user" => prompt(&m.content),
-                    _ => None,
-                });
-                asked.is_none() || first.as_deref() == asked
-            });
-        let Some(child) = found else {
+        let Some(child) = self.placed(asked, at) else {
             return;
         };
         let session = session_key::sub_agent(caller, &format!("{turn_at}-{}", c.id));
-        let inner = Reader {
-            workspace: self.workspace,
-            sub_agents: &self.sub_agents.join(&child.session),
-        };
+        let nested = self.sub_agents.join(&child.session);
+        let inner = Reader::new(self.workspace, &nested);
         inner.replay(&session, Some((caller, &c.id, name)), child, depth + 1, out);
     }
 }

@@ -152,3 +152,77 @@ fn only_a_sessions_own_chat_is_a_session() {
     )));
     assert!(!is_session(Path::new("/h/.gemini/tmp/proj/logs.json")));
 }
+
+/// A chat's lines: its metadata, then each message.
+fn lines(session: &str, kind: &str, start: &str, messages: &[serde_json::Value]) -> String {
+    let mut out = serde_json::json!({"sessionId": session, "startTime": start, "kind": kind})
+        .to_string();
+    for m in messages {
+        out += "\n";
+        out += &m.to_string();
+    }
+    out + "\n"
+}
+
+fn said(id: &str, at: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({"id": id, "timestamp": at, "type": "user", "content": [{"text": text}]})
+}
+
+fn answered(id: &str, at: &str, input: u64, calls: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"id": id, "timestamp": at, "type": "gemini", "content": "",
+        "tokens": {"input": input, "output": 1, "cached": 0, "thoughts": 0, "total": input + 1},
+        "model": "gemini-2.5-flash", "toolCalls": calls})
+}
+
+fn invoke(id: &str, end: &str) -> serde_json::Value {
+    serde_json::json!([{"id": id, "name": "invoke_agent", "status": "success", "timestamp": end,
+        "args": {"agent_name": "generalist", "prompt": "run the tests"}}])
+}
+
+#[test]
+fn two_sub_agents_asked_the_same_are_each_under_their_own_call_once() {
+    let main = lines(
+        DELEGATING_ID,
+        "main",
+        "2026-12-07T10:00:00.000Z",
+        &[
+            said("u1", "2026-12-07T10:00:00.000Z", "check it"),
+            answered("a1", "2026-12-07T10:00:01.000Z", 100, invoke("call_1", "2026-12-07T10:00:09.000Z")),
+            answered("a2", "2026-12-07T10:00:10.000Z", 200, serde_json::json!([])),
+            said("u2", "2026-12-07T10:05:00.000Z", "check it again"),
+            answered("a3", "2026-12-07T10:05:01.000Z", 300, invoke("call_1", "2026-12-07T10:05:09.000Z")),
+            answered("a4", "2026-12-07T10:05:10.000Z", 400, serde_json::json!([])),
+        ],
+    );
+    let (dir, path) = written("same", &main);
+    let subs = path.parent().unwrap().join(DELEGATING_ID);
+    std::fs::remove_dir_all(&subs).unwrap();
+    std::fs::create_dir_all(&subs).unwrap();
+    // Named so that the later one comes first by name.
+    for (file, at, input) in [("b-first.jsonl", "10:00:02", 10), ("a-second.jsonl", "10:05:02", 20)] {
+        let start = format!("2026-12-07T{at}.000Z");
+        let chat = lines(file, "subagent", &start, &[
+            said(&format!("{file}-u"), &start, "run the tests"),
+            answered(&format!("{file}-a"), &start.replace(":02.", ":05."), input, serde_json::json!([])),
+        ]);
+        std::fs::write(subs.join(file), chat).unwrap();
+    }
+    let spans = spans(&path);
+    let calls = of(&spans, OP_EXECUTE_TOOL);
+    assert_eq!(calls.len(), 2);
+    // Each call has the sub-agent begun in its time, and each sub-agent is read once.
+    for (call, input) in calls.iter().zip([10, 20]) {
+        let sub = spans
+            .iter()
+            .find(|s| s.parent_span_id == Some(call.span_id))
+            .expect("a sub-agent under the call");
+        let inputs: Vec<i64> = spans
+            .iter()
+            .filter(|s| s.parent_span_id == Some(sub.span_id) && op(s) == OP_CHAT)
+            .map(|s| int(s, GEN_AI_USAGE_INPUT_TOKENS))
+            .collect();
+        assert_eq!(inputs, [input]);
+    }
+    assert_eq!(of(&spans, OP_CHAT).len(), 6);
+    let _ = std::fs::remove_dir_all(dir);
+}
