@@ -80,6 +80,8 @@ struct Tally {
     sessions: usize,
     /// Sessions left to the live route, which traced them ([`History::Untraced`]).
     left_to_live: usize,
+    /// Sessions not read because the store could not say which the live route traced.
+    left_unknown: usize,
 }
 
 impl Tally {
@@ -107,9 +109,16 @@ impl std::fmt::Display for Tally {
             "{} session{plural}, {} events",
             self.sessions, self.records
         )?;
-        match self.left_to_live {
+        if self.left_to_live > 0 {
+            let n = self.left_to_live;
+            write!(f, " ({n} more the hooks traced: theirs are kept)")?;
+        }
+        match self.left_unknown {
             0 => Ok(()),
-            n => write!(f, " ({n} more the hooks traced: theirs are kept)"),
+            n => write!(
+                f,
+                " ({n} not read: the store could not say which the hooks traced)"
+            ),
         }
     }
 }
@@ -140,17 +149,16 @@ impl Traced {
         }
     }
 
-    /// Whether `records` (one file's) are of a session the live route traced (or may be).
-    fn holds(&self, records: &[albedo_otel::protocol::Record<'_>]) -> bool {
-        let Some(traced) = &self.0 else {
-            return true;
-        };
-        records.iter().any(|r| match &r.event {
+    /// Whether `records` (one file's) are of a session the live route traced; `None` when
+    /// the store could not say.
+    fn holds(&self, records: &[albedo_otel::protocol::Record<'_>]) -> Option<bool> {
+        let traced = self.0.as_ref()?;
+        Some(records.iter().any(|r| match &r.event {
             albedo_otel::protocol::Event::Session(info) => {
                 info.parent.is_none() && traced.contains(r.session.as_ref())
             }
             _ => false,
-        })
+        }))
     }
 }
 
@@ -263,8 +271,9 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                 History::Untraced(h) => std::fs::read(path).map(|bytes| {
                     let read = (h.records)(path, &bytes, reading);
                     match traced.holds(&read) {
-                        true => tally.left_to_live += 1,
-                        false => tally.take(read, &handle),
+                        Some(true) => tally.left_to_live += 1,
+                        Some(false) => tally.take(read, &handle),
+                        None => tally.left_unknown += 1,
                     }
                 }),
                 History::Database(d) => {

@@ -14,7 +14,7 @@ use super::StoreError;
 use super::{insert, usage};
 
 /// The schema's version, in `PRAGMA user_version`.
-pub(super) const VERSION: i64 = 4;
+pub(super) const VERSION: i64 = 3;
 
 /// The writer's page cache, in KiB (SQLite's negative `cache_size`): at most this, taken as
 /// pages are read.
@@ -203,9 +203,11 @@ impl Store {
                 )
                 .map_err(db)?;
         }
-        if (1..4).contains(&version) {
-            // Schema 4 knows an import's turns (the live route's win over them, see `insert`);
-            // the turns already there count as the live route's.
+        if version >= 1 {
+            // Whether a batch job wrote a turn (the live route's turns win over an import's,
+            // see `insert`), added to a store without it; the turns already there count as
+            // the live route's. Not a version of its own: a binary from before reads and
+            // writes the store as it did, and its turns are the live route's.
             let has: bool = self
                 .conn
                 .query_row(

@@ -112,7 +112,7 @@ fn traced_apart(
     let mut q = tx.prepare_cached(
         "SELECT trace_id, started_ns, ended_ns FROM turns
          WHERE session = ?1 AND parent IS NULL AND continued = 0 AND imported != ?2
-           AND trace_id != ?3 AND started_ns < ?5 AND ended_ns > ?4",
+           AND trace_id != ?3 AND started_ns <= ?5 AND ended_ns >= ?4",
     )?;
     let mut rows = q.query(params![
         p.session,
@@ -123,9 +123,11 @@ fn traced_apart(
     ])?;
     while let Some(r) = rows.next()? {
         let (start, end): (i64, i64) = (r.get(1)?, r.get(2)?);
+        // A turn read before anything of it was answered starts and ends at its prompt: it is
+        // the same turn if that instant is inside the other.
         let overlap = end.min(p.ended_ns) - start.max(p.started_ns);
-        let shorter = (end - start).min(p.ended_ns - p.started_ns).max(1);
-        if overlap.saturating_mul(2) >= shorter {
+        let shorter = (end - start).min(p.ended_ns - p.started_ns);
+        if overlap >= 0 && overlap.saturating_mul(2) >= shorter {
             return Ok(Some(r.get(0)?));
         }
     }
@@ -159,6 +161,8 @@ fn copy_of(
     Ok(())
 }
 
+/// Writes turn `t`. Met again under the same ids (the two routes agreed to the millisecond,
+/// or a replay): the live route's word that it is its turn, and the later end, are kept.
 fn insert_turn(
     tx: &rusqlite::Transaction<'_>,
     t: &Turn,
@@ -166,9 +170,13 @@ fn insert_turn(
 ) -> rusqlite::Result<usize> {
     let p = &t.place;
     tx.prepare_cached(
-        "INSERT OR IGNORE INTO turns (trace_id, span_id, session, agent, repository, branch,
+        "INSERT INTO turns (trace_id, span_id, session, agent, repository, branch,
          user, started_ns, ended_ns, number, prompted, continued, parent, imported)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         ON CONFLICT (trace_id, span_id) DO UPDATE
+           SET imported = min(imported, excluded.imported),
+               ended_ns = max(ended_ns, excluded.ended_ns)
+           WHERE excluded.imported < turns.imported OR excluded.ended_ns > turns.ended_ns",
     )?
     .execute(params![
         p.trace_id,

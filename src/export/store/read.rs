@@ -106,7 +106,8 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(db)?;
-        // Before schema 4 every turn is the live route's.
+        // A store no writer of this version has opened has no such column: every turn in it
+        // is the live route's.
         let sql = match marks {
             true => "SELECT DISTINCT session FROM turns WHERE imported = 0",
             false => "SELECT DISTINCT session FROM turns",

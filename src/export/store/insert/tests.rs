@@ -234,3 +234,34 @@ fn a_turn_with_no_call_the_two_share_is_kept_once_by_its_time() {
     assert_eq!(held(&live), (4, 4, 2));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_turn_read_before_its_first_answer_and_one_traced_under_the_same_ids_are_kept_once() {
+    let (dir, mut live) = store("point");
+    let mut import = Store::open(&live.path).unwrap().for_batch_job().unwrap();
+    // An import read the prompt and nothing after: its turn begins and ends there.
+    let mut point = timed("p", 10 * S + 4_000_000, 10 * S + 4_000_000, 0);
+    point.retain(|r| matches!(r, Row::Turn(_)));
+    import.write(&point).unwrap();
+    live.write(&timed("q", 10 * S, 30 * S, 0)).unwrap();
+    assert_eq!(held(&live), (1, 1, 0));
+    assert_eq!(traces(&live).0, vec!["q".repeat(32)]);
+    // The two routes agreed to the millisecond: the same ids. The import's row, written
+    // first and cut short, becomes the live route's, with its end.
+    import.write(&timed("r", 50 * S, 55 * S, 0)).unwrap();
+    live.write(&timed("r", 50 * S, 70 * S, 0)).unwrap();
+    assert_eq!(held(&live), (2, 2, 0));
+    let (ended, imported): (i64, bool) = live
+        .conn
+        .query_row(
+            "SELECT ended_ns, imported FROM turns WHERE trace_id = ?1",
+            ["r".repeat(32)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((ended, imported), (70 * S, false));
+    // Written again by either, nothing changes.
+    assert_eq!(import.write(&timed("r", 50 * S, 55 * S, 0)).unwrap(), 0);
+    assert_eq!(live.write(&timed("r", 50 * S, 70 * S, 0)).unwrap(), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -49,11 +49,11 @@ pub fn is_session(path: &Path) -> bool {
 /// A message: the user's (a prompt, or tools' results), or Gemini's (an answer).
 #[derive(Deserialize)]
 struct Message {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     timestamp: String,
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "null_as_empty")]
     kind: String,
     #[serde(default)]
     content: Value,
@@ -61,21 +61,36 @@ struct Message {
     tokens: Option<ChatTokens>,
     #[serde(default)]
     model: Option<String>,
-    #[serde(default, rename = "toolCalls")]
+    #[serde(default, rename = "toolCalls", deserialize_with = "null_as_none")]
     tool_calls: Vec<ToolCall>,
+}
+
+/// A text written as `null` is an empty one.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A list written as `null` is an empty one.
+fn null_as_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ToolCall>, D::Error> {
+    Ok(Option::<Vec<ToolCall>>::deserialize(d)?.unwrap_or_default())
 }
 
 /// An answer's counts, as Gemini's `usageMetadata` gave them.
 #[derive(Deserialize, Default, Clone, Copy)]
 struct ChatTokens {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     input: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     output: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     cached: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     thoughts: u64,
+}
+
+/// A count as Gemini may write it: a number (whole or not), or `null` for none.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.map_or(0, |n| n.max(0.0) as u64))
 }
 
 #[derive(Deserialize)]
@@ -111,9 +126,10 @@ fn chat(bytes: &[u8]) -> Option<Chat> {
         #[serde(default, rename = "startTime")]
         start: Option<String>,
         #[serde(default)]
-        messages: Option<Vec<Message>>,
+        messages: Option<Vec<Value>>,
     }
-    // Before 0.4x, one JSON document with its messages.
+    // Before 0.4x, one JSON document with its messages; one message of a shape not read is
+    // passed over, not the whole chat.
     if let Ok(Head {
         session: Some(session),
         start,
@@ -121,6 +137,10 @@ fn chat(bytes: &[u8]) -> Option<Chat> {
     }) = serde_json::from_slice::<Head>(bytes)
     {
         let started_ms = start.as_deref().and_then(rfc3339_ms);
+        let messages = messages
+            .into_iter()
+            .filter_map(|m| serde_json::from_value::<Message>(m).ok())
+            .collect();
         return Some(Chat {
             session,
             started_ms,
@@ -175,6 +195,13 @@ pub fn records(path: &Path, bytes: &[u8], _: Reading) -> Vec<Record<'static>> {
     let session = chat.session.clone();
     let reader = Reader::new(workspace.as_deref(), &sub_agents);
     reader.replay(&session, None, chat, 0, &mut out);
+    // A sub-agent no call took (no call's time held its start) still counts: as a session of
+    // its own, named under the one it ran for.
+    for child in reader.unplaced() {
+        let id = session_key::sub_agent(&session, &child.session);
+        let nested = sub_agents.join(&child.session);
+        Reader::new(workspace.as_deref(), &nested).replay(&id, None, child, 1, &mut out);
+    }
     out
 }
 
@@ -196,33 +223,50 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The sub-agent's chat that began with `asked` (any, if the call named none), the first
-    /// begun at `at` or after (a second's leeway), taken from those not yet placed.
-    fn placed(&self, asked: Option<&str>, at: u64) -> Option<Chat> {
+    /// The sub-agent's chat for an `invoke_agent` call from `at` to `end`: the first begun in
+    /// that time (a second's leeway) that began with `asked`, the call's prompt, else the
+    /// first begun in it with any; taken from those not yet placed, so each is placed once.
+    fn placed(&self, asked: Option<&str>, at: u64, end: u64) -> Option<Chat> {
         let mut unplaced = self.unplaced.borrow_mut();
-        let chats = unplaced.get_or_insert_with(|| {
-            let mut paths: Vec<PathBuf> = std::fs::read_dir(self.sub_agents)
-                .map(|d| d.flatten().map(|e| e.path()).collect())
-                .unwrap_or_default();
-            paths.sort();
-            let mut chats: Vec<Chat> = paths
-                .iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                .filter_map(|p| chat(&std::fs::read(p).ok()?))
-                .collect();
-            chats.sort_by_key(|c| c.started_ms);
-            chats
-        });
-        let i = chats.iter().position(|ch| {
-            let first = ch.messages.iter().find_map(|m| match m.kind.as_str() {
+        let chats = unplaced.get_or_insert_with(|| chats_in(self.sub_agents));
+        let during = |ch: &Chat| {
+            ch.started_ms
+                .is_none_or(|s| s.saturating_add(1_000) >= at && s <= end.saturating_add(1_000))
+        };
+        let first_prompt = |ch: &Chat| {
+            ch.messages.iter().find_map(|m| match m.kind.as_str() {
                 "user" => prompt(&m.content),
                 _ => None,
-            });
-            ch.started_ms.is_none_or(|s| s.saturating_add(1_000) >= at)
-                && (asked.is_none() || first.as_deref() == asked)
-        })?;
+            })
+        };
+        let i = chats
+            .iter()
+            .position(|ch| during(ch) && (asked.is_none() || first_prompt(ch).as_deref() == asked))
+            .or_else(|| chats.iter().position(during))?;
         Some(chats.remove(i))
     }
+
+    /// The sub-agents' chats no call took.
+    fn unplaced(self) -> Vec<Chat> {
+        self.unplaced
+            .into_inner()
+            .unwrap_or_else(|| chats_in(self.sub_agents))
+    }
+}
+
+/// The chats in folder `dir` (a session's sub-agents'), in the order they began.
+fn chats_in(dir: &Path) -> Vec<Chat> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    paths.sort();
+    let mut chats: Vec<Chat> = paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|p| chat(&std::fs::read(p).ok()?))
+        .collect();
+    chats.sort_by_key(|c| c.started_ms);
+    chats
 }
 
 impl Reader<'_> {
@@ -356,7 +400,8 @@ impl Reader<'_> {
     ) {
         let asked = c.args.as_ref().and_then(|a| a["prompt"].as_str());
         let name = c.args.as_ref().and_then(|a| a["agent_name"].as_str());
-        let Some(child) = self.placed(asked, at) else {
+        let end = c.timestamp.as_deref().and_then(rfc3339_ms).unwrap_or(at);
+        let Some(child) = self.placed(asked, at, end) else {
             return;
         };
         let session = session_key::sub_agent(caller, &format!("{turn_at}-{}", c.id));

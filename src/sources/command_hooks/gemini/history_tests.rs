@@ -199,7 +199,12 @@ fn two_sub_agents_asked_the_same_are_each_under_their_own_call_once() {
     std::fs::remove_dir_all(&subs).unwrap();
     std::fs::create_dir_all(&subs).unwrap();
     // Named so that the later one comes first by name.
-    for (file, at, input) in [("b-first.jsonl", "10:00:02", 10), ("a-second.jsonl", "10:05:02", 20)] {
+    // And one begun when no call ran.
+    for (file, at, input) in [
+        ("b-first.jsonl", "10:00:02", 10),
+        ("a-second.jsonl", "10:05:02", 20),
+        ("c-stray.jsonl", "10:20:02", 30),
+    ] {
         let start = format!("2026-12-07T{at}.000Z");
         let chat = lines(file, "subagent", &start, &[
             said(&format!("{file}-u"), &start, "run the tests"),
@@ -223,6 +228,11 @@ fn two_sub_agents_asked_the_same_are_each_under_their_own_call_once() {
             .collect();
         assert_eq!(inputs, [input]);
     }
-    assert_eq!(of(&spans, OP_CHAT).len(), 6);
+    // The stray sub-agent's answer counts too, once.
+    let inputs: Vec<i64> = of(&spans, OP_CHAT)
+        .iter()
+        .map(|s| int(s, GEN_AI_USAGE_INPUT_TOKENS))
+        .collect();
+    assert_eq!(inputs, [100, 10, 200, 300, 20, 400, 30]);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -39,7 +39,7 @@ pub enum HookError {
 }
 
 /// The head of a payload as the hook reads it, in one pass: its session, and what tells another
-/// agent's payload from Claude Code's (see [`super::foreign`]; raw, so that a field of a shape no
+/// agent's payload from Claude Code's (see [`super::super::foreign`]; raw, so that a field of a shape no
 /// one expected never costs the payload). The daemon reads the same head of a journaled payload
 /// as a [`Head`].
 #[derive(Deserialize)]
