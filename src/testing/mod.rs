@@ -30,3 +30,20 @@ pub fn check_tree(spans: &[Span]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The spans `records` make, as the exporter assembles them (each record validated first),
+/// checked to form trees: how an adapter's or an importer's records are read in its tests.
+pub fn assembled(records: &[crate::protocol::Record<'_>]) -> Vec<Span> {
+    use crate::assemble::{AssembleConfig, Assembler, Output};
+    let mut asm = Assembler::new(AssembleConfig::default());
+    let mut out = Output::default();
+    for r in records {
+        if let Err(e) = crate::protocol::validate(r) {
+            panic!("an invalid record {r:?}: {e:?}");
+        }
+        asm.push(r, &mut out);
+    }
+    asm.finish(&mut out);
+    assert_eq!(check_tree(&out.spans), Ok(()));
+    out.spans
+}

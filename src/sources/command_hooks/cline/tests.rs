@@ -268,19 +268,5 @@ fn under<'a>(
         .collect()
 }
 
-/// The spans `records` make, as the exporter assembles them, checked to form trees.
-fn assembled(records: &[Record<'static>]) -> Vec<crate::assemble::Span> {
-    use crate::assemble::{AssembleConfig, Assembler, Output};
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in records {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(crate::testing::check_tree(&out.spans), Ok(()));
-    out.spans
-}
-
 mod history;
 mod subagents;

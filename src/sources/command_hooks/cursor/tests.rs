@@ -11,7 +11,7 @@ use crate::assemble::semconv::{
     GEN_AI_TOOL_NAME, OP_EXECUTE_TOOL, OP_INVOKE_AGENT,
 };
 use crate::assemble::span::{Status, Value as Attr};
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
+use crate::assemble::Span;
 
 const CONV: &str = "668320d2-2fd8-4888-b33c-2a466fec86e7";
 const T0: u64 = 1_796_155_419_000;
@@ -39,15 +39,7 @@ fn run(payloads: &[(u64, Payload)], then: u64) -> (Adapter, Vec<Record<'static>>
 }
 
 fn spans(records: &[Record<'static>]) -> Vec<Span> {
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in records {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(crate::testing::check_tree(&out.spans), Ok(()));
-    out.spans
+    crate::testing::assembled(records)
 }
 
 fn op<'a>(spans: &'a [Span], op: &str) -> Vec<&'a Span> {

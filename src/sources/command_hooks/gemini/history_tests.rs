@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::assemble::semconv::*;
 use crate::assemble::span::{Status, Value};
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
+use crate::assemble::Span;
 
 const MAIN: &str = include_str!("recorded/main.jsonl");
 const DELEGATING: &str = include_str!("recorded/delegating.jsonl");
@@ -36,16 +36,8 @@ fn written(what: &str, main: &str) -> (PathBuf, PathBuf) {
 }
 
 fn spans(path: &Path) -> Vec<Span> {
-    let out = records(path, &std::fs::read(path).unwrap(), Reading::default());
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut assembled = Output::default();
-    for r in &out {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut assembled);
-    }
-    asm.finish(&mut assembled);
-    assert_eq!(crate::testing::check_tree(&assembled.spans), Ok(()));
-    assembled.spans
+    let bytes = std::fs::read(path).unwrap();
+    crate::testing::assembled(&records(path, &bytes, Reading::default()))
 }
 
 fn op(s: &Span) -> &str {

@@ -7,7 +7,7 @@
 use super::*;
 use crate::assemble::semconv::{GEN_AI_OPERATION_NAME, OP_CHAT, OP_EXECUTE_TOOL};
 use crate::assemble::span::Value;
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
+use crate::assemble::Span;
 use crate::sources::command_hooks::engine::AgentRules;
 
 const HOOKS: &str = include_str!("recorded/hooks.jsonl");
@@ -79,15 +79,7 @@ fn replay(late: bool, lag: u64) -> Vec<Span> {
         &mut Recorded { now: end, lag: 0 },
         &mut out,
     );
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut assembled = Output::default();
-    for r in &out {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut assembled);
-    }
-    asm.finish(&mut assembled);
-    assert_eq!(crate::testing::check_tree(&assembled.spans), Ok(()));
-    assembled.spans
+    crate::testing::assembled(&out)
 }
 
 fn op(s: &Span) -> &str {

@@ -7,8 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
-use crate::testing::check_tree;
+use crate::assemble::Span;
 
 const SID: &str = "01a23c91-7c32-7760-b819-720c0adda2da";
 const T0: u64 = 1_796_312_497_000;
@@ -141,15 +140,7 @@ fn run(payloads: impl IntoIterator<Item = Payload>) -> (Adapter, Vec<Record<'sta
 }
 
 fn spans(records: &[Record<'static>]) -> Vec<Span> {
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in records {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(check_tree(&out.spans), Ok(()));
-    out.spans
+    crate::testing::assembled(records)
 }
 
 fn int(span: &Span, key: &str) -> Option<i64> {

@@ -5,22 +5,13 @@
 use serde_json::json;
 
 use crate::assemble::semconv::GEN_AI_CONVERSATION_ID;
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
-use crate::testing::check_tree;
+use crate::assemble::Span;
 
 const T0: u64 = 1_796_642_260_000;
 
 fn spans(path: &std::path::Path) -> Vec<Span> {
     let bytes = std::fs::read(path).unwrap();
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in super::super::history::records(path, &bytes, Default::default()) {
-        crate::protocol::validate(&r).unwrap();
-        asm.push(&r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(check_tree(&out.spans), Ok(()));
-    out.spans
+    crate::testing::assembled(&super::super::history::records(path, &bytes, Default::default()))
 }
 
 fn answer(id: &str, at: u64, input: u64, content: serde_json::Value) -> serde_json::Value {

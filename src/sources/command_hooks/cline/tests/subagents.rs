@@ -123,7 +123,7 @@ fn a_sub_agent_runs_under_its_spawn_agent_call_with_its_own_calls_and_model_call
     );
     assert!(a.at_rest("s1"));
 
-    let spans = assembled(&out);
+    let spans = crate::testing::assembled(&out);
     let op = |s: &crate::assemble::Span| {
         s.attr(GEN_AI_OPERATION_NAME)
             .and_then(Value::as_str)

@@ -7,8 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::sources::command_hooks::engine::files::NoTranscripts;
 use crate::sources::command_hooks::engine::AgentRules;
-use crate::assemble::{AssembleConfig, Assembler, Output, Span};
-use crate::testing::check_tree;
+use crate::assemble::Span;
 
 const SID: &str = "ses_dcb32c634ffevJAHQkaOkSkBnm";
 const T0: u64 = 1_796_182_194_000;
@@ -180,15 +179,7 @@ fn run(payloads: &[Payload]) -> (Adapter, Vec<Record<'static>>) {
 }
 
 fn spans(records: &[Record<'static>]) -> Vec<Span> {
-    let mut asm = Assembler::new(AssembleConfig::default());
-    let mut out = Output::default();
-    for r in records {
-        crate::protocol::validate(r).unwrap();
-        asm.push(r, &mut out);
-    }
-    asm.finish(&mut out);
-    assert_eq!(check_tree(&out.spans), Ok(()));
-    out.spans
+    crate::testing::assembled(records)
 }
 
 fn int(span: &Span, key: &str) -> Option<i64> {
