@@ -18,6 +18,7 @@ pub mod defaults;
 mod delivery;
 mod handover;
 pub mod metrics;
+mod only;
 pub mod spool;
 mod stats;
 mod worker;
@@ -32,6 +33,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TrySendError};
 pub use attribution::UserId;
 pub(crate) use deadline::Deadline;
 pub use metrics::MetricsConfig;
+pub use only::OnlyTraces;
 pub use stats::{Stats, Summary};
 
 use crate::assemble::{AssembleConfig, SessionSeed};
@@ -68,6 +70,8 @@ pub struct PipelineConfig {
     /// `None`: none.
     #[cfg(feature = "store")]
     pub store: Option<crate::export::store::StoreConfig>,
+    /// Only these traces' spans go on (to the metrics, the store and the export); `None`: all.
+    pub only: Option<Arc<OnlyTraces>>,
 }
 
 /// The on-disk spool for undeliverable batches.
@@ -95,6 +99,7 @@ impl Default for PipelineConfig {
             metrics: None,
             #[cfg(feature = "store")]
             store: None,
+            only: None,
         }
     }
 }

@@ -358,6 +358,9 @@ impl Worker {
                 tracing::debug!("{message}");
             }
         }
+        if let Some(only) = &self.config.only {
+            self.out.spans.retain(|s| only.keeps(s));
+        }
         if !self.out.spans.is_empty() {
             Stats::add(&self.stats.spans, self.out.spans.len() as u64);
             if self.batch_started.is_none() {

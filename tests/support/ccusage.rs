@@ -122,8 +122,14 @@ pub fn matched(
 
 /// `albedo-otel import AGENT` into the store under `data` (as `report` reads it), in `env`.
 pub fn import(agent: &str, data: &Path, env: &[(&str, &Path)]) {
+    import_with(agent, data, env, &[]);
+}
+
+/// [`import`], with `args` after the agent's name.
+fn import_with(agent: &str, data: &Path, env: &[(&str, &Path)], args: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
         .args(["import", agent])
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         // The store by its own variable: `XDG_DATA_HOME` is where some agents keep their
@@ -186,7 +192,24 @@ pub fn import_agrees(agent: &str, home: &Path) {
         "an import of {agent}'s files against the live route"
     );
     import(agent, &fresh, &env);
-    import(agent, &live_store, &env);
+    // After the live route, which sent what it traced: sending the import sends none of it
+    // again (no span, no metric point).
+    let collector = super::Receiver::start();
+    let endpoint = collector.grpc_url();
+    let export = [
+        "--export",
+        "--protocol",
+        "grpc",
+        "--endpoint",
+        endpoint.as_str(),
+    ];
+    import_with(agent, &live_store, &env, &export);
+    let again = collector.spans();
+    assert!(
+        again.is_empty() && collector.metrics().is_empty(),
+        "{agent}: `import --export` after the live route sent again {:?}",
+        again.iter().map(|s| &s.span.name).collect::<Vec<_>>()
+    );
     assert_eq!(report(&fresh), live, "{agent} imported twice");
     assert_eq!(
         report(&live_store),

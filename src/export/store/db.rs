@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
 CREATE TABLE IF NOT EXISTS duplicates (
     trace_id TEXT PRIMARY KEY, of_trace TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sent (trace_id TEXT PRIMARY KEY) WITHOUT ROWID;
 ";
 
 /// An open store.
@@ -317,10 +318,10 @@ impl Store {
                 )
                 .map_err(db)? as u64;
         }
-        // A duplicate is remembered while what it duplicates is kept.
-        tx.execute(
-            "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls)",
-            [],
+        // A duplicate is remembered while what it duplicates is kept, a trace sent while it is.
+        tx.execute_batch(
+            "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls);
+             DELETE FROM sent WHERE trace_id NOT IN (SELECT trace_id FROM turns);",
         )
         .map_err(db)?;
         tx.commit().map_err(db)?;

@@ -252,4 +252,4 @@ fn insert_tool_call(tx: &rusqlite::Transaction<'_>, c: &ToolCall) -> rusqlite::R
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -8,6 +8,7 @@
 //! - `insert`: writing rows so that nothing is counted twice;
 //! - `limits`: keeping it within its retention and size;
 //! - [`read`]: reading it back (the calls of a span of time, the sessions, one session's rows);
+//! - `sent`: which of an import's traces a collector has had, so that none is sent twice;
 //! - [`writer`]: the thread that writes, behind a bounded queue;
 //! - `usage`: the model calls added up by quarter hour as they are written, which `report` reads;
 //! - [`report`]: usage by day, week, month or session, in ccusage's JSON shape;
@@ -19,6 +20,7 @@ mod limits;
 pub mod read;
 pub mod report;
 pub mod rows;
+mod sent;
 pub mod show;
 mod usage;
 mod writer;

@@ -17,7 +17,7 @@ fn place(trace: &str, span: u64, at: i64) -> Place {
 
 /// One turn as a route traces it (under trace `trace`, prompted at `at`): its root, a tool
 /// call and model calls with the agent's `keys`.
-fn turn(trace: &str, at: i64, keys: &[&str]) -> Vec<Row> {
+pub(in crate::export::store) fn turn(trace: &str, at: i64, keys: &[&str]) -> Vec<Row> {
     let mut rows = vec![Row::ToolCall(ToolCall {
         place: place(trace, 2, at + 5),
         name: "Bash".into(),
@@ -39,7 +39,7 @@ fn turn(trace: &str, at: i64, keys: &[&str]) -> Vec<Row> {
     rows
 }
 
-fn store(name: &str) -> (std::path::PathBuf, Store) {
+pub(in crate::export::store) fn store(name: &str) -> (std::path::PathBuf, Store) {
     let dir =
         std::env::temp_dir().join(format!("albedo-otel-insert-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

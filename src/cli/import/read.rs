@@ -1,0 +1,203 @@
+//! One reading of the chosen agents' history: each agent's files (or database) found, read
+//! into records and handed to a pipeline, with a bar on a terminal and a line per agent.
+
+use std::path::{Path, PathBuf};
+
+use albedo_otel::pipeline::PipelineHandle;
+use albedo_otel::protocol::{Event, Record};
+use albedo_otel::sources::command_hooks::agent::{self, Agent, History};
+
+use crate::cli::progress::Progress;
+
+/// How deep below a root sessions are looked for (a link that loops ends there).
+const DEPTH: usize = 8;
+
+/// Every file under `dir` that `keep` takes, in name order, `depth` folders down at most.
+fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            if depth > 0 {
+                files(&p, keep, depth - 1, out);
+            }
+        } else if keep(&p) {
+            out.push(p);
+        }
+    }
+}
+
+/// What one agent's import has read and handed on.
+#[derive(Default)]
+struct Tally {
+    records: u64,
+    /// Sessions of their own, not sub-agents' (which are part of their parent's).
+    sessions: usize,
+    /// Sessions left to the live route, which traced them ([`History::Untraced`]).
+    left_to_live: usize,
+    /// Sessions not read because the store could not say which the live route traced.
+    left_unknown: usize,
+}
+
+impl Tally {
+    /// Hands `read` (one file's records, or one family's) to the pipeline.
+    fn take(&mut self, read: Vec<Record<'static>>, handle: &PipelineHandle) {
+        for r in read {
+            self.records += 1;
+            if let Event::Session(info) = &r.event {
+                self.sessions += usize::from(info.parent.is_none());
+            }
+            handle.send(r);
+        }
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.sessions == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} session{plural}, {} events",
+            self.sessions, self.records
+        )?;
+        if self.left_to_live > 0 {
+            let n = self.left_to_live;
+            write!(f, " ({n} more the hooks traced: theirs are kept)")?;
+        }
+        match self.left_unknown {
+            0 => Ok(()),
+            n => write!(
+                f,
+                " ({n} not read: the store could not say which the hooks traced)"
+            ),
+        }
+    }
+}
+
+/// The sessions the live route traced, for the agents whose history is read only where it
+/// did not ([`History::Untraced`]); `None` when the store could not say, and none is read.
+pub(super) struct Traced(Option<std::collections::HashSet<String>>);
+
+impl Traced {
+    pub fn of(settings: &albedo_otel::config::Settings, chosen: &[Agent]) -> Traced {
+        let wanted = chosen
+            .iter()
+            .any(|a| matches!(a.history(), History::Untraced(_)));
+        let Some(store) = settings.pipeline.store.as_ref().filter(|_| wanted) else {
+            return Traced(Some(Default::default()));
+        };
+        let held = albedo_otel::export::store::Store::open_to_read(&store.path)
+            .and_then(|s| s.map(|s| s.traced_live()).transpose());
+        match held {
+            Ok(sessions) => Traced(Some(sessions.unwrap_or_default())),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot tell which sessions the hooks traced ({e}): the agents whose history \
+                     only that tells apart are not imported"
+                );
+                Traced(None)
+            }
+        }
+    }
+
+    /// Whether `records` (one file's) are of a session the live route traced; `None` when
+    /// the store could not say.
+    fn holds(&self, records: &[Record<'_>]) -> Option<bool> {
+        let traced = self.0.as_ref()?;
+        Some(records.iter().any(|r| match &r.event {
+            Event::Session(info) => info.parent.is_none() && traced.contains(r.session.as_ref()),
+            _ => false,
+        }))
+    }
+}
+
+/// What one reading is of, the same for each reading of one import.
+pub(super) struct Reading<'a> {
+    pub chosen: &'a [Agent],
+    /// The agents named on the command line (none: every agent whose history is found).
+    pub named: bool,
+    /// Files written to since then, in ns (a database's sessions since then).
+    pub since: Option<i64>,
+    pub traced: &'a Traced,
+    pub reading: agent::Reading,
+}
+
+impl Reading<'_> {
+    /// Reads every chosen agent's history into `handle`; `label` goes after each agent's name
+    /// on its bar, and `say` prints each agent's line. Returns the sessions read.
+    pub fn send_to(&self, handle: &PipelineHandle, label: &str, say: bool) -> usize {
+        let env = crate::cli::process_env;
+        let mut sessions = 0;
+        for agent in self.chosen {
+            let spec = agent.spec();
+            let history = agent.history();
+            let (roots, keep) = match history {
+                History::Files(h) | History::Untraced(h) => (h.roots, h.is_session),
+                History::Database(d) => (d.roots, d.is_database),
+                History::Cannot(why) => {
+                    if self.named && say {
+                        println!("{}: {why}", spec.title);
+                    }
+                    continue;
+                }
+            };
+            let mut found = Vec::new();
+            for root in roots(&env) {
+                files(&root, keep, DEPTH, &mut found);
+            }
+            // A database is chosen from by its sessions' own times (its file's changes only
+            // at a checkpoint of its write-ahead log).
+            if !matches!(history, History::Database(_)) {
+                found.retain(|p| self.recent(p));
+            }
+            let mut tally = Tally::default();
+            let progress = Progress::files(&format!("{}{label}", spec.title), found.len());
+            for path in &found {
+                let read = match history {
+                    History::Files(h) => std::fs::read(path)
+                        .map(|bytes| tally.take((h.records)(path, &bytes, self.reading), handle)),
+                    History::Untraced(h) => std::fs::read(path).map(|bytes| {
+                        let read = (h.records)(path, &bytes, self.reading);
+                        match self.traced.holds(&read) {
+                            Some(true) => tally.left_to_live += 1,
+                            Some(false) => tally.take(read, handle),
+                            None => tally.left_unknown += 1,
+                        }
+                    }),
+                    History::Database(d) => {
+                        let since_ms = self
+                            .since
+                            .map(|ns| u64::try_from(ns / 1_000_000).unwrap_or(0));
+                        (d.records)(path, since_ms, &mut |family| tally.take(family, handle))
+                            .map_err(std::io::Error::other)
+                    }
+                    History::Cannot(why) => Err(std::io::Error::other(why)),
+                };
+                if let Err(e) = read {
+                    progress.aside(|| tracing::warn!("cannot read {}: {e}", path.display()));
+                }
+                progress.read(tally.records);
+            }
+            drop(progress);
+            sessions += tally.sessions;
+            if say {
+                println!("{}: {tally}", spec.title);
+            }
+        }
+        sessions
+    }
+
+    /// Whether file `p` was written to since the day asked for.
+    fn recent(&self, p: &Path) -> bool {
+        self.since.is_none_or(|from| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .is_some_and(|d| d.as_nanos() as i128 >= i128::from(from))
+        })
+    }
+}
