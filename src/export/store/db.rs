@@ -318,10 +318,11 @@ impl Store {
                 )
                 .map_err(db)? as u64;
         }
-        // A duplicate is remembered while what it duplicates is kept, a trace sent while it is.
-        tx.execute_batch(
-            "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls);
-             DELETE FROM sent WHERE trace_id NOT IN (SELECT trace_id FROM turns);",
+        // A duplicate is remembered while what it duplicates is kept. A trace sent is
+        // remembered always: imported again after it was pruned, it is not sent again.
+        tx.execute(
+            "DELETE FROM duplicates WHERE of_trace NOT IN (SELECT trace_id FROM model_calls)",
+            [],
         )
         .map_err(db)?;
         tx.commit().map_err(db)?;
