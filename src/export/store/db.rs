@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
     session TEXT NOT NULL, agent TEXT NOT NULL, repository TEXT, branch TEXT, user TEXT,
     started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL, model TEXT NOT NULL,
     provider TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
-    cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL
+    cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, reasoning INTEGER, cost REAL,
+    imported INTEGER NOT NULL DEFAULT 0
 );
 DROP INDEX IF EXISTS model_calls_by_time;
 CREATE INDEX IF NOT EXISTS model_calls_by_end ON model_calls (ended_ns);
@@ -205,24 +206,26 @@ impl Store {
                 .map_err(db)?;
         }
         if version >= 1 {
-            // Whether a batch job wrote a turn (the live route's turns win over an import's,
-            // see `insert`), added to a store without it; the turns already there count as
-            // the live route's. Not a version of its own: a binary from before reads and
-            // writes the store as it did, and its turns are the live route's.
-            let has: bool = self
-                .conn
-                .query_row(
-                    "SELECT count(*) FROM pragma_table_info('turns') WHERE name = 'imported'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(db)?;
-            if !has {
-                self.conn
-                    .execute_batch(
-                        "ALTER TABLE turns ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;",
+            // Whether a batch job wrote a turn or a model call (the live route's turns win
+            // over an import's, see `insert`), added to a store without it; the rows already
+            // there count as the live route's. Not a version of its own: a binary from before
+            // reads and writes the store as it did, and its rows are the live route's.
+            for table in ["turns", "model_calls"] {
+                let has: bool = self
+                    .conn
+                    .query_row(
+                        "SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'imported'",
+                        [table],
+                        |r| r.get(0),
                     )
                     .map_err(db)?;
+                if !has {
+                    self.conn
+                        .execute_batch(&format!(
+                            "ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
+                        ))
+                        .map_err(db)?;
+                }
             }
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;

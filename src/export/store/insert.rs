@@ -46,7 +46,7 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqli
             // Known by no id of its own, in a trace that is another's copy: that trace's call.
             Row::ModelCall(m) if unkeyed(m) && duplicate(tx, &m.place.trace_id)? => 0,
             Row::ModelCall(m) => {
-                let n = insert_model_call(tx, m)?;
+                let n = insert_model_call(tx, m, imported)?;
                 if n == 0 {
                     met_again(tx, m, imported)?;
                 }
@@ -77,21 +77,22 @@ fn duplicate(tx: &Transaction<'_>, trace_id: &str) -> rusqlite::Result<bool> {
 fn met_again(tx: &Transaction<'_>, m: &ModelCall, imported: bool) -> rusqlite::Result<()> {
     // Only within one session: a session forked from another (Claude Code's `--fork-session`)
     // copies the other's calls, ids and all, into turns of its own.
-    let theirs: Option<String> = tx
-        .prepare_cached("SELECT trace_id FROM model_calls WHERE key = ?1 AND session = ?2")?
-        .query_row([&m.key, &m.place.session], |r| r.get(0))
+    let theirs: Option<(String, bool)> = tx
+        .prepare_cached(
+            "SELECT trace_id, imported FROM model_calls WHERE key = ?1 AND session = ?2",
+        )?
+        .query_row([&m.key, &m.place.session], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let ours = &m.place.trace_id;
-    let Some(theirs) = theirs.filter(|t| t != ours) else {
+    let Some((theirs, their_import)) = theirs.filter(|(t, _)| t != ours) else {
         return Ok(());
     };
     if duplicate(tx, ours)? || duplicate(tx, &theirs)? {
         return Ok(());
     }
-    let live_over_import = !imported
-        && tx
-            .prepare_cached("SELECT 1 FROM turns WHERE trace_id = ?1 AND imported = 1")?
-            .exists([&theirs])?;
+    // Known by the call, not by the turn: an import commits a turn's calls and its root in
+    // two transactions at times, and the live route's turn can come between.
+    let live_over_import = !imported && their_import;
     match live_over_import {
         true => copy_of(tx, &theirs, ours, Some(m.place.parent_span_id.as_deref())),
         false => copy_of(tx, ours, &theirs, None),
@@ -155,8 +156,10 @@ fn copy_of(
     )?
     .execute([copy])?;
     if let Some(parent) = calls_to {
-        tx.prepare_cached("UPDATE model_calls SET trace_id = ?1, parent = ?2 WHERE trace_id = ?3")?
-            .execute(params![kept, parent, copy])?;
+        tx.prepare_cached(
+            "UPDATE model_calls SET trace_id = ?1, parent = ?2, imported = 0 WHERE trace_id = ?3",
+        )?
+        .execute(params![kept, parent, copy])?;
     }
     Ok(())
 }
@@ -196,14 +199,18 @@ fn insert_turn(
     ])
 }
 
-fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite::Result<usize> {
+fn insert_model_call(
+    tx: &rusqlite::Transaction<'_>,
+    m: &ModelCall,
+    imported: bool,
+) -> rusqlite::Result<usize> {
     let p = &m.place;
     tx.prepare_cached(
         "INSERT OR IGNORE INTO model_calls (key, trace_id, span_id, session, agent, repository,
          branch, user, started_ns, ended_ns, model, provider, input, output, cache_read,
-         cache_write, reasoning, cost, parent)
+         cache_write, reasoning, cost, parent, imported)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-         ?19)",
+         ?19, ?20)",
     )?
     .execute(params![
         m.key,
@@ -224,7 +231,8 @@ fn insert_model_call(tx: &rusqlite::Transaction<'_>, m: &ModelCall) -> rusqlite:
         m.cache_write,
         m.reasoning,
         m.cost,
-        p.parent_span_id
+        p.parent_span_id,
+        imported
     ])
 }
 

@@ -135,6 +135,33 @@ fn a_turn_imported_while_it_went_on_gives_way_to_the_live_routes_whole_turn() {
 }
 
 #[test]
+fn a_live_turn_that_comes_between_an_imports_calls_and_its_root_is_the_one_kept() {
+    let (dir, mut live) = store("between");
+    let mut import = Store::open(&live.path).unwrap().for_batch_job().unwrap();
+    // The import's transaction ends after the turn's calls, before its root.
+    let (root, calls): (Vec<Row>, Vec<Row>) = turn("b", 1_003, &["msg_1"])
+        .into_iter()
+        .partition(|r| matches!(r, Row::Turn(_)));
+    import.write(&calls).unwrap();
+    live.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
+    import.write(&root).unwrap();
+    let a = "a".repeat(32);
+    assert_eq!(
+        traces(&live),
+        (
+            vec![a.clone()],
+            vec![a.clone()],
+            vec![
+                ("anthropic:msg_1".into(), a.clone()),
+                ("anthropic:msg_2".into(), a.clone())
+            ]
+        ),
+        "the live route's whole turn, not the import's half"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_session_forked_from_another_keeps_its_turn_with_the_calls_it_copied() {
     let (dir, mut store) = store("fork");
     store.write(&turn("a", 1_000, &["msg_1"])).unwrap();
