@@ -1,11 +1,13 @@
 //! One reading of the chosen agents' history: each agent's files (or database) found, read
 //! into records and handed to a pipeline, with a bar on a terminal and a line per agent.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use albedo_otel::pipeline::PipelineHandle;
 use albedo_otel::protocol::{Event, Record};
 use albedo_otel::sources::command_hooks::agent::{self, Agent, History};
+use albedo_otel::sources::command_hooks::untraced;
 
 use crate::cli::progress::Progress;
 
@@ -36,7 +38,8 @@ struct Tally {
     records: u64,
     /// Sessions of their own, not sub-agents' (which are part of their parent's).
     sessions: usize,
-    /// Sessions left to the live route, which traced them ([`History::Untraced`]).
+    /// Sessions the live route traced ([`History::Untraced`]), whole or from a turn on: of
+    /// those, only the turns that ended before were read.
     left_to_live: usize,
     /// Sessions not read because the store could not say which the live route traced.
     left_unknown: usize,
@@ -65,7 +68,10 @@ impl std::fmt::Display for Tally {
         )?;
         if self.left_to_live > 0 {
             let n = self.left_to_live;
-            write!(f, " ({n} more the hooks traced: theirs are kept)")?;
+            write!(
+                f,
+                " ({n} the hooks traced: what they traced is theirs, the turns before are read)"
+            )?;
         }
         match self.left_unknown {
             0 => Ok(()),
@@ -77,9 +83,11 @@ impl std::fmt::Display for Tally {
     }
 }
 
-/// The sessions the live route traced, for the agents whose history is read only where it
-/// did not ([`History::Untraced`]); `None` when the store could not say, and none is read.
-pub(super) struct Traced(Option<std::collections::HashSet<String>>);
+/// The sessions the live route traced, each with when its first traced turn began and its last
+/// ended (in ns), for
+/// the agents whose history is read only where it did not ([`History::Untraced`]); `None`
+/// when the store could not say, and none of theirs is read.
+pub(super) struct Traced(Option<HashMap<String, (i64, i64)>>);
 
 impl Traced {
     pub fn of(settings: &albedo_otel::config::Settings, chosen: &[Agent]) -> Traced {
@@ -103,14 +111,22 @@ impl Traced {
         }
     }
 
-    /// Whether `records` (one file's) are of a session the live route traced; `None` when
-    /// the store could not say.
-    fn holds(&self, records: &[Record<'_>]) -> Option<bool> {
+    /// What of `records` (one file's) the live route did not trace: all of them, or, for a
+    /// session it traced part of, the turns before and after; `None` when the store could not
+    /// say.
+    fn untraced(&self, records: Vec<Record<'static>>) -> Option<Vec<Record<'static>>> {
         let traced = self.0.as_ref()?;
-        Some(records.iter().any(|r| match &r.event {
-            Event::Session(info) => info.parent.is_none() && traced.contains(r.session.as_ref()),
-            _ => false,
-        }))
+        let began = records.iter().find_map(|r| match &r.event {
+            Event::Session(info) if info.parent.is_none() => traced.get(r.session.as_ref()),
+            _ => None,
+        });
+        Some(match began {
+            Some(&(first, last)) => {
+                let ms = |ns: i64| u64::try_from(ns / 1_000_000).unwrap_or(0);
+                untraced::outside(records, ms(first)..=ms(last))
+            }
+            None => records,
+        })
     }
 }
 
@@ -161,9 +177,13 @@ impl Reading<'_> {
                         .map(|bytes| tally.take((h.records)(path, &bytes, self.reading), handle)),
                     History::Untraced(h) => std::fs::read(path).map(|bytes| {
                         let read = (h.records)(path, &bytes, self.reading);
-                        match self.traced.holds(&read) {
-                            Some(true) => tally.left_to_live += 1,
-                            Some(false) => tally.take(read, handle),
+                        let whole = read.len();
+                        match self.traced.untraced(read) {
+                            Some(read) if read.len() == whole => tally.take(read, handle),
+                            Some(read) => {
+                                tally.left_to_live += 1;
+                                tally.take(read, handle);
+                            }
                             None => tally.left_unknown += 1,
                         }
                     }),

@@ -93,11 +93,12 @@ impl Store {
         Store::open_to_read_within(path, BUSY)
     }
 
-    /// The sessions the live route traced: those with a turn no batch job (an import, a
-    /// replay) wrote. An import of history whose calls the live route cannot be matched with
-    /// ([`History::Untraced`](crate::sources::command_hooks::spec::History::Untraced)) leaves
-    /// them out.
-    pub fn traced_live(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+    /// The sessions the live route traced (those with a turn no batch job, an import or a
+    /// replay, wrote), each with when its first such turn began and its last ended, in ns. An
+    /// import of history whose calls the live route's cannot be matched with
+    /// ([`History::Untraced`](crate::sources::command_hooks::spec::History::Untraced)) reads
+    /// of those sessions only the turns before and after.
+    pub fn traced_live(&self) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
         let db = |e| StoreError::db(&self.path, e);
         let marks: bool = (self.conn)
             .query_row(
@@ -109,11 +110,16 @@ impl Store {
         // A store no writer of this version has opened has no such column: every turn in it
         // is the live route's.
         let sql = match marks {
-            true => "SELECT DISTINCT session FROM turns WHERE imported = 0",
-            false => "SELECT DISTINCT session FROM turns",
+            true => {
+                "SELECT session, min(started_ns), max(ended_ns) FROM turns WHERE imported = 0
+                 GROUP BY session"
+            }
+            false => "SELECT session, min(started_ns), max(ended_ns) FROM turns GROUP BY session",
         };
         let mut q = self.conn.prepare(sql).map_err(db)?;
-        let rows = q.query_map([], |r| r.get(0)).map_err(db)?;
+        let rows = q
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
     }
 
@@ -312,6 +318,22 @@ impl Store {
 mod tests {
     use super::*;
     use crate::export::store::rows::Row;
+
+    #[test]
+    fn the_sessions_the_hooks_traced_come_with_their_first_start_and_last_end() {
+        use crate::export::store::insert::tests::{store, turn};
+        let (dir, mut live) = store("traced-live");
+        let mut import = Store::open(live.path()).unwrap().for_batch_job().unwrap();
+        live.write(&turn("a", 1_000, &["msg_1"])).unwrap();
+        live.write(&turn("b", 3_000, &["msg_2"])).unwrap();
+        import.write(&turn("c", 9_000, &["msg_3"])).unwrap();
+        let traced = import.traced_live().unwrap();
+        assert_eq!(
+            traced.into_iter().collect::<Vec<_>>(),
+            [("s1".into(), (1_000, 3_001))]
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     /// A store written by the version before (no `parent` columns, no incremental vacuum)
     /// opens, gains both, keeps its rows, and takes new ones with their parents.

@@ -35,6 +35,7 @@ pub mod registry;
 pub mod spec;
 #[cfg(test)]
 mod steps;
+pub mod untraced;
 
 // Every agent: its name in code, and its folder (declared here, by the list), which holds
 // its adapter, its `SPEC` and its conformance script. A new agent is a folder and a line

@@ -45,8 +45,8 @@ pub enum History {
     /// Its session files: under `roots`, each that `is_session` takes, read whole.
     Files(HistoryFiles),
     /// Its session files, whose calls carry no id the live route's do (the same call read
-    /// both ways could not be told for one): only the sessions the live route never traced
-    /// are read; one it traced is the live route's, whole.
+    /// both ways could not be told for one): of a session the live route traced, only the
+    /// turns before the first it traced and after the last are read (`untraced`).
     Untraced(HistoryFiles),
     /// Its database: under `roots`, each file `is_database` takes, opened by `records`.
     Database(HistoryDatabase),

@@ -4,7 +4,8 @@
 //! call that takes a second, and one the user's hook denies. The trace must have one root a
 //! turn, the calls with their real times inside it, and the model calls with the tokens the
 //! CLI's own transcript recorded. The collector demands an API key, which reaches it only
-//! through the configuration file.
+//! through the configuration file. Then a third turn with the hook taken out, which an import
+//! adds to the store beside the two the hook traced.
 //! Needs the CLI: `npm install @google/gemini-cli@0.61.0`, and `GEMINI_BIN` (or `gemini` on
 //! PATH); `.ci/run` does both.
 
@@ -250,6 +251,14 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
             && left.contains("no-force-push"),
         "{left}"
     );
+
+    // A third turn with the hooks taken out: an import reads it, and only it, into the store
+    // the hooks wrote, which then counts what ccusage counts, that turn included.
+    let resume = ["--resume", "latest", "-p", "run the command"];
+    run_gemini(&bin, &resume, &home, &work, &api, &spool);
+    let live_store = home.join(".local/share");
+    crate::support::ccusage::import("gemini", &live_store, &[("HOME", &home)]);
+    crate::support::ccusage::live_route_agrees("gemini", &home);
 }
 
 /// A sub-agent that `invoke_agent` ran nests under that call, in its parent's trace: its
