@@ -29,39 +29,27 @@ pub fn is_session(path: &Path) -> bool {
         && path.parent().is_some_and(|d| d.ends_with("agents/main"))
 }
 
-/// The least of the main wire handed to its reader at once (with the rest of the line it ends
-/// in). The reader stops at each turn's end and is handed the rest again, so handing it the
-/// whole rest each time made an import quadratic in the session's length; a window that starts
-/// here and doubles while the reader takes all of it hands each turn at most about twice.
-const WINDOW: usize = 1024;
-
 /// The wire handed in, and the sub-agents' beside it from the disk.
 struct Wires<'a> {
     path: &'a str,
     bytes: &'a [u8],
-    /// Where the last window handed ended, and how long it was.
-    last: (u64, usize),
     /// Bytes of the main wire handed to the reader so far.
     handed: usize,
 }
 
 impl Transcripts for Wires<'_> {
     fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
+        self.read_at_most(path, offset, usize::MAX)
+    }
+
+    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
         if path != self.path {
-            return Files.read_from(path, offset);
+            return Files.read_at_most(path, offset, max);
         }
         let rest = &self.bytes[(offset as usize).min(self.bytes.len())..];
-        let window = match self.last {
-            (end, len) if end == offset => len.saturating_mul(2),
-            _ => WINDOW,
-        };
-        let end = match rest.get(window..) {
-            None => rest.len(),
-            Some(after) => memchr::memchr(b'\n', after).map_or(rest.len(), |n| window + n + 1),
-        };
-        self.last = (offset + end as u64, window);
-        self.handed += end;
-        rest[..end].to_vec()
+        let handed = &rest[..max.min(rest.len())];
+        self.handed += handed.len();
+        handed.to_vec()
     }
 }
 
@@ -92,7 +80,6 @@ fn read(path: &Path, bytes: &[u8]) -> (Vec<Record<'static>>, usize) {
     let mut files = Wires {
         path: &path,
         bytes,
-        last: (u64::MAX, WINDOW),
         handed: 0,
     };
     let mut reader = Reader::new("main", sid.clone(), &dir, &path, 0);
@@ -129,6 +116,7 @@ fn first_time(bytes: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::wire::WINDOW;
     use super::*;
 
     /// A session of `turns` turns, each a prompt, a line of `pad` bytes the reader passes

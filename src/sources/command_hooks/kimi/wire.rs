@@ -22,6 +22,11 @@ use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::engine::records::{record, Outcome};
 
+/// The least of a wire read at once; a read that takes all of it reads on in a window twice as
+/// long, up to [`WINDOW_MAX`] (a line longer than that is read whole, however long).
+pub(super) const WINDOW: usize = 1024;
+const WINDOW_MAX: usize = 1 << 20;
+
 /// Where one agent's `wire.jsonl` has been read to, and whose it is.
 #[derive(Debug)]
 pub(super) struct Reader {
@@ -66,13 +71,49 @@ impl Reader {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        let bytes = files.read_from(&self.path, self.offset);
+        // The main agent's reads stop at its turn's end, and a daemon catching up has many
+        // turns after it: read in a window that starts small and doubles while all of it is
+        // taken, rather than the whole rest of the file at each turn's end.
+        let mut window = WINDOW;
+        loop {
+            let bytes = files.read_at_most(&self.path, self.offset, window);
+            let (taken, stopped) = self.lines(&bytes, turn, from, now, files, out);
+            self.offset += taken as u64;
+            if stopped || bytes.len() < window {
+                break;
+            }
+            // A line longer than the window is read whole the next time round.
+            window = match taken {
+                0 => window.saturating_mul(2),
+                _ => window.saturating_mul(2).min(WINDOW_MAX),
+            };
+        }
+        self.identity = files.identity(&self.path);
+        if let Some(turn) = turn {
+            for sub in &mut turn.own.subs {
+                sub.read(now, files, out);
+            }
+        }
+    }
+
+    /// Takes the whole lines of `bytes` (read from the offset) into `turn`; returns how many
+    /// bytes it took, and whether it stopped before the end: at the main agent's turn's end,
+    /// or at a line that waits for what its sub-agent has not written yet.
+    fn lines(
+        &mut self,
+        bytes: &[u8],
+        turn: &mut Option<Turn>,
+        from: u64,
+        now: u64,
+        files: &mut dyn Transcripts,
+        out: &mut Vec<Record<'static>>,
+    ) -> (usize, bool) {
         let mut pos = 0;
-        while let Some(n) = bytes[pos..].iter().position(|b| *b == b'\n') {
+        while let Some(n) = memchr::memchr(b'\n', &bytes[pos..]) {
             let line = &bytes[pos..pos + n];
             if let Ok(v) = serde_json::from_slice::<Value>(line) {
                 if Self::waits_for(turn.as_mut(), &v, now, files, out) {
-                    break;
+                    return (pos, true);
                 }
                 self.take(turn, &v, from, now, files, out);
             }
@@ -81,16 +122,10 @@ impl Reader {
             // the next read (a daemon catching up reads several turns' lines at once).
             let ended = turn.as_ref().is_some_and(|t| t.own.ended.is_some());
             if ended && self.agent == "main" {
-                break;
+                return (pos, true);
             }
         }
-        self.offset += pos as u64;
-        self.identity = files.identity(&self.path);
-        if let Some(turn) = turn {
-            for sub in &mut turn.own.subs {
-                sub.read(now, files, out);
-            }
-        }
+        (pos, false)
     }
 
     fn take(
