@@ -19,7 +19,7 @@ use super::transcript::TranscriptCursor;
 use crate::sources::command_hooks::engine::content::Content;
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::engine::records::{
-    record, rfc3339_ms, session_opened, session_opened_under, turn_ended,
+    record, rfc3339_ms, session_opened_under, turn_ended,
 };
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
@@ -234,10 +234,7 @@ fn read(
         if !opened {
             opened = true;
             let cwd = line.cwd.as_deref();
-            out.push(match under {
-                Some(parent) => session_opened_under(&sid, at, super::AGENT, cwd, parent),
-                None => session_opened(&sid, at, super::AGENT, cwd),
-            });
+            out.push(session_opened_under(&sid, at, super::AGENT, cwd, under));
         }
         let kind = line.kind.as_deref();
         if kind == Some("user") {

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use super::payload::AgentInput;
 use super::{Adapter, Payload, Spawned, Transcripts};
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
-use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 
 impl Adapter {
     /// Call `call` of `session` (in `sid`'s family) is starting a sub-agent with `prompt`,
@@ -98,28 +98,13 @@ impl Adapter {
             }
         };
         s.agents.insert(agent.clone(), child.clone());
-        out.push(record(
-            &child,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(
-                    p.agent_type.clone().unwrap_or_else(|| "subagent".into()),
-                )),
-                model: None,
-                workspace: p.cwd.clone().map(Cow::Owned),
-                parent: parent.map(|(session, call)| ParentRef {
-                    session: Cow::Owned(session),
-                    call: Cow::Owned(call),
-                }),
-            }),
-        ));
-        out.push(record(
-            &child,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Owned(prompt),
-            },
-        ));
+        let sub_agent = SubAgent {
+            name: p.agent_type.clone().unwrap_or_else(|| "subagent".into()),
+            model: None,
+            workspace: p.cwd.clone(),
+            under: parent.as_ref().map(|(session, call)| (session.as_str(), call.as_str())),
+        };
+        sub_agent.open(&child, at_ms, prompt, out);
         let c = self.sessions.entry(child).or_default();
         c.started = true;
         c.turn = Some(OpenTurn::new(at_ms));

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use super::models::{call_of, Message};
 use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::engine::content::Content;
-use crate::sources::command_hooks::engine::records::{record, session_opened, session_opened_under};
+use crate::sources::command_hooks::engine::records::{record, session_opened_under};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{Env, Reading};
 
@@ -156,10 +156,7 @@ fn read(
         };
         let Some(ts) = m.ts else { continue };
         if first {
-            out.push(match under {
-                Some(parent) => session_opened_under(sid, ts, super::AGENT, cwd, parent),
-                None => session_opened(sid, ts, super::AGENT, cwd),
-            });
+            out.push(session_opened_under(sid, ts, super::AGENT, cwd, under));
         }
         match m.role.as_str() {
             "user" => {

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use crate::sources::command_hooks::engine::files::Transcripts;
-use crate::sources::command_hooks::engine::records::{session_opened, session_opened_under};
+use crate::sources::command_hooks::engine::records::session_opened_under;
 use crate::sources::command_hooks::engine::session_key;
 use super::{models, Adapter, Payload, Session, AGENT, READ_GRACE_MS};
 use crate::protocol::{Event, Record};
@@ -179,14 +179,9 @@ impl Adapter {
             return;
         };
         let cwd = w.cwd.as_deref();
-        let (task, opened) = match call {
-            Some((call, given)) => (
-                task.or(given),
-                session_opened_under(child, at_ms, AGENT, cwd, (parent.as_str(), call.as_str())),
-            ),
-            None => (task, session_opened(child, at_ms, AGENT, cwd)),
-        };
-        out.push(opened);
+        let under = call.as_ref().map(|(call, _)| (parent.as_str(), call.as_str()));
+        out.push(session_opened_under(child, at_ms, AGENT, cwd, under));
+        let task = task.or_else(|| call.and_then(|(_, given)| given));
         if w.held.is_empty() {
             // Its turn is still to begin: with its task as its prompt.
             s.task = task;

@@ -11,9 +11,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use super::payload::LogEvent;
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+use crate::protocol::{Event, Record};
 
 /// A sub-agent open in the log being read.
 #[derive(Debug)]
@@ -63,19 +63,14 @@ impl Children {
                 };
                 let session = crate::sources::command_hooks::engine::session_key::sub_agent(sid, agent);
                 let name = text("agentName").or_else(|| text("agentType"));
-                out.push(record(
-                    &session,
-                    Event::Session(SessionInfo {
-                        at_ms: at,
-                        agent: Some(Cow::Owned(name.unwrap_or_else(|| "subagent".into()))),
-                        model: text("model").map(Cow::Owned),
-                        workspace: None,
-                        parent: Some(ParentRef {
-                            session: Cow::Owned(caller(&call).unwrap_or_else(|| sid.into())),
-                            call: Cow::Owned(call.clone()),
-                        }),
-                    }),
-                ));
+                let parent = caller(&call).unwrap_or_else(|| sid.into());
+                let sub_agent = SubAgent {
+                    name: name.unwrap_or_else(|| "subagent".into()),
+                    model: text("model"),
+                    workspace: None,
+                    under: Some((&parent, &call)),
+                };
+                out.push(sub_agent.opened(&session, at));
                 let child = Child {
                     session,
                     call,

@@ -5,13 +5,12 @@
 //! hooks). Hooks that name the sub-agent's own conversation go to its session; those that
 //! name the parent's cannot be told from the parent's own, and stay in the parent's turn.
 
-use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
 use super::{Adapter, Payload, Session, AGENT};
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::record;
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 
@@ -81,28 +80,13 @@ impl Adapter {
         if let Some(own) = own {
             self.aliases.insert(own, child.clone());
         }
-        out.push(record(
-            &child,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(
-                    p.subagent_type.clone().unwrap_or_else(|| AGENT.to_string()),
-                )),
-                model: p.subagent_model.clone().map(Cow::Owned),
-                workspace: p.workspace().map(|w| Cow::Owned(w.to_string())),
-                parent: Some(ParentRef {
-                    session: Cow::Owned(sid.to_string()),
-                    call: Cow::Owned(call),
-                }),
-            }),
-        ));
-        out.push(record(
-            &child,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Owned(p.task.clone().unwrap_or_default()),
-            },
-        ));
+        let sub_agent = SubAgent {
+            name: p.subagent_type.clone().unwrap_or_else(|| AGENT.to_string()),
+            model: p.subagent_model.clone(),
+            workspace: p.workspace().map(str::to_string),
+            under: Some((sid, &call)),
+        };
+        sub_agent.open(&child, at_ms, p.task.clone().unwrap_or_default(), out);
         let session = Session {
             turn: Some(OpenTurn::new(at_ms)),
             ..Session::default()

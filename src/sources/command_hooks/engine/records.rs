@@ -57,32 +57,6 @@ pub(in crate::sources::command_hooks) fn session_opened(
     agent: &'static str,
     cwd: Option<&str>,
 ) -> Record<'static> {
-    opened(id, at_ms, agent, cwd, None)
-}
-
-/// The `session` record that opens a sub-agent's session `id` under call `call` of session
-/// `parent`: its spans go in that call's trace, under it.
-pub(in crate::sources::command_hooks) fn session_opened_under(
-    id: &str,
-    at_ms: u64,
-    agent: &'static str,
-    cwd: Option<&str>,
-    (parent, call): (&str, &str),
-) -> Record<'static> {
-    let parent = ParentRef {
-        session: Cow::Owned(parent.to_string()),
-        call: Cow::Owned(call.to_string()),
-    };
-    opened(id, at_ms, agent, cwd, Some(parent))
-}
-
-fn opened(
-    id: &str,
-    at_ms: u64,
-    agent: &'static str,
-    cwd: Option<&str>,
-    parent: Option<ParentRef<'static>>,
-) -> Record<'static> {
     record(
         id,
         Event::Session(SessionInfo {
@@ -90,9 +64,65 @@ fn opened(
             agent: Some(Cow::Borrowed(agent)),
             model: None,
             workspace: cwd.map(|c| Cow::Owned(c.to_string())),
-            parent,
+            parent: None,
         }),
     )
+}
+
+/// The `session` record that opens a sub-agent's session `id` under call `call` of session
+/// `parent` (its spans go in that call's trace, under it); with no call known, a session of
+/// its own.
+pub(in crate::sources::command_hooks) fn session_opened_under(
+    id: &str,
+    at_ms: u64,
+    agent: &'static str,
+    cwd: Option<&str>,
+    under: Option<(&str, &str)>,
+) -> Record<'static> {
+    let sub_agent = SubAgent {
+        name: agent.to_string(),
+        model: None,
+        workspace: cwd.map(str::to_string),
+        under,
+    };
+    sub_agent.opened(id, at_ms)
+}
+
+/// A sub-agent's session as it opens, in every agent's words alike: its agent's name for it,
+/// its model where that is said, where it runs, and the call of its caller's session it runs
+/// under (its spans go in that call's trace, under it; none known: a session of its own).
+pub(in crate::sources::command_hooks) struct SubAgent<'a> {
+    pub name: String,
+    pub model: Option<String>,
+    pub workspace: Option<String>,
+    /// The caller's session, and the call.
+    pub under: Option<(&'a str, &'a str)>,
+}
+
+impl SubAgent<'_> {
+    /// The `session` record that opens sub-agent session `id` at `at_ms`.
+    pub fn opened(self, id: &str, at_ms: u64) -> Record<'static> {
+        let parent = self.under.map(|(session, call)| ParentRef {
+            session: Cow::Owned(session.to_string()),
+            call: Cow::Owned(call.to_string()),
+        });
+        record(
+            id,
+            Event::Session(SessionInfo {
+                at_ms,
+                agent: Some(Cow::Owned(self.name)),
+                model: self.model.map(Cow::Owned),
+                workspace: self.workspace.map(Cow::Owned),
+                parent,
+            }),
+        )
+    }
+
+    /// Opens sub-agent session `id` at `at_ms`, and its turn with `prompt` (what it was asked).
+    pub fn open(self, id: &str, at_ms: u64, prompt: String, out: &mut Vec<Record<'static>>) {
+        out.push(self.opened(id, at_ms));
+        out.push(prompted(id, at_ms, prompt));
+    }
 }
 
 /// How a tool call ended.

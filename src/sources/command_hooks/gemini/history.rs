@@ -18,11 +18,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{AGENT, PROVIDER};
-use crate::protocol::{Call, Called, Event, Json, ParentRef, Record, SessionInfo};
+use crate::protocol::{Call, Called, Event, Json, Record};
 use crate::sources::command_hooks::engine::model_call::{
     Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::engine::records::{prompted, record, rfc3339_ms, turn_ended};
+use crate::sources::command_hooks::engine::records::{prompted, record, rfc3339_ms, turn_ended, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::spec::{self, Env, Reading};
 
@@ -284,22 +284,13 @@ impl Reader<'_> {
         let Some(opened_ms) = chat.started_ms.or(first) else {
             return;
         };
-        out.push(record(
-            sid,
-            Event::Session(SessionInfo {
-                at_ms: opened_ms,
-                agent: Some(match under.and_then(|(_, _, name)| name) {
-                    Some(name) => Cow::Owned(name.to_string()),
-                    None => Cow::Borrowed(AGENT),
-                }),
-                model: None,
-                workspace: self.workspace.map(|w| Cow::Owned(w.to_string())),
-                parent: under.map(|(session, call, _)| ParentRef {
-                    session: Cow::Owned(session.to_string()),
-                    call: Cow::Owned(call.to_string()),
-                }),
-            }),
-        ));
+        let session = SubAgent {
+            name: under.and_then(|(_, _, name)| name).unwrap_or(AGENT).to_string(),
+            model: None,
+            workspace: self.workspace.map(str::to_string),
+            under: under.map(|(session, call, _)| (session, call)),
+        };
+        out.push(session.opened(sid, opened_ms));
         // When the turn began, and when the last thing before the next model call happened.
         let (mut turn, mut since, mut last) = (None::<u64>, opened_ms, opened_ms);
         for m in chat.messages {

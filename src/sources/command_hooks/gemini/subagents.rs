@@ -12,13 +12,12 @@
 //! another hook denies gets no `AfterTool`, so the caller's later hooks go to a sub-agent that
 //! never ran, until the turn ends.
 
-use std::borrow::Cow;
 
 use serde::Deserialize;
 
 use super::{Adapter, Payload, Session, AGENT};
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::record;
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 
 /// The tool that runs a sub-agent.
@@ -103,26 +102,13 @@ impl Adapter {
             .as_ref()
             .and_then(|i| serde_json::from_str::<Invoke>(i.get()).ok());
         let (name, prompt) = input.map_or((None, None), |i| (i.agent_name, i.prompt));
-        out.push(record(
-            &child,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(name.unwrap_or_else(|| AGENT.to_string()))),
-                model: None,
-                workspace: p.cwd.clone().map(Cow::Owned),
-                parent: Some(ParentRef {
-                    session: Cow::Owned(caller.to_string()),
-                    call: Cow::Owned(call),
-                }),
-            }),
-        ));
-        out.push(record(
-            &child,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Owned(prompt.unwrap_or_default()),
-            },
-        ));
+        let sub_agent = SubAgent {
+            name: name.unwrap_or_else(|| AGENT.to_string()),
+            model: None,
+            workspace: p.cwd.clone(),
+            under: Some((caller, &call)),
+        };
+        sub_agent.open(&child, at_ms, prompt.unwrap_or_default(), out);
         let session = Session {
             started: true,
             turn: Some(OpenTurn::new(at_ms)),

@@ -3,16 +3,15 @@
 //! by a [`Reader`] of its own into a session nested under that call, with a turn of its own;
 //! `subagent.completed` (or `failed`) in the parent's wire ends it.
 
-use std::borrow::Cow;
 
 use serde_json::Value;
 
 use super::payload::{is_plain, wire_of};
 use super::wire::Reader;
 use super::{ends, Sub, Turn};
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::files::Transcripts;
-use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::open_turn::Why;
 
@@ -73,20 +72,13 @@ impl Reader {
             .iter()
             .find(|c| c.id == call)
             .map_or(at_ms, |c| c.at_ms.min(at_ms));
-        let name = v["subagentName"].as_str().unwrap_or("subagent").to_string();
-        out.push(record(
-            &session,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(name)),
-                model: v["model"].as_str().map(|m| Cow::Owned(m.to_string())),
-                workspace: None,
-                parent: Some(ParentRef {
-                    session: Cow::Owned(self.session.clone()),
-                    call: Cow::Owned(call.to_string()),
-                }),
-            }),
-        ));
+        let sub_agent = SubAgent {
+            name: v["subagentName"].as_str().unwrap_or("subagent").to_string(),
+            model: v["model"].as_str().map(str::to_string),
+            workspace: None,
+            under: Some((&self.session, call)),
+        };
+        out.push(sub_agent.opened(&session, at_ms));
         let path = wire_of(&self.dir, id);
         turn.own.subs.push(Sub {
             reader: Reader::new(id, session, &self.dir, &path, 0),

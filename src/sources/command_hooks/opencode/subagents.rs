@@ -4,13 +4,12 @@
 //! before that running state does (its prompt comes by a plugin hook, the call's state by
 //! the event bus, which lags under load): they are held until the call runs, a grace at most.
 
-use std::borrow::Cow;
 
-use crate::sources::command_hooks::engine::records::{record, session_opened};
+use crate::sources::command_hooks::engine::records::session_opened_under;
 use super::{Adapter, Payload, EXITED};
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::engine::files::NoTranscripts;
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
+use crate::protocol::Record;
 
 /// How long a sub-agent's events wait for the call that starts it before it opens without
 /// one (under its parent's latest `task` call, or as a turn of its own).
@@ -153,21 +152,7 @@ impl Adapter {
         s.floor_ms = floor_ms;
         s.started = true;
         s.opening = None;
-        match call {
-            Some((session, call)) => out.push(record(
-                sid,
-                Event::Session(SessionInfo {
-                    at_ms,
-                    agent: Some(Cow::Borrowed(self.agent)),
-                    model: None,
-                    workspace: cwd.map(Cow::Owned),
-                    parent: Some(ParentRef {
-                        session: Cow::Owned(session),
-                        call: Cow::Owned(call),
-                    }),
-                }),
-            )),
-            None => out.push(session_opened(sid, at_ms, self.agent, cwd.as_deref())),
-        }
+        let under = call.as_ref().map(|(session, call)| (session.as_str(), call.as_str()));
+        out.push(session_opened_under(sid, at_ms, self.agent, cwd.as_deref(), under));
     }
 }

@@ -10,8 +10,8 @@ use std::borrow::Cow;
 
 use super::payload::{AgentInput, Payload};
 use super::{new_turn, Adapter, Turn, AGENT};
-use crate::protocol::{Event, ParentRef, Record, SessionInfo};
-use crate::sources::command_hooks::engine::records::record;
+use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::open_turn::Why;
 
@@ -102,35 +102,14 @@ impl Adapter {
                 calls: new_turn(at_ms),
             },
         );
-        let (parent, prompt) = match call {
-            Some(c) => (
-                Some(ParentRef {
-                    session: Cow::Owned(sid.to_string()),
-                    call: Cow::Owned(c.tool_use_id),
-                }),
-                c.prompt,
-            ),
-            None => (None, None),
+        let sub_agent = SubAgent {
+            name: p.agent_type.clone().unwrap_or_else(|| AGENT.to_string()),
+            model: None,
+            workspace: p.cwd.clone(),
+            under: call.as_ref().map(|c| (sid, c.tool_use_id.as_str())),
         };
-        out.push(record(
-            &child,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(
-                    p.agent_type.clone().unwrap_or_else(|| AGENT.to_string()),
-                )),
-                model: None,
-                workspace: p.cwd.clone().map(Cow::Owned),
-                parent,
-            }),
-        ));
-        out.push(record(
-            &child,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Owned(prompt.unwrap_or_default()),
-            },
-        ));
+        let prompt = call.as_ref().and_then(|c| c.prompt.clone()).unwrap_or_default();
+        sub_agent.open(&child, at_ms, prompt, out);
     }
 
     pub(super) fn sub_agent_stopped(

@@ -15,13 +15,13 @@ use std::borrow::Cow;
 use super::payload::{api_event, ApiEvent};
 use super::{new_turn, Adapter, Turn};
 use crate::protocol::{
-    Call, CallSent, Called, Event, Json, ParentRef, Record, SessionInfo,
+    Call, CallSent, Called, Event, Json, Record,
 };
 use crate::sources::command_hooks::engine::files::Transcripts;
 use crate::sources::command_hooks::engine::model_call::{
     error_text, Answer, Cache, ModelCall, Reasoning, Tokens,
 };
-use crate::sources::command_hooks::engine::records::{record, rfc3339_ms};
+use crate::sources::command_hooks::engine::records::{record, rfc3339_ms, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::open_turn::Why;
 
@@ -135,26 +135,13 @@ impl Adapter {
                 },
             ));
         }
-        out.push(record(
-            &session,
-            Event::Session(SessionInfo {
-                at_ms,
-                agent: Some(Cow::Owned(name)),
-                model: None,
-                workspace: None,
-                parent: call.clone().map(|call| ParentRef {
-                    session: Cow::Owned(sid.to_string()),
-                    call: Cow::Owned(call),
-                }),
-            }),
-        ));
-        out.push(record(
-            &session,
-            Event::Prompted {
-                at_ms,
-                text: Cow::Borrowed(""),
-            },
-        ));
+        let sub_agent = SubAgent {
+            name,
+            model: None,
+            workspace: None,
+            under: call.as_deref().map(|call| (sid, call)),
+        };
+        sub_agent.open(&session, at_ms, String::new(), out);
         s.background.insert(
             id.to_string(),
             Background {
