@@ -76,9 +76,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
         self.ensure(sid, at_ms, p.cwd.as_deref(), out);
         if let Some(path) = p.transcript_path.as_deref().filter(|t| !t.is_empty()) {
             if let Some(s) = self.sessions.get_mut(sid) {

@@ -78,9 +78,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let top = p.session();
-        if top.is_empty() {
-            return;
-        }
         let at_ms = p.at_ms().unwrap_or(received_ms);
         let sid = match p.sub_agent() {
             Some((agent, parent)) => self.sub_agent(top, agent, parent, p, at_ms, files, out),

@@ -3,7 +3,7 @@
 use super::{each_agent, turns, Run};
 use crate::assemble::semconv::{ALBEDO_TURN_REASON, ALBEDO_UNFINISHED, OP_EXECUTE_TOOL};
 use crate::assemble::span::{Span, Value};
-use crate::sources::command_hooks::steps::{Promise, Step, T0};
+use crate::sources::command_hooks::steps::{Promise, Step, SESSION, T0};
 
 const MS: u64 = 1_000_000;
 
@@ -135,4 +135,31 @@ fn a_retired_session_is_forgotten() {
             n => Err(format!("{n} session(s) kept after the session was retired")),
         }
     });
+}
+
+/// A payload that names no session is no session's: the engine leaves it out, for every agent
+/// (each agent's prompt, with every value that names the session emptied).
+#[test]
+fn a_payload_that_names_no_session_makes_nothing() {
+    fn blank(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::String(s) if s == SESSION => Value::String(String::new()),
+            Value::Array(a) => Value::Array(a.into_iter().map(blank).collect()),
+            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, blank(v))).collect()),
+            other => other,
+        }
+    }
+    let mut failed = Vec::new();
+    for script in super::scripts() {
+        let name = script.spec().name;
+        let mut run = Run::new(script);
+        let payloads = run.script.step(Step::Prompt("go"), T0, &mut run.log);
+        run.feed(payloads.into_iter().map(blank).collect(), T0);
+        run.tick(60_000);
+        if !run.records.is_empty() {
+            failed.push(format!("{name}: {:?}", run.records));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

@@ -83,7 +83,7 @@ impl AgentRules for Adapter {
         let sid = p.session_id.as_str();
         // A sub-agent's hooks come under its own id: its turn and calls are read from the
         // parent's log instead.
-        if sid.is_empty() || p.agent_id.is_some() {
+        if p.agent_id.is_some() {
             return;
         }
         let at_ms = p.at_ms().unwrap_or(received_ms);

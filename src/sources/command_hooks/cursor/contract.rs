@@ -72,9 +72,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let own = p.session();
-        if own.is_empty() {
-            return;
-        }
         // A sub-agent's own conversation goes to the session made for it.
         let sid = self
             .aliases

@@ -78,9 +78,6 @@ impl AgentRules for Adapter {
     ) {
         let Payload { mut hook, own } = p;
         let sid = hook.session_id.clone();
-        if sid.is_empty() {
-            return;
-        }
         let event = hook.hook_event_name.clone();
         // Claude Code's reader would take Droid's session file for a transcript of its own.
         let path = hook.transcript_path.take().filter(|p| !p.is_empty());

@@ -59,7 +59,8 @@ pub trait AgentRules: fmt::Debug + Send + 'static {
     /// yet placed, a sub-agent still running.
     fn busy(session: &Self::Session) -> bool;
 
-    /// Takes one payload received at `at_ms`; appends records to `out`.
+    /// Takes one payload received at `at_ms` (one that names a session: the engine leaves
+    /// out those that name none); appends records to `out`.
     fn take(
         &mut self,
         payload: Self::Payload,
@@ -183,9 +184,12 @@ impl<A: AgentRules> Dispatch for A {
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        // Only this agent's own `parse` makes its payloads: another's cannot reach it.
+        // Only this agent's own `parse` makes its payloads: another's cannot reach it. One
+        // that names no session is no session's.
         if let Some(p) = payload.take::<A::Payload>() {
-            AgentRules::take(self, p, at_ms, files, out);
+            if !A::session_of(&p).is_empty() {
+                AgentRules::take(self, p, at_ms, files, out);
+            }
         }
     }
 

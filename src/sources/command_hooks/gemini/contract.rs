@@ -81,9 +81,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
         let at_ms = p.at_ms().unwrap_or(received_ms);
         self.ensure(sid, at_ms, p.cwd.as_deref(), out);
         // A model or tool hook is the running sub-agent's, if one runs; `invoke_agent`'s end

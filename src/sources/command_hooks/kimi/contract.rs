@@ -82,9 +82,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
         let s = self.sessions.entry(sid.to_string()).or_default();
         if !s.started {
             s.started = true;

@@ -77,9 +77,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
         let at = p.at_ms.unwrap_or(received_ms);
         match p.hook_event_name.as_str() {
             "session_start" => self.open_session(sid, at, p.cwd.as_deref(), out),

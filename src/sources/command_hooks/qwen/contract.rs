@@ -79,9 +79,6 @@ impl AgentRules for Adapter {
     ) {
         let p = &p;
         let sid = p.session_id.as_str();
-        if sid.is_empty() {
-            return;
-        }
         let at_ms = p.at_ms().unwrap_or(received_ms);
         let s = self.sessions.entry(sid.to_string()).or_default();
         if !s.started {
