@@ -6,6 +6,7 @@ use crate::sources::command_hooks::engine::records::record;
 use crate::sources::command_hooks::engine::{AgentRules, Sessions};
 use crate::sources::command_hooks::engine::files::FileCursor;
 use crate::sources::command_hooks::spec::{self, Spec};
+use crate::sources::command_hooks::engine::open_turn::Why;
 
 /// What the shared hook and daemon need to know of Claude Code, and albedo's `hooks` extension, which sends its payloads.
 pub const SPEC: Spec = Spec {
@@ -104,13 +105,17 @@ impl AgentRules for Adapter {
         Some(self.grace_ms)
     }
 
-    /// When the turn's held `Stop` came.
-    fn held_stop(s: &Session) -> Option<u64> {
-        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    /// The turn's held `Stop`.
+    fn held_stop(s: &Session) -> Option<(u64, &'static str)> {
+        s.turn.as_ref()?.stop
     }
 
-    fn end_held_stop(&mut self, id: &str, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        self.end_held(id, out);
+    /// The turn goes out as it stands: Claude Code's sub-agents end at their own
+    /// `SubagentStop`, or with the session.
+    fn end_turn(&mut self, id: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        if let Some(turn) = self.sessions.get_mut(id).and_then(|s| s.turn.take()) {
+            turn.flush(id, at_ms, why, out);
+        }
     }
 
     /// Gives up on a session that will send nothing more (its agent is gone, or it went

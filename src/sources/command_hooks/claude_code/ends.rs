@@ -6,6 +6,7 @@ use super::{Adapter, Payload, Transcripts};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::open_turn::Why;
 use crate::sources::command_hooks::engine::records::record;
+use crate::sources::command_hooks::engine::AgentRules;
 
 impl Adapter {
     pub(super) fn on_session_end(
@@ -47,18 +48,6 @@ impl Adapter {
             // transcript's, and its pending calls are left open.
             let at = turn.at_ms;
             turn.flush(sid, at, Why::Unseen, out);
-        }
-    }
-
-    /// Ends a held-back turn, at the time of its `Stop`.
-    pub(super) fn end_held(&mut self, id: &str, out: &mut Vec<Record<'static>>) {
-        let Some(s) = self.sessions.get_mut(id) else {
-            return;
-        };
-        if let Some((at, reason)) = s.turn.as_ref().and_then(|t| t.stop) {
-            if let Some(turn) = s.turn.take() {
-                turn.flush(id, at, Why::Stopped(reason), out);
-            }
         }
     }
 

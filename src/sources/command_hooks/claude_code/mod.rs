@@ -43,6 +43,7 @@ use call_sent::call_sent;
 use transcript::TranscriptCursor;
 
 use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The agent name on turns from command hooks.
 pub const AGENT: &str = "claude-code";

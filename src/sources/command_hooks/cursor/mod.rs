@@ -225,34 +225,6 @@ impl Adapter {
             turn.went_on();
         }
     }
-
-    /// Ends session `sid`'s turn at its held-back `stop`; whether there was one.
-    fn end_held(&mut self, sid: &str, out: &mut Vec<Record<'static>>) -> bool {
-        let held = self
-            .sessions
-            .get_mut(sid)
-            .and_then(|s| s.turn.as_mut()?.stop.take());
-        let Some((at, reason)) = held else {
-            return false;
-        };
-        self.end_turn(sid, at, Why::Stopped(reason), out);
-        true
-    }
-
-    /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
-    /// turn itself, the one way every turn ends (`OpenTurn::flush`).
-    fn end_turn(&mut self, sid: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
-        if self.at_rest(sid) {
-            return;
-        }
-        match why {
-            Why::Unseen => self.sub_agents_gone(sid, at_ms, out),
-            _ => self.sub_agents_ended(sid, at_ms, out),
-        }
-        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
-            turn.flush(sid, at_ms, why, out);
-        }
-    }
 }
 
 #[cfg(test)]

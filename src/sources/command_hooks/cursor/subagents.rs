@@ -13,6 +13,7 @@ use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::session_key;
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The tool that runs a sub-agent.
 const TOOL: &str = "Task";

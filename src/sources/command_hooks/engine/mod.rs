@@ -7,9 +7,11 @@
 //!   point past it, one rule for both, from the agent's one answer ([`AgentRules::busy`]);
 //! - a session given up on is closed here, once, at the time its agent gives
 //!   ([`AgentRules::give_up`]);
-//! - a stop another hook may block is held, and its turn ends at it once its grace has passed
-//!   with nothing of the turn after it ([`AgentRules::held_stop`]; the agent says what ends
-//!   with the turn, [`AgentRules::end_held_stop`]);
+//! - a stop another hook may block is held, and its turn ends at it, for the reason the stop
+//!   gave, once its grace has passed with nothing of the turn after it, or when the session
+//!   goes ([`AgentRules::held_stop`], [`AgentRules::end_held`]; the agent says what ends with
+//!   its turn, [`AgentRules::end_turn`]);
+//! - a payload that names no session is no session's: it is left out;
 //! - what the agent keeps is its sessions, and what it says it keeps besides.
 
 pub mod adapter;
@@ -30,6 +32,7 @@ use serde::de::DeserializeOwned;
 use crate::protocol::{Event, Record};
 use adapter::{Dispatch, Parsed};
 use files::{FileCursor, Transcripts};
+use open_turn::Why;
 use records::record;
 
 /// An agent's sessions, by the id its payloads name.
@@ -75,21 +78,39 @@ pub trait AgentRules: fmt::Debug + Send + 'static {
         None
     }
 
-    /// When session `s`'s held stop came, if one is held.
-    fn held_stop(s: &Self::Session) -> Option<u64> {
+    /// Session `s`'s held stop, if one is held: when it came, and the reason its turn ends
+    /// with.
+    fn held_stop(s: &Self::Session) -> Option<(u64, &'static str)> {
         let _ = s;
         None
     }
 
-    /// Ends session `id`'s turn at its held stop, whose grace has passed: with what the agent
-    /// reads first (its transcript) and ends with it (its sub-agents).
+    /// Ends session `id`'s open turn, if one is, at `at_ms` for `why`, with what ends with it
+    /// (its sub-agents), for an agent that holds its stops.
+    fn end_turn(&mut self, id: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        let _ = (id, at_ms, why, out);
+    }
+
+    /// Ends session `id`'s turn at its held stop, if one is held (another hook did not block
+    /// it in time, or the session goes); whether one was.
+    fn end_held(&mut self, id: &str, out: &mut Vec<Record<'static>>) -> bool {
+        let Some((at, reason)) = self.sessions().get(id).and_then(Self::held_stop) else {
+            return false;
+        };
+        self.end_turn(id, at, Why::Stopped(reason), out);
+        true
+    }
+
+    /// Ends session `id`'s turn at its held stop, whose grace has passed, with what the agent
+    /// reads first (its transcript).
     fn end_held_stop(
         &mut self,
         id: &str,
         files: &mut dyn Transcripts,
         out: &mut Vec<Record<'static>>,
     ) {
-        let _ = (id, files, out);
+        let _ = files;
+        self.end_held(id, out);
     }
 
     /// Ends what time ends: the held stops past their grace, and for an agent that reads a
@@ -98,7 +119,8 @@ pub trait AgentRules: fmt::Debug + Send + 'static {
         let Some(grace_ms) = self.grace_ms() else {
             return;
         };
-        for id in held::due(self.sessions(), now_ms, grace_ms, Self::held_stop) {
+        let stop_at = |s: &Self::Session| Self::held_stop(s).map(|(at, _)| at);
+        for id in held::due(self.sessions(), now_ms, grace_ms, stop_at) {
             self.end_held_stop(&id, files, out);
         }
     }

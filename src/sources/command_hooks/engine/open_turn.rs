@@ -24,7 +24,7 @@ pub(in crate::sources::command_hooks) struct Pending {
 
 /// Why a turn ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::sources::command_hooks) enum Why {
+pub enum Why {
     /// The agent ended it (its stop, past any grace), with this reason. A call still pending
     /// never ran: these agents report every call that ran, so a hook refused it.
     Stopped(&'static str),

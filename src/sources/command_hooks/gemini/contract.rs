@@ -118,13 +118,20 @@ impl AgentRules for Adapter {
         Some(self.grace_ms)
     }
 
-    /// When the turn's held `AfterAgent` came.
-    fn held_stop(s: &Session) -> Option<u64> {
-        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    /// The turn's held `AfterAgent`.
+    fn held_stop(s: &Session) -> Option<(u64, &'static str)> {
+        s.turn.as_ref()?.stop
     }
 
-    fn end_held_stop(&mut self, id: &str, _: &mut dyn Transcripts, out: &mut Vec<Record<'static>>) {
-        self.end_held(id, out);
+    /// Its sub-agents first, then the turn itself.
+    fn end_turn(&mut self, id: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        if self.at_rest(id) {
+            return;
+        }
+        self.sub_agents_stopped(id, at_ms, out);
+        if let Some(turn) = self.sessions.get_mut(id).and_then(|s| s.turn.take()) {
+            turn.flush(id, at_ms, why, out);
+        }
     }
 
     /// Gives up on a session that will send nothing more: its open turn is exported at

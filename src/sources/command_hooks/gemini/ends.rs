@@ -7,7 +7,6 @@ use super::Adapter;
 use crate::protocol::Record;
 use crate::sources::command_hooks::engine::AgentRules;
 use crate::sources::command_hooks::engine::files::NoTranscripts;
-use crate::sources::command_hooks::engine::open_turn::Why;
 
 impl Adapter {
     /// `AfterAgent`: the turn's end is held back from `at_ms`.
@@ -21,37 +20,6 @@ impl Adapter {
     pub(super) fn went_on(&mut self, sid: &str) {
         if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
             turn.went_on();
-        }
-    }
-
-    /// Ends session `sid`'s turn at its held-back `AfterAgent`; whether there was one.
-    pub(super) fn end_held(&mut self, sid: &str, out: &mut Vec<Record<'static>>) -> bool {
-        let held = self
-            .sessions
-            .get_mut(sid)
-            .and_then(|s| s.turn.as_mut()?.stop.take());
-        let Some((at, reason)) = held else {
-            return false;
-        };
-        self.end_turn(sid, at, Why::Stopped(reason), out);
-        true
-    }
-
-    /// Ends session `sid`'s open turn (if any) at `at_ms`: its sub-agents first, then the
-    /// turn itself, the one way every turn ends (`OpenTurn::flush`).
-    pub(super) fn end_turn(
-        &mut self,
-        sid: &str,
-        at_ms: u64,
-        why: Why,
-        out: &mut Vec<Record<'static>>,
-    ) {
-        if self.at_rest(sid) {
-            return;
-        }
-        self.sub_agents_stopped(sid, at_ms, out);
-        if let Some(turn) = self.sessions.get_mut(sid).and_then(|s| s.turn.take()) {
-            turn.flush(sid, at_ms, why, out);
         }
     }
 

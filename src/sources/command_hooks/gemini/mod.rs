@@ -36,6 +36,7 @@ use super::engine::model_call::{Answer, Cache, ModelCall, Reasoning, Tokens};
 use crate::sources::command_hooks::engine::records::{record, session_opened, Outcome};
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The agent name on Gemini CLI's turns.
 pub const AGENT: &str = "gemini-cli";

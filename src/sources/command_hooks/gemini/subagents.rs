@@ -19,6 +19,7 @@ use super::{Adapter, Payload, Session, AGENT};
 use crate::protocol::{Event, Record};
 use crate::sources::command_hooks::engine::records::{record, SubAgent};
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The tool that runs a sub-agent.
 pub const TOOL: &str = "invoke_agent";

@@ -122,9 +122,20 @@ impl AgentRules for Adapter {
         Some(self.grace_ms)
     }
 
-    /// When the turn's held `Stop` came.
-    fn held_stop(s: &Session) -> Option<u64> {
-        s.turn.as_ref()?.stop.map(|(at, _)| at)
+    /// The turn's held `Stop`.
+    fn held_stop(s: &Session) -> Option<(u64, &'static str)> {
+        s.turn.as_ref()?.stop
+    }
+
+    /// Its sub-agents and background agents with it, then its calls still pending.
+    fn end_turn(&mut self, id: &str, at_ms: u64, why: Why, out: &mut Vec<Record<'static>>) {
+        if self.sessions.get(id).is_none_or(|s| s.turn.is_none()) {
+            return;
+        }
+        self.close_children(id, at_ms, out);
+        if let Some(turn) = self.sessions.get_mut(id).and_then(|s| s.turn.take()) {
+            turn.flush(id, at_ms, why, out);
+        }
     }
 
     /// With what the transcript has gained since the stop (the background agents' calls).

@@ -30,7 +30,6 @@
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
-mod ends;
 pub mod history;
 mod payload;
 #[cfg(test)]
@@ -48,6 +47,7 @@ use super::engine::tail::Tail;
 use crate::sources::command_hooks::engine::records::record;
 use crate::sources::command_hooks::engine::open_turn::{OpenTurn, Why};
 use crate::protocol::{Event, Record};
+use crate::sources::command_hooks::engine::AgentRules;
 
 /// The agent name on Qwen Code's turns.
 pub const AGENT: &str = "qwen-code";
