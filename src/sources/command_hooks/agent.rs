@@ -57,9 +57,9 @@ macro_rules! agents {
                 }
             }
 
-            /// The agent's script for the conformance suite, from its folder.
-            #[cfg(test)]
-            pub(super) fn script(self) -> Box<dyn steps::Script> {
+            /// The agent's script for the conformance suite (and the fuzzer), from its folder.
+            #[cfg(any(test, feature = "testing"))]
+            pub(crate) fn script(self) -> Box<dyn steps::Script> {
                 match self {
                     Agent::$default => $default_folder::script::script(),
                     $(Agent::$variant => $folder::script::script()),*

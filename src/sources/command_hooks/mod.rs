@@ -33,8 +33,8 @@ mod problems;
 mod profiles;
 pub mod registry;
 pub mod spec;
-#[cfg(test)]
-mod steps;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod steps;
 pub mod untraced;
 
 // Every agent: its name in code, and its folder (declared here, by the list), which holds

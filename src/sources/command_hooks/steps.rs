@@ -1,9 +1,13 @@
 //! The conformance suite's steps, in words every agent's script (a `script.rs` in its folder)
 //! turns into that agent's own payloads: a leaf the scripts depend on, so that no agent's
-//! folder depends on the suite that drives it.
+//! folder depends on the suite that drives it. The fuzzer (feature `testing`) drives the same
+//! scripts through the same steps; what only the suite asks of them (its promises, the
+//! README's table) it leaves unused.
+#![cfg_attr(not(test), allow(dead_code))]
 
 use serde_json::Value;
 
+use super::engine::files::Transcripts;
 use super::spec::Spec;
 
 /// What the user's agent did, whatever its hooks call it.
@@ -175,6 +179,34 @@ pub(crate) trait Script {
     }
 }
 
+/// The log or transcript an agent's adapter reads: what its script wrote so far, or another
+/// file the script keeps by that path (a sub-agent's own, Droid's settings). Each read of the
+/// log is recorded (where it started, how many bytes it got).
+pub(crate) struct Log<'a> {
+    pub text: &'a str,
+    pub script: &'a dyn Script,
+    pub reads: &'a mut Vec<(u64, usize)>,
+}
+
+impl Transcripts for Log<'_> {
+    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
+        self.read_at_most(path, offset, usize::MAX)
+    }
+
+    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
+        let (text, log) = match self.script.file(path) {
+            Some(other) => (other, false),
+            None => (self.text, true),
+        };
+        let from = (offset as usize).min(text.len());
+        let bytes = text.as_bytes()[from..from.saturating_add(max).min(text.len())].to_vec();
+        if log {
+            self.reads.push((offset, bytes.len()));
+        }
+        bytes
+    }
+}
+
 /// The session every script speaks for.
 pub(crate) const SESSION: &str = "conformance-session";
 
@@ -183,6 +215,8 @@ pub(crate) const T0: u64 = 1_796_000_000_000;
 
 /// `at_ms` as RFC 3339, as agents that time their payloads write it.
 pub(crate) fn iso(at_ms: u64) -> String {
+    // humantime writes years up to 9999 only (the fuzzer's times go past them).
+    let at_ms = at_ms.min(253_402_300_799_000);
     humantime::format_rfc3339_millis(
         std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms),
     )

@@ -27,7 +27,7 @@ pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod conversation;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod tools;
 pub mod transcript;

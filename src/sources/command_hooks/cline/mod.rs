@@ -23,7 +23,7 @@ pub use contract::{HISTORY, SPEC};
 mod history;
 mod models;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 pub mod scripts;
 mod subagents;

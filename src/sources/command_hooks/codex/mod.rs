@@ -25,7 +25,7 @@ pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 
 use std::borrow::Cow;

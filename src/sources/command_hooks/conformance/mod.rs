@@ -16,44 +16,15 @@ use serde_json::value::RawValue;
 
 use super::agent::Agent;
 use super::registry::Adapters;
-use super::steps::{Model, Promise, Script, Step, Sub, SESSION, T0};
+use super::steps::{Log, Model, Promise, Script, Step, Sub, SESSION, T0};
 use crate::assemble::semconv::GEN_AI_OPERATION_NAME;
 use crate::assemble::span::Value;
 use crate::assemble::{AssembleConfig, Assembler, Output, Span};
 use crate::protocol::Record;
-use crate::sources::command_hooks::engine::files::Transcripts;
 
 /// Every agent's script, from the list in `command_hooks/mod.rs`.
 fn scripts() -> Vec<Box<dyn Script>> {
     Agent::ALL.into_iter().map(|a| a.script()).collect()
-}
-
-/// The log or transcript an agent's adapter reads: what its script wrote so far, or another
-/// file the script keeps by that path (a sub-agent's own, Droid's settings). Each read of the
-/// log is recorded (where it started, how many bytes it got).
-struct Log<'a> {
-    text: &'a str,
-    script: &'a dyn Script,
-    reads: &'a mut Vec<(u64, usize)>,
-}
-
-impl Transcripts for Log<'_> {
-    fn read_from(&mut self, path: &str, offset: u64) -> Vec<u8> {
-        self.read_at_most(path, offset, usize::MAX)
-    }
-
-    fn read_at_most(&mut self, path: &str, offset: u64, max: usize) -> Vec<u8> {
-        let (text, log) = match self.script.file(path) {
-            Some(other) => (other, false),
-            None => (self.text, true),
-        };
-        let from = (offset as usize).min(text.len());
-        let bytes = text.as_bytes()[from..from.saturating_add(max).min(text.len())].to_vec();
-        if log {
-            self.reads.push((offset, bytes.len()));
-        }
-        bytes
-    }
 }
 
 /// How much of the conversation each model call carries, as the daemon sets it with capture

@@ -26,7 +26,7 @@ pub use contract::{HISTORY, SPEC};
 mod own_hook;
 pub use own_hook::runs_ours_too;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod subagents;
 mod tools;

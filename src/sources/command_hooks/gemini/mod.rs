@@ -22,7 +22,7 @@ pub mod history;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod ends;
 mod subagents;

@@ -13,7 +13,7 @@
 mod contract;
 pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 
 use super::opencode;

@@ -25,7 +25,7 @@ pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 mod models;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod subagents;
 mod ends;

@@ -29,7 +29,7 @@ pub(crate) mod history;
 mod models;
 mod payload;
 mod plugin;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod subagents;
 mod tools;

@@ -29,7 +29,7 @@ mod extension;
 pub mod history;
 mod models;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 
 use std::borrow::Cow;

@@ -32,7 +32,7 @@ pub(crate) use contract::adapter;
 pub use contract::{HISTORY, SPEC};
 pub mod history;
 mod payload;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod script;
 mod subagents;
 mod tools;
