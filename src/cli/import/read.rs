@@ -9,6 +9,7 @@ use albedo_otel::protocol::{Event, Record};
 use albedo_otel::sources::command_hooks::agent::{self, Agent, History};
 use albedo_otel::sources::command_hooks::untraced;
 
+use crate::cli::install::installed_commands;
 use crate::cli::progress::Progress;
 
 /// How deep below a root sessions are looked for (a link that loops ends there).
@@ -38,8 +39,8 @@ struct Tally {
     records: u64,
     /// Sessions of their own, not sub-agents' (which are part of their parent's).
     sessions: usize,
-    /// Sessions the live route traced ([`History::Untraced`]), whole or from a turn on: of
-    /// those, only the turns that ended before were read.
+    /// Sessions the live route traced ([`History::Untraced`]), whole or in part: of those,
+    /// only the turns it did not trace were read ([`Traced::untraced`]).
     left_to_live: usize,
     /// Sessions not read because the store could not say which the live route traced.
     left_unknown: usize,
@@ -70,7 +71,7 @@ impl std::fmt::Display for Tally {
             let n = self.left_to_live;
             write!(
                 f,
-                " ({n} the hooks traced: what they traced is theirs, the turns before are read)"
+                " ({n} the hooks traced: what they traced is theirs, the turns around it are read)"
             )?;
         }
         match self.left_unknown {
@@ -111,23 +112,48 @@ impl Traced {
         }
     }
 
-    /// What of `records` (one file's) the live route did not trace: all of them, or, for a
-    /// session it traced part of, the turns before and after; `None` when the store could not
-    /// say.
-    fn untraced(&self, records: Vec<Record<'static>>) -> Option<Vec<Record<'static>>> {
+    /// What of `records` (one file's, `agent`'s) the live route did not trace: all of them,
+    /// or, for a session it traced part of, the turns before the first it traced (the hooks
+    /// were installed half-way) and, where no hook of ours is in place for the session now
+    /// (they were taken out), those after the last; `None` when the store could not say.
+    /// While a hook is in place, a turn after the last it traced is its own still to come.
+    fn untraced(
+        &self,
+        agent: Agent,
+        records: Vec<Record<'static>>,
+    ) -> Option<Vec<Record<'static>>> {
         let traced = self.0.as_ref()?;
         let began = records.iter().find_map(|r| match &r.event {
-            Event::Session(info) if info.parent.is_none() => traced.get(r.session.as_ref()),
+            Event::Session(info) if info.parent.is_none() => traced
+                .get(r.session.as_ref())
+                .map(|span| (span, info.workspace.as_deref())),
             _ => None,
         });
         Some(match began {
-            Some(&(first, last)) => {
+            Some((&(first, last), workspace)) => {
                 let ms = |ns: i64| u64::try_from(ns / 1_000_000).unwrap_or(0);
-                untraced::outside(records, ms(first)..=ms(last))
+                let last = match hooked(agent, workspace) {
+                    true => u64::MAX,
+                    false => ms(last),
+                };
+                untraced::outside(records, ms(first)..=last)
             }
             None => records,
         })
     }
+}
+
+/// Whether a hook of ours for `agent` is in place for a session run in `workspace`: in the
+/// user's settings, or in that project's.
+fn hooked(agent: Agent, workspace: Option<&str>) -> bool {
+    let install = &agent.spec().install;
+    let user = (install.user_file)(&crate::cli::process_env);
+    let project = workspace
+        .filter(|_| !install.project_file.is_empty())
+        .map(|w| Path::new(w).join(install.project_file));
+    user.into_iter()
+        .chain(project)
+        .any(|file| !installed_commands(&file, &install.form).is_empty())
 }
 
 /// What one reading is of, the same for each reading of one import.
@@ -178,7 +204,7 @@ impl Reading<'_> {
                     History::Untraced(h) => std::fs::read(path).map(|bytes| {
                         let read = (h.records)(path, &bytes, self.reading);
                         let whole = read.len();
-                        match self.traced.untraced(read) {
+                        match self.traced.untraced(*agent, read) {
                             Some(read) if read.len() == whole => tally.take(read, handle),
                             Some(read) => {
                                 tally.left_to_live += 1;

@@ -1,7 +1,8 @@
 //! `import --export`: the history read again, once the store has it, and sent to the
 //! collector, metrics and all. Only the traces no collector has had go: the store tells them
 //! (`Store::unsent`), since it knows which turns the hooks traced (and sent) and which an
-//! earlier `import --export` sent. Once they are delivered, the store marks them sent.
+//! earlier `import --export` sent. Once they are delivered (or kept in the spool, to be), the
+//! store marks them sent; metric points, sent apart, are not waited for.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -54,13 +55,17 @@ pub(super) fn history(
     let (handle, guard) = start_pipeline(&sending)?;
     reading.send_to(&handle, " (sending)", false);
     drop(handle);
-    let code = closed(guard);
+    let summary = guard.close();
     let met = only.met();
-    if code != 0 {
+    // Spans given up on with no spool to keep them (or dropped from a full one) may go when
+    // run again: nothing is marked, though what was delivered then goes twice. Spans the
+    // collector refused it would refuse again: those are marked with the rest, and said.
+    let undelivered = summary.failed + summary.spool_dropped + summary.in_flight();
+    if undelivered > 0 || summary.dropped_events > 0 || summary.unassembled > 0 {
         tracing::error!(
-            "what was not delivered is not marked sent: `import --export` again sends it"
+            "done: {summary}; nothing is marked sent: `import --export` again sends it all again"
         );
-        return Ok(code);
+        return Ok(3);
     }
     let met: Vec<String> = met.iter().map(ToString::to_string).collect();
     store
@@ -71,5 +76,13 @@ pub(super) fn history(
         "sent {} turn{plural} to the collector; what it had already was not sent again",
         met.len()
     );
+    if summary.rejected > 0 {
+        tracing::error!(
+            "done: {summary}; the {} spans the collector refused are not sent again",
+            summary.rejected
+        );
+        return Ok(3);
+    }
+    tracing::info!("done: {summary}");
     Ok(0)
 }

@@ -226,6 +226,15 @@ impl Store {
                         ))
                         .map_err(db)?;
                 }
+                // The calls of the turns a batch job wrote are that job's.
+                if !has && table == "model_calls" {
+                    self.conn
+                        .execute_batch(
+                            "UPDATE model_calls SET imported = 1 WHERE trace_id IN
+                               (SELECT trace_id FROM turns WHERE imported = 1);",
+                        )
+                        .map_err(db)?;
+                }
             }
         }
         self.conn.execute_batch(SCHEMA).map_err(db)?;

@@ -17,8 +17,8 @@ use crate::sources::command_hooks::registry::Adapters;
 use crate::sources::command_hooks::steps::{Log, Model, Script, Step, Sub, SESSION, T0};
 use crate::testing::check_tree;
 
-/// The sessions a payload may be rewritten to name: the scripts', another, none.
-const SESSIONS: [&str; 3] = [SESSION, "other-session", ""];
+/// The sessions a payload may be rewritten to name besides its agent's own: another, none.
+const OTHERS: [&str; 2] = ["other-session", ""];
 const CALLS: [&str; 3] = ["call_1", "call_2", "call_3"];
 const SUB_AGENTS: [&str; 2] = ["agent_1", "agent_2"];
 const MODEL_CALLS: [&str; 2] = ["model_1", "model_2"];
@@ -60,12 +60,13 @@ fn chosen_payloads(c: &mut Choices<'_>, d: &mut Driven, now: u64) -> Vec<Value> 
     made.unwrap_or_default()
 }
 
-/// Breaks `payload` the way the fuzzer chose, if it chose to; whether it did.
-fn broken(c: &mut Choices<'_>, payload: &mut Value) -> bool {
+/// Breaks `payload` (of session `own`) the way the fuzzer chose, if it chose to; whether it
+/// did.
+fn broken(c: &mut Choices<'_>, payload: &mut Value, own: &str) -> bool {
     match c.u8() % 8 {
         // Another session, or none: still the agent's payload.
         0 => {
-            renamed(payload, SESSIONS[usize::from(c.u8()) % SESSIONS.len()]);
+            renamed(payload, own, OTHERS[usize::from(c.u8()) % OTHERS.len()]);
             false
         }
         1 => {
@@ -95,14 +96,20 @@ fn broken(c: &mut Choices<'_>, payload: &mut Value) -> bool {
     }
 }
 
-/// Every value of `v` that names the scripts' session, made to name `to`.
-fn renamed(v: &mut Value, to: &str) {
+/// Every value of `v` that names session `from`, made to name `to`.
+fn renamed(v: &mut Value, from: &str, to: &str) {
     match v {
-        Value::String(s) if s == SESSION => *s = to.to_string(),
-        Value::Array(a) => a.iter_mut().for_each(|v| renamed(v, to)),
-        Value::Object(o) => o.values_mut().for_each(|v| renamed(v, to)),
+        Value::String(s) if s == from => *s = to.to_string(),
+        Value::Array(a) => a.iter_mut().for_each(|v| renamed(v, from, to)),
+        Value::Object(o) => o.values_mut().for_each(|v| renamed(v, from, to)),
         _ => {}
     }
+}
+
+/// The session agent `d`'s payloads name: every script speaks for [`SESSION`], and the
+/// daemon knows a session as one agent's.
+fn own(d: &Driven) -> String {
+    format!("{}-{SESSION}", d.agent.name())
 }
 
 /// The log as far as the agent has written it: now and then cut a few bytes short, as a log
@@ -141,6 +148,7 @@ pub fn agents(data: &[u8]) -> Result<(), String> {
         now = now.saturating_add(u64::from(c.u8()) * 10).min(LAST_MS);
         received = c.next_time(op, now);
         let d = &mut driven[usize::from(c.u8()) % Agent::ALL.len()];
+        let own = own(d);
         let cut = written(&mut c, &d.log);
         let mut log = Log {
             text: &d.log[..cut],
@@ -150,7 +158,7 @@ pub fn agents(data: &[u8]) -> Result<(), String> {
         match op % 16 {
             15 => adapters.tick(received, &mut log, &mut records),
             13 => {
-                let session = SESSIONS[usize::from(c.u8()) % SESSIONS.len()];
+                let session = [own.as_str(), OTHERS[0], OTHERS[1]][usize::from(c.u8()) % 3];
                 adapters.abandon(session, received, &mut log, &mut records);
             }
             14 => {
@@ -166,7 +174,8 @@ pub fn agents(data: &[u8]) -> Result<(), String> {
             _ => {
                 let payloads = chosen_payloads(&mut c, d, now);
                 for mut payload in payloads {
-                    let intact = !broken(&mut c, &mut payload);
+                    renamed(&mut payload, SESSION, &own);
+                    let intact = !broken(&mut c, &mut payload, &own);
                     let raw =
                         RawValue::from_string(payload.to_string()).map_err(|e| e.to_string())?;
                     let parsed = match adapters.parse(d.agent, &raw) {
@@ -187,13 +196,14 @@ pub fn agents(data: &[u8]) -> Result<(), String> {
             }
         }
     }
-    for session in SESSIONS {
-        for d in &mut driven {
-            let mut log = Log {
-                text: &d.log,
-                script: d.script.as_ref(),
-                reads: &mut d.reads,
-            };
+    for d in &mut driven {
+        let own = own(d);
+        let mut log = Log {
+            text: &d.log,
+            script: d.script.as_ref(),
+            reads: &mut d.reads,
+        };
+        for session in [own.as_str(), OTHERS[0], OTHERS[1]] {
             adapters.abandon(session, received, &mut log, &mut records);
         }
     }

@@ -292,3 +292,26 @@ fn a_turn_read_before_its_first_answer_and_one_traced_under_the_same_ids_are_kep
     assert_eq!(live.write(&timed("r", 50 * S, 70 * S, 0)).unwrap(), 0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_store_written_before_calls_were_marked_knows_the_calls_an_import_wrote() {
+    let (dir, store) = store("calls-marked");
+    let path = store.path.clone();
+    drop(store);
+    let mut import = Store::open(&path).unwrap().for_batch_job().unwrap();
+    import.write(&turn("b", 1_003, &["msg_1"])).unwrap();
+    drop(import);
+    // As a binary from before left it: its turns marked, its calls not.
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute_batch("ALTER TABLE model_calls DROP COLUMN imported;")
+        .unwrap();
+    drop(old);
+    let mut live = Store::open(&path).unwrap();
+    live.write(&turn("a", 1_000, &["msg_1", "msg_2"])).unwrap();
+    assert_eq!(
+        traces(&live).0,
+        vec!["a".repeat(32)],
+        "the live route's turn, over the import's"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
