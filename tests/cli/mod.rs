@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 mod history;
 mod import_export;
 mod import_progress;
+mod import_untraced;
 mod report;
 mod sessions;
 mod store_faults;
