@@ -5,9 +5,9 @@
 //! with one still in place, it leaves the turn to the hooks.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use super::albedo;
+use super::{albedo, command};
 use crate::support::*;
 
 const SESSION: &str = "e0b5e61e-318b-4d31-9c30-459c79be816c";
@@ -41,14 +41,7 @@ fn traced_first_turn(home: &std::path::Path) {
         serde_json::json!({"v": 1, "kind": "prompted", "session": SESSION, "at_ms": start, "text": "go"}),
         serde_json::json!({"v": 1, "kind": "turn_ended", "session": SESSION, "at_ms": end, "reason": "end_turn"}),
     ];
-    let mut run = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(["run", "--exporter", "console"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
+    let mut run = command(home, &["run", "--exporter", "console"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

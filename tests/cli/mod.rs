@@ -13,17 +13,24 @@ mod sessions;
 mod store_faults;
 mod store_writers;
 
-/// `albedo-otel ARGS` with the store and configuration under `home`.
-pub(super) fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_albedo-otel"))
-        .args(args)
+/// `albedo-otel ARGS` with the store and configuration under `home`, and nothing else of this
+/// process's environment but its `PATH`.
+pub(super) fn command(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
+    cmd.args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CONFIG_HOME", home.join("config"));
+    cmd
+}
+
+/// [`command`], with `env` besides, run to its end: it must succeed.
+pub(super) fn albedo(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = command(home, args)
         .envs(env.iter().copied())
         .output()
         .unwrap();

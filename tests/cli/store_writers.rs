@@ -13,17 +13,8 @@ use super::history::{generate, Tokens};
 use crate::support::*;
 
 fn command(home: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_albedo-otel"));
-    cmd.args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    let mut cmd = super::command(home, args);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     cmd
 }
 
