@@ -60,7 +60,7 @@ pub(super) fn history(
     // Spans given up on with no spool to keep them (or dropped from a full one) may go when
     // run again: nothing is marked, though what was delivered then goes twice. Spans the
     // collector refused it would refuse again: those are marked with the rest, and said.
-    let undelivered = summary.failed + summary.spool_dropped + summary.in_flight();
+    let undelivered = summary.lost() - summary.rejected;
     if undelivered > 0 || summary.dropped_events > 0 || summary.unassembled > 0 {
         tracing::error!(
             "done: {summary}; nothing is marked sent: `import --export` again sends it all again"

@@ -99,6 +99,13 @@ fn traces(store: &Store) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
     )
 }
 
+/// What [`traces`] gives of the whole turn `turn("a", _, &["msg_1", "msg_2"])` wrote under
+/// trace `a`: its root, its tool call, and both model calls under it.
+fn whole_turn(a: &str) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
+    let calls = ["anthropic:msg_1", "anthropic:msg_2"].map(|k| (k.to_string(), a.to_string()));
+    (vec![a.to_string()], vec![a.to_string()], calls.to_vec())
+}
+
 #[test]
 fn a_turn_imported_while_it_went_on_gives_way_to_the_live_routes_whole_turn() {
     let (dir, mut live) = store("mid-turn");
@@ -111,14 +118,7 @@ fn a_turn_imported_while_it_went_on_gives_way_to_the_live_routes_whole_turn() {
     let a = "a".repeat(32);
     assert_eq!(
         traces(&live),
-        (
-            vec![a.clone()],
-            vec![a.clone()],
-            vec![
-                ("anthropic:msg_1".into(), a.clone()),
-                ("anthropic:msg_2".into(), a.clone())
-            ]
-        ),
+        whole_turn(&a),
         "the live route's turn, with every model call under it"
     );
     // The import run again later adds nothing, and takes nothing back.
@@ -148,14 +148,7 @@ fn a_live_turn_that_comes_between_an_imports_calls_and_its_root_is_the_one_kept(
     let a = "a".repeat(32);
     assert_eq!(
         traces(&live),
-        (
-            vec![a.clone()],
-            vec![a.clone()],
-            vec![
-                ("anthropic:msg_1".into(), a.clone()),
-                ("anthropic:msg_2".into(), a.clone())
-            ]
-        ),
+        whole_turn(&a),
         "the live route's whole turn, not the import's half"
     );
     let _ = std::fs::remove_dir_all(dir);
