@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::Connection;
 
 use super::rows::Row;
@@ -23,6 +24,10 @@ const CACHE_KIB: i64 = -16_384;
 /// How long a writer waits for another to finish before it gives up on a transaction.
 pub(super) const BUSY: Duration = Duration::from_secs(10);
 
+/// The tables. Turns and tool calls are kept in the order they are written, their ids in an
+/// index of their own, where a store made before kept each row in the tree of its random ids:
+/// a batch touched leaf pages all over that tree, each written again to the log at each commit
+/// (a fifth of the store's time on a replay). Both layouts take the same statements.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS turns (
     trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT, session TEXT NOT NULL,
@@ -30,8 +35,8 @@ CREATE TABLE IF NOT EXISTS turns (
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, number INTEGER, prompted INTEGER NOT NULL,
     continued INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (trace_id, span_id)
-) WITHOUT ROWID;
+    UNIQUE (trace_id, span_id)
+);
 CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session, started_ns);
 CREATE TABLE IF NOT EXISTS model_calls (
     key TEXT PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent TEXT,
@@ -49,8 +54,8 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     agent TEXT NOT NULL,
     repository TEXT, branch TEXT, user TEXT, started_ns INTEGER NOT NULL,
     ended_ns INTEGER NOT NULL, name TEXT NOT NULL, failed INTEGER NOT NULL,
-    PRIMARY KEY (trace_id, span_id)
-) WITHOUT ROWID;
+    UNIQUE (trace_id, span_id)
+);
 CREATE TABLE IF NOT EXISTS duplicates (
     trace_id TEXT PRIMARY KEY, of_trace TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -166,6 +171,10 @@ impl Store {
         self.conn
             .pragma_update(None, "cache_size", CACHE_KIB)
             .map_err(db)?;
+        // This writer keeps `usage` itself (see `usage`); the triggers are for other writers.
+        self.conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)
+            .map_err(db)?;
         Ok(())
     }
 
@@ -211,23 +220,16 @@ impl Store {
             // there count as the live route's. Not a version of its own: a binary from before
             // reads and writes the store as it did, and its rows are the live route's.
             for table in ["turns", "model_calls"] {
-                let has: bool = self
-                    .conn
-                    .query_row(
-                        "SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'imported'",
-                        [table],
-                        |r| r.get(0),
-                    )
-                    .map_err(db)?;
-                if !has {
-                    self.conn
-                        .execute_batch(&format!(
-                            "ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
-                        ))
-                        .map_err(db)?;
+                if self.has_column(table, "imported")? {
+                    continue;
                 }
+                self.conn
+                    .execute_batch(&format!(
+                        "ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
+                    ))
+                    .map_err(db)?;
                 // The calls of the turns a batch job wrote are that job's.
-                if !has && table == "model_calls" {
+                if table == "model_calls" {
                     self.conn
                         .execute_batch(
                             "UPDATE model_calls SET imported = 1 WHERE trace_id IN
@@ -247,6 +249,17 @@ impl Store {
             .pragma_update(None, "user_version", VERSION)
             .map_err(db)?;
         Ok(())
+    }
+
+    /// Whether `table` has column `name`.
+    fn has_column(&self, table: &str, name: &str) -> Result<bool, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                [table, name],
+                |r| r.get(0),
+            )
+            .map_err(|e| StoreError::db(&self.path, e))
     }
 
     /// The store for a batch job (an import, a replay), which can be run again: its commits
@@ -321,8 +334,9 @@ impl Store {
         let path = self.path.clone();
         let db = |e| StoreError::db(&path, e);
         let tx = self.conn.transaction().map_err(db)?;
-        let mut gone = 0;
-        for table in ["turns", "model_calls", "tool_calls"] {
+        let mut gone =
+            usage::delete_calls(&tx, "started_ns < ?1", &[&before_ns]).map_err(db)? as u64;
+        for table in ["turns", "tool_calls"] {
             gone += tx
                 .execute(
                     &format!("DELETE FROM {table} WHERE started_ns < ?1"),

@@ -20,22 +20,28 @@
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::rows::{ModelCall, Row, ToolCall, Turn};
+use super::usage::{self, Sums};
 
 /// Writes `rows` inside `tx`; returns how many were new.
 /// `imported`: they are a batch job's.
 pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqlite::Result<usize> {
     let mut new = 0;
+    // The new calls' usage, written before any call is taken back (a call taken back is
+    // taken out of its usage row, which must have it by then) and at the end.
+    let mut sums = Sums::default();
     for row in rows {
         new += match row {
             Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => {
                 match traced_apart(tx, t, imported)? {
                     Some(theirs) if imported => {
-                        copy_of(tx, &t.place.trace_id, &theirs, None)?;
+                        sums.write(tx)?;
+                        copy_of(tx, &t.place.session, &t.place.trace_id, &theirs, None)?;
                         0
                     }
                     Some(theirs) => {
+                        sums.write(tx)?;
                         let ours = (t.place.trace_id.as_str(), Some(t.place.span_id.as_str()));
-                        copy_of(tx, &theirs, ours.0, Some(ours.1))?;
+                        copy_of(tx, &t.place.session, &theirs, ours.0, Some(ours.1))?;
                         insert_turn(tx, t, imported)?
                     }
                     None => insert_turn(tx, t, imported)?,
@@ -47,13 +53,15 @@ pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqli
             Row::ModelCall(m) if unkeyed(m) && duplicate(tx, &m.place.trace_id)? => 0,
             Row::ModelCall(m) => {
                 let n = insert_model_call(tx, m, imported)?;
-                if n == 0 {
-                    met_again(tx, m, imported)?;
+                match n {
+                    0 => met_again(tx, m, imported, &mut sums)?,
+                    _ => sums.add(m),
                 }
                 n
             }
         };
     }
+    sums.write(tx)?;
     Ok(new)
 }
 
@@ -74,7 +82,12 @@ fn duplicate(tx: &Transaction<'_>, trace_id: &str) -> rusqlite::Result<bool> {
 /// Model call `m` is in the store already: if under another trace of the same session, one
 /// of the two traces is a duplicate of the other (unless either is a duplicate already, taken
 /// back): `m`'s, or, when `m` is the live route's and the other an import's, the other.
-fn met_again(tx: &Transaction<'_>, m: &ModelCall, imported: bool) -> rusqlite::Result<()> {
+fn met_again(
+    tx: &Transaction<'_>,
+    m: &ModelCall,
+    imported: bool,
+    sums: &mut Sums,
+) -> rusqlite::Result<()> {
     // Only within one session: a session forked from another (Claude Code's `--fork-session`)
     // copies the other's calls, ids and all, into turns of its own.
     let theirs: Option<(String, bool)> = tx
@@ -93,9 +106,17 @@ fn met_again(tx: &Transaction<'_>, m: &ModelCall, imported: bool) -> rusqlite::R
     // Known by the call, not by the turn: an import commits a turn's calls and its root in
     // two transactions at times, and the live route's turn can come between.
     let live_over_import = !imported && their_import;
+    sums.write(tx)?;
+    let session = &m.place.session;
     match live_over_import {
-        true => copy_of(tx, &theirs, ours, Some(m.place.parent_span_id.as_deref())),
-        false => copy_of(tx, ours, &theirs, None),
+        true => copy_of(
+            tx,
+            session,
+            &theirs,
+            ours,
+            Some(m.place.parent_span_id.as_deref()),
+        ),
+        false => copy_of(tx, session, ours, &theirs, None),
     }
 }
 
@@ -135,12 +156,13 @@ fn traced_apart(
     Ok(None)
 }
 
-/// Trace `copy` is a duplicate of `kept`: its turns and tool calls are taken back, and what
+/// Trace `copy` is a duplicate of `kept`, in `session`: its turns and tool calls are taken back, and what
 /// comes of it later is not kept. `calls_to`: its model calls go into `kept`, nested under the
 /// span given (the copy is an import's, `kept` the live route's whole turn); its model calls
 /// known by no id of their own (the same calls, read again) go either way.
 fn copy_of(
     tx: &Transaction<'_>,
+    session: &str,
     copy: &str,
     kept: &str,
     calls_to: Option<Option<&str>>,
@@ -151,15 +173,19 @@ fn copy_of(
         .execute([copy])?;
     tx.prepare_cached("DELETE FROM tool_calls WHERE trace_id = ?1")?
         .execute([copy])?;
-    tx.prepare_cached(
-        "DELETE FROM model_calls WHERE trace_id = ?1 AND key = trace_id || ':' || span_id",
-    )?
-    .execute([copy])?;
+    // The two traces are of one session: its calls are found by it (an index), not by a
+    // scan of every call.
+    usage::delete_calls(
+        tx,
+        "session = ?1 AND trace_id = ?2 AND key = trace_id || ':' || span_id",
+        &[&session, &copy],
+    )?;
     if let Some(parent) = calls_to {
         tx.prepare_cached(
-            "UPDATE model_calls SET trace_id = ?1, parent = ?2, imported = 0 WHERE trace_id = ?3",
+            "UPDATE model_calls SET trace_id = ?1, parent = ?2, imported = 0
+             WHERE session = ?3 AND trace_id = ?4",
         )?
-        .execute(params![kept, parent, copy])?;
+        .execute(params![kept, parent, session, copy])?;
     }
     Ok(())
 }

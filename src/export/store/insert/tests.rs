@@ -1,5 +1,6 @@
 //! What the store keeps of a turn met twice, by its model calls' keys and by its time.
 
+use crate::export::store::report::Tally;
 use crate::export::store::rows::{ModelCall, Place, Row, ToolCall, Turn};
 use crate::export::store::Store;
 
@@ -47,8 +48,19 @@ pub(in crate::export::store) fn store(name: &str) -> (std::path::PathBuf, Store)
     (dir, store)
 }
 
+/// Turns, tool calls and model calls held; and the usage rows add up as the calls kept do
+/// (a call taken back is taken out of them, the writer having added it first).
 fn held(store: &Store) -> (u64, u64, u64) {
     let h = store.holdings().unwrap();
+    let tally = |t: &[Tally]| {
+        t.iter().fold((0, 0, 0), |(n, i, o), t| {
+            (n + t.calls, i + t.tokens.input, o + t.tokens.output)
+        })
+    };
+    let each: Vec<Tally> = (store.model_calls(0, i64::MAX).unwrap().iter())
+        .map(Tally::from)
+        .collect();
+    assert_eq!(tally(&store.tallies(0, i64::MAX).unwrap()), tally(&each));
     (h.turns, h.tool_calls, h.model_calls)
 }
 
@@ -252,6 +264,12 @@ fn a_turn_with_no_call_the_two_share_is_kept_once_by_its_time() {
         .unwrap();
     import.write(&timed("c", 100 * S, 110 * S, 1)).unwrap();
     assert_eq!(held(&live), (4, 4, 2));
+    // A live turn cut short before any answer, in a quarter hour of its own, and an import's
+    // of it with its call: the call is taken back in the write that brought it, and out of
+    // the usage the writer had added it to.
+    live.write(&timed("g", 5_000 * S, 5_010 * S, 0)).unwrap();
+    import.write(&timed("h", 5_000 * S, 5_009 * S, 1)).unwrap();
+    assert_eq!(held(&live), (5, 5, 2));
     let _ = std::fs::remove_dir_all(dir);
 }
 
