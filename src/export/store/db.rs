@@ -159,9 +159,11 @@ impl Store {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(db)?;
-        // An insert whose trigger adds to `usage` keeps a statement journal, and SQLite keeps
-        // those in temporary files by default: two system calls a page, most of the store's
-        // writes (`strace -c` of a replay: 120,623 `pwrite64` calls, 44,111 with this). And
+        // A statement that may have to be undone on its own (one that writes several rows, an
+        // insert that fired a trigger when this writer let them) keeps a statement journal,
+        // and SQLite keeps those in temporary files by default: two system calls a page
+        // (`strace -c` of a replay, with the triggers: 120,623 `pwrite64` calls, 44,111 with
+        // this). And
         // a batch's pages, random all over the trees, outgrow the 2 MiB default cache and are
         // spilled to the write-ahead log and read back (24,319 with 16 MiB; an import of 90
         // days peaks at 47 MiB with it). Both are per connection, none in the file.

@@ -156,8 +156,9 @@ fn traced_apart(
     Ok(None)
 }
 
-/// Trace `copy` is a duplicate of `kept`, in `session`: its turns and tool calls are taken back, and what
-/// comes of it later is not kept. `calls_to`: its model calls go into `kept`, nested under the
+/// Trace `copy` is a duplicate of `kept`, both of `session` (every row of a trace carries the
+/// session at the top of its chain): its turns and tool calls are taken back, and what comes
+/// of it later is not kept. `calls_to`: its model calls go into `kept`, nested under the
 /// span given (the copy is an import's, `kept` the live route's whole turn); its model calls
 /// known by no id of their own (the same calls, read again) go either way.
 fn copy_of(

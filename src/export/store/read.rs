@@ -402,6 +402,20 @@ mod tests {
         let listed = store.sessions(None, 10).unwrap();
         assert_eq!((listed.len(), listed[0].turns), (1, 1));
         assert!(store.sessions(Some("other"), 10).unwrap().is_empty());
+        // The turn met again with a later end: kept once, with it, on the old tables' keys.
+        let turn = Turn {
+            place: Place {
+                started_ns: 1,
+                ended_ns: 12,
+                ..place("r1", None)
+            },
+            number: Some(1),
+            prompted: true,
+            continued: false,
+        };
+        store.write(&[Row::Turn(turn)]).unwrap();
+        let turns = store.rows_of("s").unwrap().turns;
+        assert_eq!((turns.len(), turns[0].place.ended_ns), (1, 12));
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -125,8 +125,9 @@ pub fn row(span: &Span) -> Option<Row> {
             let total = int(span, GEN_AI_USAGE_INPUT_TOKENS).unwrap_or(0);
             let cache_read = int(span, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS).unwrap_or(0);
             let cache_write = int(span, GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS).unwrap_or(0);
+            // A cost that is no number is no price (SQLite would keep it as NULL).
             let cost = match span.attr(GEN_AI_USAGE_COST) {
-                Some(Value::Double(c)) => Some(*c),
+                Some(Value::Double(c)) if c.is_finite() => Some(*c),
                 _ => None,
             };
             Some(Row::ModelCall(ModelCall {
