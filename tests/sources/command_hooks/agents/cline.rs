@@ -187,6 +187,7 @@ fn a_real_cline_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "openai",
         model: &model,
+        own_tool_times: false,
     };
     check_two_turns(
         &spans,

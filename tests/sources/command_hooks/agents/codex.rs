@@ -164,6 +164,7 @@ fn a_real_codex_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "openai",
         model: "gpt-5-mock",
+        own_tool_times: false,
     };
     check_two_turns(
         &spans,

@@ -155,6 +155,7 @@ fn a_real_copilot_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "openai",
         model: "gpt-4.1",
+        own_tool_times: false,
     };
     check_two_turns(&spans, &expect, &log_tokens(&home), &api.sent(), &log);
     // The call ids come from Copilot's log: its hooks have none.

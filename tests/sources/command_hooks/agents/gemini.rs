@@ -226,6 +226,7 @@ fn a_real_gemini_cli_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "gcp.gemini",
         model: "gemini-2.5-flash",
+        own_tool_times: false,
     };
     check_two_turns(
         &spans,

@@ -171,6 +171,7 @@ fn a_real_kilo_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "mock",
         model: "mock-model",
+        own_tool_times: true,
     };
     let recorded = recorded(&s, &[&session]);
     check_two_turns(&spans, &expect, &recorded.pairs(), &s.api.sent(), &log);

@@ -180,6 +180,7 @@ fn a_real_opencode_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "mock",
         model: "mock-model",
+        own_tool_times: true,
     };
     let recorded = recorded(&s.bin, &[&session], &s.home, &s.spool);
     check_two_turns(&spans, &expect, &recorded.pairs(), &s.api.sent(), &log);

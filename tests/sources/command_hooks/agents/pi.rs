@@ -208,6 +208,7 @@ fn a_real_pi_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "mock",
         model: "mock-model",
+        own_tool_times: false,
     };
     let recorded = recorded(&home, &session);
     let pairs: Vec<(u64, u64)> = recorded.calls.iter().map(|c| c.2).collect();

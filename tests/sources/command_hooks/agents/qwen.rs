@@ -167,6 +167,7 @@ fn a_real_qwen_session_becomes_a_trace_per_turn() {
         denied: DENIED_COMMAND,
         provider: "openai",
         model: MODEL,
+        own_tool_times: false,
     };
     check_two_turns(
         &rx.spans(),
