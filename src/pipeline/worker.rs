@@ -282,6 +282,7 @@ impl Worker {
     fn input(&mut self, input: &Input) {
         match input {
             Input::Record(record) => self.event(record),
+            Input::Records(records) => records.iter().for_each(|r| self.event(r)),
             Input::Shared(shared) => self.event(&shared.record()),
             Input::Resume(seed) => self.assembler.resume(&seed.0, &seed.1, &mut self.out),
         }

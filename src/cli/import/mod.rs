@@ -96,8 +96,8 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         .flush_timeout
         .max(Duration::from_secs(600));
     // Files are read far faster than they are assembled and stored, and `send` waits for
-    // room: a short queue bounds the memory and costs no time.
-    settings.pipeline.queue_size = settings.pipeline.queue_size.min(IMPORT_QUEUE);
+    // room: a short queue bounds the memory and costs no time. Its slots hold a chunk each.
+    settings.pipeline.queue_size = settings.pipeline.queue_size.min(IMPORT_QUEUE / read::CHUNK);
     let since = args
         .since
         .map(|d| albedo_otel::export::store::report::start_of(d, &jiff::tz::TimeZone::system()));

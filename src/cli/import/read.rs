@@ -15,6 +15,9 @@ use crate::cli::progress::Progress;
 /// How deep below a root sessions are looked for (a link that loops ends there).
 const DEPTH: usize = 8;
 
+/// Records handed to the pipeline at once.
+pub(super) const CHUNK: usize = 64;
+
 /// Every file under `dir` that `keep` takes, in name order, `depth` folders down at most.
 fn files(dir: &Path, keep: fn(&Path) -> bool, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -47,14 +50,19 @@ struct Tally {
 }
 
 impl Tally {
-    /// Hands `read` (one file's records, or one family's) to the pipeline.
+    /// Hands `read` (one file's records, or one family's) to the pipeline, [`CHUNK`] records
+    /// at a time.
     fn take(&mut self, read: Vec<Record<'static>>, handle: &PipelineHandle) {
-        for r in read {
-            self.records += 1;
-            if let Event::Session(info) = &r.event {
-                self.sessions += usize::from(info.parent.is_none());
+        self.records += read.len() as u64;
+        self.sessions += (read.iter())
+            .filter(|r| matches!(&r.event, Event::Session(info) if info.parent.is_none()))
+            .count();
+        let mut read = read.into_iter();
+        loop {
+            let chunk: Vec<Record<'static>> = read.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() || !handle.send_many(chunk) {
+                return;
             }
-            handle.send(r);
         }
     }
 }
