@@ -26,22 +26,22 @@ use super::usage::{self, Sums};
 /// `imported`: they are a batch job's.
 pub(super) fn rows(tx: &Transaction<'_>, rows: &[Row], imported: bool) -> rusqlite::Result<usize> {
     let mut new = 0;
-    // The new calls' usage, written before any call is taken back (a call taken back is
-    // taken out of its usage row, which must have it by then) and at the end.
+    // The new calls' usage, written at the end, and before any call is taken back (see
+    // `copy_of`).
     let mut sums = Sums::default();
     for row in rows {
         new += match row {
             Row::Turn(t) if !duplicate(tx, &t.place.trace_id)? => {
                 match traced_apart(tx, t, imported)? {
                     Some(theirs) if imported => {
-                        sums.write(tx)?;
-                        copy_of(tx, &t.place.session, &t.place.trace_id, &theirs, None)?;
+                        let copy = &t.place.trace_id;
+                        copy_of(tx, &mut sums, &t.place.session, copy, &theirs, None)?;
                         0
                     }
                     Some(theirs) => {
-                        sums.write(tx)?;
                         let ours = (t.place.trace_id.as_str(), Some(t.place.span_id.as_str()));
-                        copy_of(tx, &t.place.session, &theirs, ours.0, Some(ours.1))?;
+                        let session = &t.place.session;
+                        copy_of(tx, &mut sums, session, &theirs, ours.0, Some(ours.1))?;
                         insert_turn(tx, t, imported)?
                     }
                     None => insert_turn(tx, t, imported)?,
@@ -106,17 +106,13 @@ fn met_again(
     // Known by the call, not by the turn: an import commits a turn's calls and its root in
     // two transactions at times, and the live route's turn can come between.
     let live_over_import = !imported && their_import;
-    sums.write(tx)?;
     let session = &m.place.session;
     match live_over_import {
-        true => copy_of(
-            tx,
-            session,
-            &theirs,
-            ours,
-            Some(m.place.parent_span_id.as_deref()),
-        ),
-        false => copy_of(tx, session, ours, &theirs, None),
+        true => {
+            let parent = Some(m.place.parent_span_id.as_deref());
+            copy_of(tx, sums, session, &theirs, ours, parent)
+        }
+        false => copy_of(tx, sums, session, ours, &theirs, None),
     }
 }
 
@@ -160,14 +156,17 @@ fn traced_apart(
 /// session at the top of its chain): its turns and tool calls are taken back, and what comes
 /// of it later is not kept. `calls_to`: its model calls go into `kept`, nested under the
 /// span given (the copy is an import's, `kept` the live route's whole turn); its model calls
-/// known by no id of their own (the same calls, read again) go either way.
+/// known by no id of their own (the same calls, read again) go either way, taken out of their
+/// usage rows: `sums`, the transaction's new calls not yet in them, are written first.
 fn copy_of(
     tx: &Transaction<'_>,
+    sums: &mut Sums,
     session: &str,
     copy: &str,
     kept: &str,
     calls_to: Option<Option<&str>>,
 ) -> rusqlite::Result<()> {
+    sums.write(tx)?;
     tx.prepare_cached("INSERT INTO duplicates (trace_id, of_trace) VALUES (?1, ?2)")?
         .execute([copy, kept])?;
     tx.prepare_cached("DELETE FROM turns WHERE trace_id = ?1")?
